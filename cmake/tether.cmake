@@ -1,0 +1,16 @@
+# Shared precompiled header: the standard library and the Boost headers most
+# translation units need. Reused by every target that opts in, so it is
+# compiled once per configuration.
+add_library(tether_pch OBJECT cmake/pch.cpp)
+target_link_libraries(tether_pch PUBLIC Boost::headers Boost::json)
+target_precompile_headers(tether_pch PUBLIC
+  <algorithm> <chrono> <cstdint> <functional> <map> <memory> <mutex> <optional>
+  <string> <string_view> <unordered_map> <variant> <vector>
+  <boost/asio/awaitable.hpp> <boost/asio/co_spawn.hpp> <boost/asio/io_context.hpp>
+  <boost/asio/steady_timer.hpp> <boost/asio/strand.hpp> <boost/asio/use_awaitable.hpp>
+  <boost/json.hpp>)
+
+# tether_use_pch(target): reuse the shared precompiled header.
+function(tether_use_pch target)
+  target_precompile_headers(${target} REUSE_FROM tether_pch)
+endfunction()

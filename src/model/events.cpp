@@ -1,0 +1,254 @@
+#include "model/events.h"
+
+#include <array>
+
+#include <boost/json.hpp>
+
+#include "model/errors.h"
+
+namespace tether::model {
+
+namespace json = boost::json;
+
+namespace {
+
+class model_category_impl final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "model"; }
+  std::string message(int c) const override {
+    return static_cast<model_errc>(c) == model_errc::undecodable ? "undecodable event" : "unknown model error";
+  }
+};
+
+// Reads typed fields out of a stored payload, remembering the first failure.
+class reader {
+ public:
+  explicit reader(const json::object& o) : o_(o) {}
+
+  std::string str(std::string_view key, bool required = true) {
+    const auto* v = o_.if_contains(key);
+    if (v == nullptr || v->is_null()) { if (required) fail(key, "missing"); return {}; }
+    if (!v->is_string()) { fail(key, "not a string"); return {}; }
+    return std::string(v->get_string());
+  }
+  std::int64_t i64(std::string_view key, bool required = true) {
+    const auto* v = o_.if_contains(key);
+    if (v == nullptr) { if (required) fail(key, "missing"); return 0; }
+    if (v->is_int64()) return v->get_int64();
+    if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(v->get_uint64());
+    fail(key, "not an integer");
+    return 0;
+  }
+  bool boolean(std::string_view key) {
+    const auto* v = o_.if_contains(key);
+    if (v == nullptr) return false;
+    if (!v->is_bool()) { fail(key, "not a boolean"); return false; }
+    return v->get_bool();
+  }
+  json::value any(std::string_view key) {
+    const auto* v = o_.if_contains(key);
+    return v == nullptr ? json::value() : *v;
+  }
+  template <class Id>
+  Id id(std::string_view key, bool required = true) {
+    auto s = str(key, required);
+    if (s.empty()) return Id();
+    auto r = Id::parse(s);
+    if (!r) { fail(key, "malformed id"); return Id(); }
+    return *r;
+  }
+  model::usage usage(std::string_view key) {
+    const auto* v = o_.if_contains(key);
+    if (v == nullptr) return {};
+    if (!v->is_object()) { fail(key, "not an object"); return {}; }
+    reader r(v->get_object());
+    model::usage u{r.i64("input_tokens", false), r.i64("output_tokens", false), r.i64("cached_input_tokens", false)};
+    if (!r.error_.empty()) fail(key, r.error_);
+    return u;
+  }
+  void fail(std::string_view key, std::string_view why) {
+    if (error_.empty()) error_ = std::string(key) + ": " + std::string(why);
+  }
+  [[nodiscard]] const std::string& failure() const { return error_; }
+
+ private:
+  const json::object& o_;
+  std::string error_;
+};
+
+json::object usage_json(const usage& u) {
+  return {{"input_tokens", u.input_tokens}, {"output_tokens", u.output_tokens},
+          {"cached_input_tokens", u.cached_input_tokens}};
+}
+
+// encode_one / decode_one per payload type.
+json::object encode_one(const session_created& p) { return {{"title", p.title}, {"workspace", p.workspace}, {"profile", p.profile}}; }
+json::object encode_one(const session_updated& p) { return {{"title", p.title}}; }
+json::object encode_one(const session_reset& p) { return {{"generation", p.generation}}; }
+json::object encode_one(const input_admitted& p) { return {{"input_id", p.input.str()}, {"prompt", p.prompt}, {"delivery", to_string(p.delivery)}}; }
+json::object encode_one(const input_promoted& p) { return {{"input_id", p.input.str()}, {"execution_id", p.execution.str()}}; }
+json::object encode_one(const input_cancelled& p) { return {{"input_id", p.input.str()}, {"reason", p.reason}}; }
+json::object encode_one(const execution_started& p) { return {{"execution_id", p.execution.str()}, {"node", p.node}}; }
+json::object encode_one(const execution_recovered& p) { return {{"execution_id", p.execution.str()}, {"node", p.node}, {"attempt", p.attempt}}; }
+json::object encode_one(const execution_finished& p) {
+  json::object o{{"execution_id", p.execution.str()}, {"outcome", to_string(p.outcome)}, {"usage", usage_json(p.usage)}};
+  if (!p.reason.empty()) o["reason"] = p.reason;
+  if (!p.error.empty()) o["error"] = p.error;
+  return o;
+}
+json::object encode_one(const step_started& p) { return {{"execution_id", p.execution.str()}, {"step", p.step}}; }
+json::object encode_one(const step_ended& p) { return {{"finish", p.finish}, {"usage", usage_json(p.usage)}}; }
+json::object encode_one(const step_failed& p) { return {{"error", p.error}}; }
+json::object encode_one(const step_retry_scheduled& p) { return {{"attempt", p.attempt}, {"at", p.at_ms}, {"error", p.error}}; }
+json::object encode_one(const text_delta& p) { return {{"text", p.text}}; }
+json::object encode_one(const text_ended& p) { return {{"message_id", p.message.str()}, {"text", p.text}}; }
+json::object encode_one(const reasoning_delta& p) { return {{"text", p.text}}; }
+json::object encode_one(const reasoning_ended& p) { return {{"text", p.text}}; }
+json::object encode_one(const tool_called& p) { return {{"call_id", p.call.str()}, {"name", p.tool}, {"input", p.input}, {"hosted", p.hosted}}; }
+json::object encode_one(const tool_progress& p) { return {{"call_id", p.call.str()}, {"text", p.text}}; }
+json::object encode_one(const tool_succeeded& p) {
+  json::object o{{"call_id", p.call.str()}, {"content", p.content}};
+  if (!p.output_path.empty()) o["output_path"] = p.output_path;
+  return o;
+}
+json::object encode_one(const tool_failed& p) { return {{"call_id", p.call.str()}, {"error", p.error}}; }
+json::object encode_one(const interaction_requested& p) {
+  json::object o{{"interaction_id", p.interaction.str()}, {"kind", p.kind}, {"payload", p.payload}};
+  if (!p.call.empty()) o["call_id"] = p.call.str();
+  return o;
+}
+json::object encode_one(const interaction_resolved& p) { return {{"interaction_id", p.interaction.str()}, {"status", p.status}, {"result", p.result}}; }
+json::object encode_one(const runtime_bound& p) { return {{"runtime", p.runtime}, {"external_session_id", p.external_session_id}}; }
+json::object encode_one(const synthetic& p) { return {{"text", p.text}, {"reason", p.reason}}; }
+json::object encode_one(const compaction_ended& p) { return {{"summary", p.summary}, {"kept_from_seq", p.kept_from_seq}}; }
+
+void decode_one(reader& r, session_created& p) { p.title = r.str("title", false); p.workspace = r.str("workspace", false); p.profile = r.str("profile", false); }
+void decode_one(reader& r, session_updated& p) { p.title = r.str("title"); }
+void decode_one(reader& r, session_reset& p) { p.generation = r.i64("generation", false); }
+void decode_one(reader& r, input_admitted& p) {
+  p.input = r.id<input_id>("input_id");
+  p.prompt = r.str("prompt");
+  const auto d = parse_delivery(r.str("delivery"));
+  if (!d) r.fail("delivery", "unknown"); else p.delivery = *d;
+}
+void decode_one(reader& r, input_promoted& p) { p.input = r.id<input_id>("input_id"); p.execution = r.id<execution_id>("execution_id"); }
+void decode_one(reader& r, input_cancelled& p) { p.input = r.id<input_id>("input_id"); p.reason = r.str("reason", false); }
+void decode_one(reader& r, execution_started& p) { p.execution = r.id<execution_id>("execution_id"); p.node = r.str("node"); }
+void decode_one(reader& r, execution_recovered& p) { p.execution = r.id<execution_id>("execution_id"); p.node = r.str("node"); p.attempt = r.i64("attempt"); }
+void decode_one(reader& r, execution_finished& p) {
+  p.execution = r.id<execution_id>("execution_id");
+  const auto o = parse_outcome(r.str("outcome"));
+  if (!o) r.fail("outcome", "unknown"); else p.outcome = *o;
+  p.reason = r.str("reason", false);
+  p.error = r.str("error", false);
+  p.usage = r.usage("usage");
+}
+void decode_one(reader& r, step_started& p) { p.execution = r.id<execution_id>("execution_id"); p.step = r.i64("step"); }
+void decode_one(reader& r, step_ended& p) { p.finish = r.str("finish"); p.usage = r.usage("usage"); }
+void decode_one(reader& r, step_failed& p) { p.error = r.str("error"); }
+void decode_one(reader& r, step_retry_scheduled& p) { p.attempt = r.i64("attempt"); p.at_ms = r.i64("at"); p.error = r.str("error", false); }
+void decode_one(reader& r, text_delta& p) { p.text = r.str("text"); }
+void decode_one(reader& r, text_ended& p) { p.message = r.id<message_id>("message_id"); p.text = r.str("text"); }
+void decode_one(reader& r, reasoning_delta& p) { p.text = r.str("text"); }
+void decode_one(reader& r, reasoning_ended& p) { p.text = r.str("text"); }
+void decode_one(reader& r, tool_called& p) { p.call = r.id<call_id>("call_id"); p.tool = r.str("name"); p.input = r.any("input"); p.hosted = r.boolean("hosted"); }
+void decode_one(reader& r, tool_progress& p) { p.call = r.id<call_id>("call_id"); p.text = r.str("text"); }
+void decode_one(reader& r, tool_succeeded& p) { p.call = r.id<call_id>("call_id"); p.content = r.str("content"); p.output_path = r.str("output_path", false); }
+void decode_one(reader& r, tool_failed& p) { p.call = r.id<call_id>("call_id"); p.error = r.str("error"); }
+void decode_one(reader& r, interaction_requested& p) {
+  p.interaction = r.id<interaction_id>("interaction_id");
+  p.call = r.id<call_id>("call_id", false);
+  p.kind = r.str("kind");
+  p.payload = r.any("payload");
+}
+void decode_one(reader& r, interaction_resolved& p) { p.interaction = r.id<interaction_id>("interaction_id"); p.status = r.str("status"); p.result = r.any("result"); }
+void decode_one(reader& r, runtime_bound& p) { p.runtime = r.str("runtime"); p.external_session_id = r.str("external_session_id", false); }
+void decode_one(reader& r, synthetic& p) { p.text = r.str("text"); p.reason = r.str("reason", false); }
+void decode_one(reader& r, compaction_ended& p) { p.summary = r.str("summary"); p.kept_from_seq = r.i64("kept_from_seq"); }
+
+template <std::size_t I = 0>
+result<payload> decode_by_name(std::string_view type, int version, const json::object& data) {
+  if constexpr (I == std::variant_size_v<payload>) {
+    return make_error(model_errc::undecodable, "unknown event type '" + std::string(type) + "'");
+  } else {
+    using T = std::variant_alternative_t<I, payload>;
+    if (T::name != type) return decode_by_name<I + 1>(type, version, data);
+    // Only version 1 exists so far; older decoders join here when versions move on.
+    if (version != T::version)
+      return make_error(model_errc::undecodable,
+                        std::string(type) + " version " + std::to_string(version) + " is not supported");
+    T out;
+    reader r(data);
+    decode_one(r, out);
+    if (!r.failure().empty())
+      return make_error(model_errc::undecodable, std::string(type) + ": " + r.failure());
+    return payload(std::move(out));
+  }
+}
+
+}  // namespace
+
+const std::error_category& model_category() {
+  static const model_category_impl c;
+  return c;
+}
+
+std::string_view to_string(delivery d) { return d == delivery::steer ? "steer" : "queue"; }
+std::optional<delivery> parse_delivery(std::string_view s) {
+  if (s == "steer") return delivery::steer;
+  if (s == "queue") return delivery::queue;
+  return std::nullopt;
+}
+
+std::string_view to_string(outcome o) {
+  switch (o) {
+    case outcome::succeeded: return "succeeded";
+    case outcome::failed: return "failed";
+    case outcome::interrupted: return "interrupted";
+    case outcome::waiting: return "waiting";
+  }
+  return "failed";
+}
+std::optional<outcome> parse_outcome(std::string_view s) {
+  for (auto o : {outcome::succeeded, outcome::failed, outcome::interrupted, outcome::waiting})
+    if (to_string(o) == s) return o;
+  return std::nullopt;
+}
+
+usage& usage::operator+=(const usage& o) {
+  input_tokens += o.input_tokens;
+  output_tokens += o.output_tokens;
+  cached_input_tokens += o.cached_input_tokens;
+  return *this;
+}
+
+std::string_view type_name(const payload& p) {
+  return std::visit([](const auto& v) { return std::decay_t<decltype(v)>::name; }, p);
+}
+int type_version(const payload& p) {
+  return std::visit([](const auto& v) { return std::decay_t<decltype(v)>::version; }, p);
+}
+durability type_durability(const payload& p) {
+  return std::visit([](const auto& v) { return std::decay_t<decltype(v)>::kind; }, p);
+}
+bool is_known_type(std::string_view name) {
+  return [&]<std::size_t... I>(std::index_sequence<I...>) {
+    return ((std::variant_alternative_t<I, payload>::name == name) || ...);
+  }(std::make_index_sequence<std::variant_size_v<payload>>{});
+}
+
+json::object encode(const payload& p) {
+  return std::visit([](const auto& v) { return encode_one(v); }, p);
+}
+
+result<payload> decode(std::string_view type, int version, const json::object& data) {
+  return decode_by_name(type, version, data);
+}
+
+json::object to_json(const event& e) {
+  return {{"id", e.id.str()},          {"session_id", e.session.str()}, {"seq", e.seq.value},
+          {"type", e.type()},          {"version", type_version(e.body)}, {"time", e.time},
+          {"data", encode(e.body)}};
+}
+
+}  // namespace tether::model

@@ -1,0 +1,227 @@
+// The event catalogue: every event type Tether records, declared once.
+//
+// Each payload struct names its wire type (`name`), its payload `version` and
+// its durability. Durable events are stored and projected in the append's
+// transaction; ephemeral ones (deltas, progress) are only streamed to live
+// subscribers and never reach the store.
+//
+// Versioning: when a payload changes shape, bump `version` and keep the old
+// decoder in events.cpp, so rows written by an older binary stay readable.
+// A stored row whose type is unknown or whose payload does not decode is a
+// model_errc::undecodable error, which recovery quarantines.
+//
+//   name                   durability  payload
+//   session.created        durable     title, workspace, profile
+//   session.updated        durable     title
+//   session.reset          durable     (generation is assigned by the store)
+//   input.admitted         durable     input_id, prompt, delivery
+//   input.promoted         durable     input_id, execution_id
+//   input.cancelled        durable     input_id, reason
+//   execution.started      durable     execution_id, node
+//   execution.recovered    durable     execution_id, node, attempt
+//   execution.finished     durable     execution_id, outcome, reason?, error?, usage
+//   step.started           durable     execution_id, step
+//   step.ended             durable     finish, usage
+//   step.failed            durable     error
+//   step.retry_scheduled   durable     attempt, at_ms, error
+//   text.delta             ephemeral   text
+//   text.ended             durable     message_id, text
+//   reasoning.delta        ephemeral   text
+//   reasoning.ended        durable     text
+//   tool.called            durable     call_id, name, input, hosted
+//   tool.progress          ephemeral   call_id, text
+//   tool.succeeded         durable     call_id, content, output_path?
+//   tool.failed            durable     call_id, error
+//   interaction.requested  durable     interaction_id, call_id?, kind, payload
+//   interaction.resolved   durable     interaction_id, status, result
+//   runtime.bound          durable     runtime, external_session_id
+//   synthetic              durable     text, reason
+//   compaction.ended       durable     summary, kept_from_seq
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "util/clock.h"
+#include "util/ids.h"
+#include "util/result.h"
+
+namespace tether::model {
+
+enum class durability { durable, ephemeral };
+
+enum class delivery { steer, queue };
+std::string_view to_string(delivery d);
+std::optional<delivery> parse_delivery(std::string_view s);
+
+enum class outcome { succeeded, failed, interrupted, waiting };
+std::string_view to_string(outcome o);
+std::optional<outcome> parse_outcome(std::string_view s);
+
+struct usage {
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::int64_t cached_input_tokens = 0;
+  usage& operator+=(const usage& o);
+  bool operator==(const usage&) const = default;
+};
+
+#define TETHER_EVENT(NAME, VERSION, DURABILITY)                               \
+  static constexpr std::string_view name = NAME;                              \
+  static constexpr int version = VERSION;                                     \
+  static constexpr durability kind = durability::DURABILITY;
+
+struct session_created { TETHER_EVENT("session.created", 1, durable)
+  std::string title;
+  std::string workspace;
+  std::string profile;
+};
+struct session_updated { TETHER_EVENT("session.updated", 1, durable)
+  std::string title;
+};
+struct session_reset { TETHER_EVENT("session.reset", 1, durable)
+  std::int64_t generation = 0;  // filled by the store: the new context generation
+};
+struct input_admitted { TETHER_EVENT("input.admitted", 1, durable)
+  input_id input;
+  std::string prompt;
+  model::delivery delivery = delivery::steer;
+};
+struct input_promoted { TETHER_EVENT("input.promoted", 1, durable)
+  input_id input;
+  execution_id execution;
+};
+struct input_cancelled { TETHER_EVENT("input.cancelled", 1, durable)
+  input_id input;
+  std::string reason;
+};
+struct execution_started { TETHER_EVENT("execution.started", 1, durable)
+  execution_id execution;
+  std::string node;
+};
+struct execution_recovered { TETHER_EVENT("execution.recovered", 1, durable)
+  execution_id execution;
+  std::string node;
+  std::int64_t attempt = 0;
+};
+struct execution_finished { TETHER_EVENT("execution.finished", 1, durable)
+  execution_id execution;
+  model::outcome outcome = outcome::succeeded;
+  std::string reason;  // e.g. "user", "lease_lost", "attempt_budget"
+  std::string error;
+  model::usage usage;
+};
+struct step_started { TETHER_EVENT("step.started", 1, durable)
+  execution_id execution;
+  std::int64_t step = 0;
+};
+struct step_ended { TETHER_EVENT("step.ended", 1, durable)
+  std::string finish;
+  model::usage usage;
+};
+struct step_failed { TETHER_EVENT("step.failed", 1, durable)
+  std::string error;
+};
+struct step_retry_scheduled { TETHER_EVENT("step.retry_scheduled", 1, durable)
+  std::int64_t attempt = 0;
+  time_ms at_ms = 0;
+  std::string error;
+};
+struct text_delta { TETHER_EVENT("text.delta", 1, ephemeral)
+  std::string text;
+};
+struct text_ended { TETHER_EVENT("text.ended", 1, durable)
+  message_id message;
+  std::string text;
+};
+struct reasoning_delta { TETHER_EVENT("reasoning.delta", 1, ephemeral)
+  std::string text;
+};
+struct reasoning_ended { TETHER_EVENT("reasoning.ended", 1, durable)
+  std::string text;
+};
+struct tool_called { TETHER_EVENT("tool.called", 1, durable)
+  tether::call_id call;
+  std::string tool;
+  boost::json::value input;
+  bool hosted = false;
+};
+struct tool_progress { TETHER_EVENT("tool.progress", 1, ephemeral)
+  tether::call_id call;
+  std::string text;
+};
+struct tool_succeeded { TETHER_EVENT("tool.succeeded", 1, durable)
+  tether::call_id call;
+  std::string content;
+  std::string output_path;
+};
+struct tool_failed { TETHER_EVENT("tool.failed", 1, durable)
+  tether::call_id call;
+  std::string error;
+};
+struct interaction_requested { TETHER_EVENT("interaction.requested", 1, durable)
+  interaction_id interaction;
+  tether::call_id call;  // the waiting tool call; empty when none
+  std::string kind;      // "question", "plan_confirmation"
+  boost::json::value payload;
+};
+struct interaction_resolved { TETHER_EVENT("interaction.resolved", 1, durable)
+  interaction_id interaction;
+  std::string status;    // "answered", "cancelled"
+  boost::json::value result;
+};
+struct runtime_bound { TETHER_EVENT("runtime.bound", 1, durable)
+  std::string runtime;
+  std::string external_session_id;
+};
+struct synthetic { TETHER_EVENT("synthetic", 1, durable)
+  std::string text;
+  std::string reason;  // e.g. "restart"
+};
+struct compaction_ended { TETHER_EVENT("compaction.ended", 1, durable)
+  std::string summary;
+  std::int64_t kept_from_seq = 0;
+};
+#undef TETHER_EVENT
+
+using payload = std::variant<session_created, session_updated, session_reset, input_admitted, input_promoted,
+                             input_cancelled, execution_started, execution_recovered, execution_finished,
+                             step_started, step_ended, step_failed, step_retry_scheduled, text_delta, text_ended,
+                             reasoning_delta, reasoning_ended, tool_called, tool_progress, tool_succeeded,
+                             tool_failed, interaction_requested, interaction_resolved, runtime_bound, synthetic,
+                             compaction_ended>;
+
+// Catalogue lookups over the variant above.
+std::string_view type_name(const payload& p);
+int type_version(const payload& p);
+durability type_durability(const payload& p);
+bool is_known_type(std::string_view name);
+
+// Codecs. encode() produces the stored `data` object; decode() reads a stored
+// row back given its type name and version (model_errc::undecodable on any
+// mismatch: unknown type, unsupported version, missing or mistyped field).
+boost::json::object encode(const payload& p);
+result<payload> decode(std::string_view type, int version, const boost::json::object& data);
+
+// One recorded event.
+struct event {
+  event_id id;
+  session_id session;
+  event_seq seq;
+  time_ms time = 0;
+  model::payload body;
+
+  [[nodiscard]] std::string_view type() const { return type_name(body); }
+  template <class T> [[nodiscard]] const T* as() const { return std::get_if<T>(&body); }
+};
+
+// {id, session_id, seq, type, version, time, data}: the public JSON shape.
+boost::json::object to_json(const event& e);
+
+}  // namespace tether::model

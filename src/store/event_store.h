@@ -1,0 +1,139 @@
+// event_store: the durable, ordered event log of every session, with the
+// projections that answer "what is the state now" in the same transaction.
+//
+// Ownership and threads
+//   A store is created by a backend (store/sqlite/sqlite_store.h) and shared
+//   by reference; it outlives every caller. All calls are thread-safe and may
+//   be made from any executor: each awaitable resumes on the caller's
+//   executor. Writes (append, lease operations, quarantine) go to one writer
+//   that group-commits: requests queued by many sessions are committed in one
+//   transaction, and each caller resumes only after that commit is durable.
+//   Reads run on a small blocking pool and never wait for the writer.
+//
+// Atomicity
+//   One append_request is all or nothing: its events get consecutive seqs,
+//   the projections are updated, and its fence is checked, inside the commit
+//   transaction (each request in its own savepoint, so one rejected request
+//   does not affect the others in the same group).
+//
+// Errors (store_errc)
+//   closed             after stop()
+//   write_failed       a commit failed: the store is poisoned and every later
+//                      write fails the same way until it is reopened
+//   fence_failed       the fence did not hold; nothing written
+//   unknown_session    append to a session that was never created
+//   duplicate_input    input.admitted of an exact retry (same id, session,
+//                      prompt and delivery); nothing written, get_input()
+//                      returns the original
+//   input_conflict     input id reused with other content or in a transcript
+//   rejected           another projection rule (see projections.cpp)
+//   lease_held / lease_lost   lease operations, see below
+//
+// Leases
+//   claim: succeeds when there is no lease, it is expired, or it is ours;
+//          otherwise lease_held. The attempt count is kept across owners.
+//   renew: ours (even if expired and not yet taken) -> extended; a fresh
+//          foreign lease -> lease_held; an expired foreign one -> lease_lost.
+//   release: ours -> expired now; fresh foreign -> lease_held; else lease_lost.
+//   expire_owned: expires every lease of one owner (clean shutdown).
+//
+// Cancellation: calls are not cancellable; an awaited write completes once
+// its commit is decided.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "store/errors.h"
+#include "store/types.h"
+#include "util/result.h"
+
+namespace tether::store {
+
+template <class T>
+using task = boost::asio::awaitable<T>;
+
+// An event as seen by a live subscriber: durable events carry their seq;
+// ephemeral ones carry the seq of the last durable event before them.
+struct tail_item {
+  model::event event;
+  bool durable = true;
+};
+
+// A live tail of one session. Created by event_store::tail(); it delivers
+// every durable event with seq > `after` exactly once and in order, with no
+// gap between history and live events (it subscribes before reading
+// history), interleaved with ephemeral events published while it is open.
+// A slow reader never blocks the writer: when its bounded buffer overflows
+// it drops ephemeral events and re-reads durable ones from the store.
+class event_tail {
+ public:
+  virtual ~event_tail() = default;
+  // The next items (at least one), waiting as long as needed. Returns
+  // store_errc::closed after close() or the store's stop().
+  virtual task<result<std::vector<tail_item>>> next() = 0;
+  // Thread-safe; wakes a pending next().
+  virtual void close() = 0;
+};
+
+struct event_page {
+  std::vector<model::event> events;
+  bool more = false;  // there are events after the last one returned
+};
+
+class event_store {
+ public:
+  virtual ~event_store() = default;
+
+  // ---- writes (group-committed) ----
+  // Appends events to an existing session (or creates it: a request whose
+  // first event is session.created on an unknown id).
+  virtual task<result<append_result>> append(append_request req) = 0;
+
+  virtual task<result<lease>> claim_lease(session_id s, std::string owner, time_ms now, time_ms ttl_ms) = 0;
+  virtual task<result<lease>> renew_lease(session_id s, std::string owner, time_ms now, time_ms ttl_ms) = 0;
+  virtual task<result<void>> release_lease(session_id s, std::string owner, time_ms now) = 0;
+  virtual task<result<std::size_t>> expire_owned_leases(std::string owner) = 0;
+  // Adds one to the lease's attempt count; the caller must hold the lease.
+  virtual task<result<std::int64_t>> bump_attempts(session_id s, std::string owner, time_ms now) = 0;
+  // Marks a session undecodable: recovery skips it until an operator acts.
+  virtual task<result<void>> quarantine(session_id s, std::string reason) = 0;
+
+  // ---- live events ----
+  // Ephemeral events go to live tails only; nothing is stored.
+  virtual void publish(session_id s, model::payload ephemeral) = 0;
+  virtual std::unique_ptr<event_tail> tail(session_id s, event_seq after) = 0;
+
+  // ---- reads ----
+  virtual task<result<event_page>> read(session_id s, event_seq after, std::size_t limit) = 0;
+  virtual task<result<session_row>> get_session(session_id s) = 0;
+  virtual task<result<std::vector<session_row>>> list_sessions(std::size_t limit) = 0;
+  virtual task<result<input_row>> get_input(input_id id) = 0;
+  // Pending inputs of a session in admission order.
+  virtual task<result<std::vector<input_row>>> pending_inputs(session_id s) = 0;
+  // The transcript of the current context generation, in seq order.
+  virtual task<result<std::vector<message_row>>> context(session_id s) = 0;
+  virtual task<result<execution_row>> get_execution(execution_id id) = 0;
+  virtual task<result<std::vector<execution_row>>> list_executions(session_id s) = 0;
+  virtual task<result<std::vector<tool_call_row>>> unsettled_calls(session_id s) = 0;
+  virtual task<result<interaction_row>> get_interaction(interaction_id id) = 0;
+  virtual task<result<std::vector<interaction_row>>> pending_interactions(session_id s) = 0;
+  // Sessions with an open execution whose lease is absent, expired at `now`,
+  // or held by `node` under an owner other than `current_owner` (a previous
+  // incarnation), ordered by session id, after `after`, at most `limit`.
+  // Quarantined sessions are skipped.
+  virtual task<result<std::vector<abandoned_session>>> list_abandoned(time_ms now, std::string node,
+                                                                     std::string current_owner,
+                                                                     std::optional<session_id> after,
+                                                                     std::size_t limit) = 0;
+
+  // Stops taking calls, finishes queued writes, closes tails. Idempotent.
+  virtual void stop() = 0;
+};
+
+}  // namespace tether::store

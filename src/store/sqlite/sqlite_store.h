@@ -1,0 +1,44 @@
+// The SQLite backend of event_store: the embedded default.
+//
+// One database file in WAL mode with synchronous=FULL, so an acknowledged
+// append survives kill -9 and power loss. One writer thread owns the write
+// connection and group-commits: it takes every request queued at that moment
+// (up to max_batch), runs each in its own savepoint, commits once (one
+// fsync), then resumes every waiter. Reads use separate connections on a
+// small reader pool, so they never wait for the writer.
+//
+// open() applies the versioned schema migrations (store/sqlite/schema.cpp);
+// a database whose schema version is newer than this binary's is refused
+// with store_errc::schema_too_new.
+//
+// A failed COMMIT poisons the store: every later write returns
+// store_errc::write_failed until the database is opened again.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "store/event_store.h"
+#include "util/clock.h"
+
+namespace tether::store {
+
+struct sqlite_options {
+  std::string path;                     // database file; created if missing
+  const tether::clock* clock = nullptr; // event times; the real clock when null
+  std::size_t readers = 2;              // reader threads/connections
+  std::size_t max_batch = 1024;         // write requests per group commit
+  std::size_t tail_buffer = 4096;       // items a live tail buffers before re-reading
+  // Test hook, called by the writer before each COMMIT: returning true makes
+  // that commit fail as if the disk had failed.
+  std::function<bool()> fail_commit;
+};
+
+// The schema version this binary writes.
+int sqlite_schema_version();
+
+result<std::unique_ptr<event_store>> open_sqlite_store(sqlite_options options);
+
+}  // namespace tether::store

@@ -1,0 +1,134 @@
+// Value types of the store: append requests, fences, and projection rows.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/events.h"
+#include "util/clock.h"
+#include "util/ids.h"
+
+namespace tether::store {
+
+// A condition checked inside the append's transaction; if it fails nothing
+// is written and the append returns store_errc::fence_failed.
+struct fence {
+  // The session's lease must be held by this owner and unexpired at now_ms.
+  std::optional<std::string> lease_owner;
+  time_ms now_ms = 0;
+  // The session's last seq must equal this (optimistic concurrency).
+  std::optional<event_seq> last_seq;
+  // The session must have no open execution (used by execution.started).
+  bool no_open_execution = false;
+};
+
+struct append_request {
+  session_id session;
+  std::vector<model::payload> events;  // durable payloads only; appended in order, all or nothing
+  std::optional<store::fence> fence;
+  time_ms time = 0;                    // event time; 0 means the store's clock
+};
+
+enum class input_status { pending, promoted, cancelled };
+std::string_view to_string(input_status s);
+
+struct input_row {
+  input_id id;
+  session_id session;
+  std::string prompt;
+  model::delivery delivery = model::delivery::steer;
+  input_status status = input_status::pending;
+  event_seq admitted_seq;
+  std::optional<execution_id> execution;  // the execution it was promoted into
+};
+
+struct append_result {
+  std::vector<model::event> events;  // as stored, with ids, seqs and times
+  event_seq last_seq;
+};
+
+struct lease {
+  std::string owner;
+  time_ms expires_at = 0;
+  std::int64_t attempts = 0;  // recovery attempts of the open execution; survives takeovers
+};
+
+struct session_row {
+  session_id id;
+  event_seq last_seq;
+  std::int64_t generation = 0;            // context generation; +1 per session.reset
+  std::string title;
+  std::string workspace;
+  std::string profile;
+  std::optional<execution_id> open_execution;  // started, not finished
+  bool continuation_pending = false;       // an interaction was answered; a turn must follow
+  std::string runtime;                     // from runtime.bound, cleared by reset
+  std::string external_session_id;
+  std::optional<store::lease> lease;
+  bool quarantined = false;
+  std::string quarantine_reason;
+  time_ms created_at = 0;
+  time_ms updated_at = 0;
+};
+
+enum class execution_status { running, finished };
+struct execution_row {
+  execution_id id;
+  session_id session;
+  std::string node;
+  execution_status status = execution_status::running;
+  std::optional<model::outcome> outcome;
+  std::string reason;
+  std::string error;
+  model::usage usage;
+  event_seq started_seq;
+};
+
+// One entry of the model-facing transcript (what a runtime is given).
+enum class message_role { user, assistant, tool_call, tool_result, notice };
+std::string_view to_string(message_role r);
+struct message_row {
+  event_seq seq;
+  std::int64_t generation = 0;
+  message_role role = message_role::user;
+  std::string id;        // message id (user/assistant) or call id (tool_call/tool_result)
+  std::string text;      // prompt, answer text, tool result content or error, notice text
+  std::string tool;      // tool name for tool_call
+  boost::json::value input;  // tool input for tool_call
+  bool is_error = false; // tool_result that failed
+};
+
+enum class call_status { running, succeeded, failed };
+struct tool_call_row {
+  call_id id;
+  session_id session;
+  std::optional<execution_id> execution;
+  std::string tool;
+  boost::json::value input;
+  bool hosted = false;
+  call_status status = call_status::running;
+  std::string result;  // content or error
+};
+
+enum class interaction_status { pending, answered, cancelled };
+struct interaction_row {
+  interaction_id id;
+  session_id session;
+  std::optional<call_id> call;
+  std::string kind;
+  boost::json::value payload;
+  interaction_status status = interaction_status::pending;
+  boost::json::value result;
+};
+
+// A session recovery should look at: an open execution whose lease is
+// expired, absent, or held by a previous incarnation of this node.
+struct abandoned_session {
+  session_id session;
+  execution_id execution;
+  std::optional<store::lease> lease;
+};
+
+}  // namespace tether::store
