@@ -1,0 +1,25 @@
+// Error codes of the session layer (what the API maps to HTTP statuses).
+#pragma once
+
+#include <system_error>
+
+namespace tether::session {
+
+enum class session_errc {
+  unknown_session = 1,  // 404: no such session
+  input_conflict,       // 409: input id reused with other content, session, or in the transcript
+  unknown_interaction,  // 404
+  interaction_closed,   // 409: the interaction was already answered or cancelled
+  invalid_input,        // 400: empty prompt, bad delivery, …
+  stopped,              // 503: the service is stopping
+  quarantined,          // 409: the session's log cannot be decoded; it is set aside
+  busy,                 // 409: another node owns the session's execution
+};
+
+const std::error_category& session_category();
+inline std::error_code make_error_code(session_errc e) { return {static_cast<int>(e), session_category()}; }
+
+}  // namespace tether::session
+
+template <>
+struct std::is_error_code_enum<tether::session::session_errc> : std::true_type {};

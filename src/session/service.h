@@ -1,0 +1,76 @@
+// session_service: the session layer's front door (DESIGN §4). The API and
+// the CLI call this; it owns the coordinator, the runner and recovery.
+//
+// Lifecycle: construct, co_await start() (runs one recovery scan and starts
+// the periodic scan), use, co_await stop() (stops drains without terminal
+// events, expires this node's leases: the next start recovers them).
+//
+// Admission (admit):
+//   - validates: id format, prompt non-empty, valid UTF-8, at most
+//     max_prompt_bytes; the session must exist and not be quarantined;
+//   - the input is durable (committed) before admit() returns;
+//   - an exact retry (same id, session, prompt, delivery) returns the original
+//     with admit_status::existing and writes nothing; if that input is still
+//     pending and the retry asks to resume, the session is woken;
+//   - the same id with other content, in another session, or naming a
+//     transcript message is session_errc::input_conflict;
+//   - start_mode::resume wakes the session (returns without waiting for the
+//     execution); record_only just records.
+//
+// Errors: session_errc for caller mistakes; util_errc for malformed values;
+// store_errc for storage failures (write_failed, closed).
+#pragma once
+
+#include <memory>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/value.hpp>
+
+#include "session/runtime.h"
+#include "session/types.h"
+#include "store/event_store.h"
+#include "util/clock.h"
+#include "util/result.h"
+
+namespace tether::session {
+
+class session_service {
+ public:
+  // `store`, `rt` and `clk` must outlive the service.
+  session_service(boost::asio::any_io_executor executor, store::event_store& store, runtime& rt,
+                  const tether::clock& clk, node_identity node, session_options options = {});
+  ~session_service();
+  session_service(const session_service&) = delete;
+  session_service& operator=(const session_service&) = delete;
+
+  task<result<recovery_report>> start();
+  task<void> stop();
+
+  task<result<store::session_row>> create_session(create_request req);
+  task<result<admission>> admit(session_id s, input_request req);
+  // Starts a drain (or joins the running one) and waits for it to finish.
+  task<result<drain_outcome>> resume(session_id s);
+  void wake(session_id s);
+  // Acknowledged at once; the execution finishes interrupted(user) shortly
+  // after. Pending inputs are kept. Idle session: was_active = false.
+  task<result<interrupt_ack>> interrupt(session_id s);
+  // Appends session.reset: history stays, the next turn's context is empty.
+  task<result<void>> reset(session_id s);
+  // Resolves a pending interaction, settles its waiting tool call with the
+  // answer and wakes the session, all durably.
+  task<result<void>> answer(interaction_id id, boost::json::value answer);
+  // One recovery scan now (start() and the periodic timer call this).
+  task<result<recovery_report>> recover();
+  // Waits until the session has no drain running or pending (tests, CLI).
+  task<void> idle(session_id s);
+
+  [[nodiscard]] const node_identity& node() const;
+  [[nodiscard]] std::uint64_t drains_started() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace tether::session
