@@ -63,7 +63,8 @@ class drain_control {
   std::atomic<stop_reason> reason_{stop_reason::none};
 };
 
-using drain_function = std::function<boost::asio::awaitable<drain_outcome>(session_id, drain_control&)>;
+using drain_function =
+    std::function<boost::asio::awaitable<drain_outcome>(session_id, std::shared_ptr<drain_control>)>;
 
 class coordinator {
  public:

@@ -25,6 +25,7 @@
 // and wakes the session; the next turn sees the tool result in its transcript.
 #pragma once
 
+#include <memory>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -72,8 +73,8 @@ struct turn_result {
 class runtime {
  public:
   virtual ~runtime() = default;
-  // `host` outlives the call (the runner owns it and awaits this at once).
-  virtual task<turn_result> run_turn(turn_context ctx, turn_host& host) = 0;
+  // `host` stays valid for the whole turn.
+  virtual task<turn_result> run_turn(turn_context ctx, std::shared_ptr<turn_host> host) = 0;
 };
 
 }  // namespace tether::session

@@ -84,6 +84,7 @@ struct execution_row {
   std::string error;
   model::usage usage;
   event_seq started_seq;
+  std::optional<std::int64_t> open_step;  // step.started without step.ended/failed
 };
 
 // One entry of the model-facing transcript (what a runtime is given).

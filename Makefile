@@ -1,0 +1,38 @@
+# Thin wrapper over scripts/setup, CMake and CTest: the commands the README names.
+BUILD_DIR := build
+JOBS      := 2
+BENCH     := $(BUILD_DIR)/bench/tether_bench
+
+.PHONY: all setup build test bench demo format clean
+
+all: build
+
+setup:
+	@scripts/setup
+
+build: setup
+	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+# Builds everything and runs every test through CTest (prints the summary line).
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
+
+# Durable append / admission benchmark; JSON goes under bench-results/.
+bench: setup
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether_bench
+	@mkdir -p bench-results
+	$(BENCH) --out bench-results/append.json
+
+# Placeholder demo until the server and CLI exist: a quick run of the
+# durable-append benchmark, printed as a table. Replace this recipe with the
+# real end-to-end demo when `tether` can serve a session.
+demo: setup
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether_bench
+	@mkdir -p bench-results
+	$(BENCH) --quick --out bench-results/demo.json
+
+format:
+	find src tests bench \( -name '*.h' -o -name '*.cpp' \) -print0 | xargs -0 clang-format -i
+
+clean:
+	rm -rf $(BUILD_DIR) bench-results
