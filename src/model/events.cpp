@@ -229,7 +229,7 @@ int type_version(const payload& p) {
   return std::visit([](const auto& v) { return std::decay_t<decltype(v)>::version; }, p);
 }
 durability type_durability(const payload& p) {
-  return std::visit([](const auto& v) { return std::decay_t<decltype(v)>::kind; }, p);
+  return std::visit([](const auto& v) { return std::decay_t<decltype(v)>::storage; }, p);
 }
 bool is_known_type(std::string_view name) {
   return [&]<std::size_t... I>(std::index_sequence<I...>) {

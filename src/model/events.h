@@ -75,7 +75,7 @@ struct usage {
 #define TETHER_EVENT(NAME, VERSION, DURABILITY)                               \
   static constexpr std::string_view name = NAME;                              \
   static constexpr int version = VERSION;                                     \
-  static constexpr durability kind = durability::DURABILITY;
+  static constexpr durability storage = durability::DURABILITY;
 
 struct session_created { TETHER_EVENT("session.created", 1, durable)
   std::string title;
