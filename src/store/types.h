@@ -31,6 +31,16 @@ struct append_request {
   time_ms time = 0;                    // event time; 0 means the store's clock
 };
 
+// An append of one event. (Also keeps brace-initialized vectors out of
+// coroutine bodies, which g++ 12 miscompiles.)
+inline append_request single_event(session_id s, model::payload p, std::optional<store::fence> f = std::nullopt) {
+  append_request r;
+  r.session = std::move(s);
+  r.events.push_back(std::move(p));
+  r.fence = std::move(f);
+  return r;
+}
+
 enum class input_status { pending, promoted, cancelled };
 std::string_view to_string(input_status s);
 

@@ -1,0 +1,27 @@
+// Recovery scan (internal to the session layer).
+//
+// Lists the sessions whose execution started but never finished and whose
+// lease is expired, absent, or held by a previous incarnation of this node;
+// pages through them in batches of recovery_batch, checks up to
+// recovery_concurrency sessions at once. For each, at most once per scan:
+//   - a log that cannot be decoded quarantines the session (reported,
+//     skipped) without blocking the others;
+//   - the lease is claimed (a fresh foreign lease: skipped, untouched);
+//   - the session is handed to the coordinator, whose drain takes the open
+//     execution over (attempt count, restart notice, budget: see runner.h).
+#pragma once
+
+#include <functional>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "session/types.h"
+#include "store/event_store.h"
+
+namespace tether::session {
+
+boost::asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store, const tether::clock& clk,
+                                                              node_identity node, session_options options,
+                                                              std::function<void(session_id)> wake);
+
+}  // namespace tether::session

@@ -1,0 +1,281 @@
+#include "session/runner.h"
+
+#include <algorithm>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+namespace tether::session {
+
+namespace asio = boost::asio;
+using namespace boost::asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr std::string_view restart_notice =
+    "Tether restarted while this turn was running. Tool calls that were in flight were stopped and their "
+    "side effects may be incomplete; check the workspace before relying on them, then continue.";
+
+store::message_row user_message(const store::input_row& in) {
+  store::message_row m;
+  m.seq = in.admitted_seq;
+  m.role = store::message_role::user;
+  m.id = in.id.str();
+  m.text = in.prompt;
+  return m;
+}
+
+drain_status status_of(model::outcome o) {
+  switch (o) {
+    case model::outcome::succeeded: return drain_status::succeeded;
+    case model::outcome::failed: return drain_status::failed;
+    case model::outcome::interrupted: return drain_status::interrupted;
+    case model::outcome::waiting: return drain_status::waiting;
+  }
+  return drain_status::error;
+}
+
+}  // namespace
+
+// What a runtime sees of the runner during one turn.
+class runner::host final : public turn_host {
+ public:
+  host(runner& r, session_id s, execution_id e, std::shared_ptr<drain_control> control)
+      : runner_(r), session_(std::move(s)), execution_(std::move(e)), control_(std::move(control)) {}
+
+  task<result<std::vector<store::message_row>>> boundary() override {
+    co_return co_await runner_.promote(session_, execution_, control_, model::delivery::steer);
+  }
+
+  task<result<std::vector<model::event>>> record(std::vector<model::payload> events) override {
+    store::append_request req{session_, std::move(events), runner_.lease_fence(), 0};
+    auto r = co_await runner_.store_.append(std::move(req));
+    if (!r) {
+      if (r.error() == store::store_errc::fence_failed) control_->request_stop(stop_reason::lease_lost);
+      co_return r.error();
+    }
+    co_return std::move(r.value().events);
+  }
+
+  void publish(model::payload ephemeral) override { runner_.store_.publish(session_, std::move(ephemeral)); }
+  void wake() override { control_->wake(); }
+  [[nodiscard]] std::stop_token stop_token() const override { return control_->stop_token(); }
+
+ private:
+  runner& runner_;
+  session_id session_;
+  execution_id execution_;
+  std::shared_ptr<drain_control> control_;
+};
+
+runner::runner(store::event_store& store, runtime& rt, const tether::clock& clk, node_identity node,
+               session_options options)
+    : store_(store), runtime_(rt), clock_(clk), node_(std::move(node)), options_(options) {}
+
+store::fence runner::lease_fence() const {
+  store::fence f;
+  f.lease_owner = node_.owner();
+  f.now_ms = clock_.now();
+  return f;
+}
+
+asio::awaitable<result<std::vector<store::message_row>>> runner::promote(session_id s, execution_id e,
+                                                                        std::shared_ptr<drain_control> control,
+                                                                        model::delivery upto) {
+  // The boundary is what is pending now; later admissions wait for the next one.
+  auto pending = co_await store_.pending_inputs(s);
+  if (!pending) co_return pending.error();
+  std::vector<store::input_row> chosen;
+  for (auto& in : pending.value())
+    if (in.delivery == model::delivery::steer) chosen.push_back(in);
+  if (chosen.empty() && upto == model::delivery::queue) {
+    auto oldest = std::find_if(pending->begin(), pending->end(),
+                               [](const store::input_row& in) { return in.delivery == model::delivery::queue; });
+    if (oldest != pending->end()) chosen.push_back(*oldest);
+  }
+  if (chosen.empty()) co_return std::vector<store::message_row>{};
+  std::vector<model::payload> events;
+  events.reserve(chosen.size());
+  for (const auto& in : chosen) events.emplace_back(model::input_promoted{in.id, e});
+  auto r = co_await store_.append({s, std::move(events), lease_fence(), 0});
+  if (!r) {
+    if (r.error() == store::store_errc::fence_failed) control->request_stop(stop_reason::lease_lost);
+    co_return r.error();
+  }
+  std::vector<store::message_row> out;
+  out.reserve(chosen.size());
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    out.push_back(user_message(chosen[i]));
+    out.back().seq = r->events[i].seq;
+  }
+  co_return out;
+}
+
+asio::awaitable<result<std::vector<model::payload>>> runner::settle_leftovers(session_id s, execution_id e,
+                                                                             std::string why) {
+  std::vector<model::payload> events;
+  auto calls = co_await store_.unsettled_calls(s);
+  if (!calls) co_return calls.error();
+  for (const auto& c : calls.value())
+    if (c.execution == e && !c.hosted) events.emplace_back(model::tool_failed{c.id, why});
+  auto exe = co_await store_.get_execution(e);
+  if (!exe) co_return exe.error();
+  if (exe->open_step) events.emplace_back(model::step_failed{why});
+  co_return events;
+}
+
+asio::awaitable<void> runner::heartbeat(session_id s, std::shared_ptr<drain_control> control) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  bool lost = false;
+  for (;;) {
+    timer.expires_after(std::chrono::milliseconds(lost ? 3'600'000 : options_.lease_renew_ms));
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return;  // cancelled: the execution ended
+    if (lost) continue;
+    auto r = co_await store_.renew_lease(s, node_.owner(), clock_.now(), options_.lease_ttl_ms);
+    if (!r) {
+      spdlog::warn("session {}: lease renewal failed ({}); stopping its execution", s.str(), r.error().describe());
+      control->request_stop(stop_reason::lease_lost);
+      lost = true;  // keep waiting until the execution unwinds and cancels us
+    }
+  }
+}
+
+asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execution_id e, bool continuation,
+                                                             std::shared_ptr<drain_control> control) {
+  execution_end end;
+  for (;;) {
+    if (control->stop_token().stop_requested()) {
+      end.outcome = model::outcome::interrupted;
+      co_return end;
+    }
+    auto promoted = co_await promote(s, e, control, model::delivery::queue);
+    if (!promoted) {
+      end.outcome = model::outcome::failed;
+      end.error = promoted.error().describe();
+      co_return end;
+    }
+    if (promoted->empty() && !continuation) co_return end;  // idle boundary, nothing left: succeeded
+    auto sess = co_await store_.get_session(s);
+    auto transcript = co_await store_.context(s);
+    if (!sess || !transcript) {
+      end.outcome = model::outcome::failed;
+      end.error = (!sess ? sess.error() : transcript.error()).describe();
+      co_return end;
+    }
+    turn_context ctx{s, e, std::move(transcript.value()), sess->workspace, sess->profile, sess->runtime,
+                     sess->external_session_id, continuation};
+    continuation = false;
+    turn_result turn;
+    try {
+      turn = co_await runtime_.run_turn(std::move(ctx), std::make_shared<host>(*this, s, e, control));
+    } catch (const std::exception& ex) {
+      turn = {turn_status::failed, std::string("runtime error: ") + ex.what(), {}};
+    }
+    end.usage += turn.usage;
+    if (control->stop_token().stop_requested() || turn.status == turn_status::interrupted) {
+      end.outcome = model::outcome::interrupted;
+      co_return end;
+    }
+    if (turn.status == turn_status::waiting) {
+      end.outcome = model::outcome::waiting;
+      co_return end;
+    }
+    if (turn.status == turn_status::failed) {
+      end.outcome = model::outcome::failed;
+      end.error = turn.error;
+      co_return end;
+    }
+  }
+}
+
+asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain_control> control) {
+  drain_outcome last{drain_status::idle, std::nullopt, {}};
+  const auto fail = [&](const error& err) { return drain_outcome{drain_status::error, last.execution, err.describe()}; };
+  for (;;) {
+    if (control->stop_token().stop_requested()) co_return last;
+    auto sess = co_await store_.get_session(s);
+    if (!sess) co_return fail(sess.error());
+    if (sess->quarantined) co_return drain_outcome{drain_status::error, std::nullopt, std::string("session is quarantined")};
+    auto pending = co_await store_.pending_inputs(s);
+    if (!pending) co_return fail(pending.error());
+    auto asking = co_await store_.pending_interactions(s);
+    if (!asking) co_return fail(asking.error());
+    const bool takeover = sess->open_execution.has_value();
+    if (!takeover && !asking->empty()) co_return last;  // waiting for a human: inputs wait too
+    if (!takeover && !sess->continuation_pending && pending->empty()) co_return last;
+
+    auto lease = co_await store_.claim_lease(s, node_.owner(), clock_.now(), options_.lease_ttl_ms);
+    if (!lease) {
+      if (lease.error() == store::store_errc::lease_held)
+        co_return drain_outcome{drain_status::busy, std::nullopt, lease.error().describe()};
+      co_return fail(lease.error());
+    }
+
+    execution_id exe;
+    bool continuation = sess->continuation_pending;
+    if (takeover) {
+      exe = *sess->open_execution;
+      auto attempts = co_await store_.bump_attempts(s, node_.owner(), clock_.now());
+      if (!attempts) co_return fail(attempts.error());
+      auto leftovers = co_await settle_leftovers(s, exe, std::string("interrupted by restart"));
+      if (!leftovers) co_return fail(leftovers.error());
+      auto events = std::move(leftovers.value());
+      if (attempts.value() > options_.attempt_budget) {
+        events.emplace_back(model::execution_finished{exe, model::outcome::failed, std::string("attempt_budget"),
+                                                      "gave up after " + std::to_string(attempts.value() - 1) +
+                                                          " recovery attempts",
+                                                      {}});
+        auto r = co_await store_.append({s, std::move(events), lease_fence(), 0});
+        if (!r) co_return fail(r.error());
+        (void)co_await store_.release_lease(s, node_.owner(), clock_.now());
+        last = {drain_status::failed, exe, std::string("attempt budget exhausted")};
+        continue;
+      }
+      events.emplace_back(model::execution_recovered{exe, node_.owner(), attempts.value()});
+      events.emplace_back(model::synthetic{std::string(restart_notice), std::string("restart")});
+      auto r = co_await store_.append({s, std::move(events), lease_fence(), 0});
+      if (!r) co_return fail(r.error());
+      continuation = true;
+    } else {
+      exe = execution_id::generate();
+      auto f = lease_fence();
+      f.no_open_execution = true;
+      auto r = co_await store_.append(store::single_event(s, model::execution_started{exe, node_.owner()}, f));
+      if (!r) co_return fail(r.error());
+    }
+
+    auto ran = co_await (run_execution(s, exe, continuation, control) || heartbeat(s, control));
+    auto end = std::get<0>(std::move(ran));
+
+    const auto why = control->reason();
+    if (why == stop_reason::lease_lost || why == stop_reason::shutdown) {
+      // Not ours to finish: the next owner (or our next start) recovers it.
+      co_return drain_outcome{drain_status::abandoned, exe,
+                              std::string(why == stop_reason::lease_lost ? "lease lost" : "shutdown")};
+    }
+    std::vector<model::payload> events;
+    if (end.outcome == model::outcome::interrupted) {
+      end.reason = "user";
+      auto leftovers = co_await settle_leftovers(s, exe, std::string("interrupted"));
+      if (!leftovers) co_return fail(leftovers.error());
+      events = std::move(leftovers.value());
+    }
+    events.emplace_back(model::execution_finished{exe, end.outcome, end.reason, end.error, end.usage});
+    auto r = co_await store_.append({s, std::move(events), lease_fence(), 0});
+    if (!r) {
+      if (r.error() == store::store_errc::fence_failed)
+        co_return drain_outcome{drain_status::abandoned, exe, std::string("lease lost before the terminal event")};
+      co_return fail(r.error());
+    }
+    (void)co_await store_.release_lease(s, node_.owner(), clock_.now());
+    last = {status_of(end.outcome), exe, end.error};
+    if (end.outcome == model::outcome::interrupted || end.outcome == model::outcome::waiting) co_return last;
+  }
+}
+
+}  // namespace tether::session

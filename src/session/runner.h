@@ -1,0 +1,74 @@
+// runner: the drain function of one node (internal to the session layer).
+//
+// drain(session): while the session has work (pending inputs, an answered
+// interaction, or an open execution to take over) and no pending
+// interaction, it claims the lease, runs one execution to its end, writes
+// the terminal event fenced on the lease, and releases the lease.
+//
+// One execution:
+//   start      execution.started (fence: lease held, no open execution), or —
+//              taking over an open execution — bump attempts; past the budget
+//              finish failed(attempt_budget); otherwise fail its in-flight tool
+//              calls and open step, append execution.recovered + a synthetic
+//              restart notice, and continue it.
+//   turn loop  promote (all pending steers; if none, the oldest queued input);
+//              nothing promoted and no continuation -> succeeded. Otherwise
+//              run one runtime turn on the current context. completed -> loop;
+//              waiting/failed/interrupted end the execution.
+//   finish     interrupted: fail unsettled calls and the open step; then
+//              execution.finished (fence: lease). Lease lost or shutdown: no
+//              terminal event at all.
+//   heartbeat  renews the lease every lease_renew_ms while the execution runs;
+//              a failed renewal stops the execution (reason lease_lost).
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "session/coordinator.h"
+#include "session/runtime.h"
+#include "session/types.h"
+#include "store/event_store.h"
+
+namespace tether::session {
+
+class runner {
+ public:
+  runner(store::event_store& store, runtime& rt, const tether::clock& clk, node_identity node,
+         session_options options);
+
+  boost::asio::awaitable<drain_outcome> drain(session_id s, std::shared_ptr<drain_control> control);
+
+  [[nodiscard]] const node_identity& node() const { return node_; }
+  [[nodiscard]] const session_options& options() const { return options_; }
+
+ private:
+  struct execution_end {
+    model::outcome outcome = model::outcome::succeeded;
+    std::string reason;
+    std::string error;
+    model::usage usage;
+  };
+  class host;
+
+  boost::asio::awaitable<result<std::vector<store::message_row>>> promote(session_id s, execution_id e,
+                                                                         std::shared_ptr<drain_control> control,
+                                                                         model::delivery upto);
+  boost::asio::awaitable<execution_end> run_execution(session_id s, execution_id e, bool continuation,
+                                                      std::shared_ptr<drain_control> control);
+  boost::asio::awaitable<void> heartbeat(session_id s, std::shared_ptr<drain_control> control);
+  // Fails unsettled calls and the open step of an execution (events only).
+  boost::asio::awaitable<result<std::vector<model::payload>>> settle_leftovers(session_id s, execution_id e,
+                                                                              std::string why);
+  store::fence lease_fence() const;
+
+  store::event_store& store_;
+  runtime& runtime_;
+  const tether::clock& clock_;
+  node_identity node_;
+  session_options options_;
+};
+
+}  // namespace tether::session

@@ -1,0 +1,196 @@
+#include "session/service.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/concurrent_channel.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+#include <spdlog/spdlog.h>
+
+#include "session/coordinator.h"
+#include "session/errors.h"
+#include "session/recovery.h"
+#include "session/runner.h"
+#include "util/errors.h"
+#include "util/text.h"
+
+namespace tether::session {
+
+namespace asio = boost::asio;
+
+struct session_service::impl {
+  asio::any_io_executor executor;
+  store::event_store& store;
+  const tether::clock& clock;
+  session_options options;
+  runner run;
+  coordinator coord;
+  asio::steady_timer scan_timer;
+  std::atomic<bool> stopping{false};
+  bool scanning = false;
+  std::shared_ptr<asio::experimental::concurrent_channel<void(boost::system::error_code)>> scan_done;
+
+  impl(asio::any_io_executor ex, store::event_store& st, runtime& rt, const tether::clock& clk, node_identity node,
+       session_options opts)
+      : executor(ex),
+        store(st),
+        clock(clk),
+        options(opts),
+        run(st, rt, clk, std::move(node), opts),
+        coord(ex, [this](session_id s, std::shared_ptr<drain_control> c) { return run.drain(std::move(s), std::move(c)); }),
+        scan_timer(ex) {}
+
+  // Maps store errors that mean "the caller asked for something wrong".
+  static error to_session_error(const error& e) {
+    if (e == store::store_errc::unknown_session) return {session_errc::unknown_session, e.message};
+    if (e == store::store_errc::input_conflict) return {session_errc::input_conflict, e.message};
+    if (e == store::store_errc::interaction_not_pending) return {session_errc::interaction_closed, e.message};
+    return e;
+  }
+
+  asio::awaitable<result<store::session_row>> live_session(const session_id& s) {
+    auto row = co_await store.get_session(s);
+    if (!row) co_return to_session_error(row.error());
+    if (row->quarantined)
+      co_return make_error(session_errc::quarantined, "session " + s.str() + " is quarantined: " + row->quarantine_reason);
+    co_return row;
+  }
+
+  asio::awaitable<void> periodic_scans() {
+    for (;;) {
+      scan_timer.expires_after(std::chrono::milliseconds(options.recovery_interval_ms));
+      auto [ec] = co_await scan_timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (ec || stopping) co_return;
+      auto r = co_await recovery_scan(store, clock, run.node(), options, [this](session_id s) { coord.wake(s); });
+      if (!r) spdlog::warn("periodic recovery scan failed: {}", r.error().describe());
+    }
+  }
+};
+
+session_service::session_service(asio::any_io_executor executor, store::event_store& store, runtime& rt,
+                                 const tether::clock& clk, node_identity node, session_options options)
+    : impl_(std::make_unique<impl>(std::move(executor), store, rt, clk, std::move(node), options)) {}
+
+session_service::~session_service() = default;
+
+const node_identity& session_service::node() const { return impl_->run.node(); }
+std::uint64_t session_service::drains_started() const { return impl_->coord.drains_started(); }
+
+task<result<recovery_report>> session_service::start() {
+  auto report = co_await recover();
+  if (report && impl_->options.recovery_interval_ms > 0) {
+    impl_->scanning = true;
+    impl_->scan_done = std::make_shared<asio::experimental::concurrent_channel<void(boost::system::error_code)>>(
+        impl_->executor, 1);
+    asio::co_spawn(impl_->executor, impl_->periodic_scans(),
+                   [done = impl_->scan_done](const std::exception_ptr&) { done->try_send(boost::system::error_code{}); });
+  }
+  co_return report;
+}
+
+task<void> session_service::stop() {
+  if (impl_->stopping.exchange(true)) co_return;
+  if (impl_->scanning) {
+    asio::post(impl_->scan_timer.get_executor(), [this] { impl_->scan_timer.cancel(); });
+    co_await impl_->scan_done->async_receive(asio::as_tuple(asio::use_awaitable));
+  }
+  co_await impl_->coord.stop();
+  // Executions stopped by shutdown stay open; expiring our leases lets the
+  // next start (ours or another node's) recover them at once.
+  auto r = co_await impl_->store.expire_owned_leases(impl_->run.node().owner());
+  if (!r) spdlog::warn("could not expire leases on stop: {}", r.error().describe());
+}
+
+task<result<recovery_report>> session_service::recover() {
+  co_return co_await recovery_scan(impl_->store, impl_->clock, impl_->run.node(), impl_->options,
+                                   [this](session_id s) { impl_->coord.wake(s); });
+}
+
+task<result<store::session_row>> session_service::create_session(create_request req) {
+  session_id id = session_id::generate();
+  if (req.id) {
+    auto parsed = session_id::parse(*req.id);
+    if (!parsed) co_return parsed.error();
+    id = *parsed;
+  }
+  for (const auto* field : {&req.title, &req.workspace, &req.profile})
+    TETHER_CO_TRY(check_text("session field", *field, 64 * 1024));
+  auto append = store::single_event(id, model::session_created{req.title, req.workspace, req.profile});
+  if (auto r = co_await impl_->store.append(std::move(append)); !r) co_return r.error();
+  co_return co_await impl_->store.get_session(id);
+}
+
+task<result<admission>> session_service::admit(session_id s, input_request req) {
+  if (impl_->stopping) co_return make_error(session_errc::stopped, "the node is stopping");
+  input_id id = input_id::generate();
+  if (req.id) {
+    auto parsed = input_id::parse(*req.id);
+    if (!parsed) co_return parsed.error();
+    id = *parsed;
+  }
+  TETHER_CO_TRY(check_text("prompt", req.prompt, impl_->options.max_prompt_bytes));
+  if (req.prompt.empty()) co_return make_error(session_errc::invalid_input, "prompt is empty");
+  TETHER_CO_TRY(co_await impl_->live_session(s));
+
+  auto append = store::single_event(s, model::input_admitted{id, req.prompt, req.delivery});
+  auto r = co_await impl_->store.append(std::move(append));
+  if (!r) {
+    if (r.error() != store::store_errc::duplicate_input) co_return impl::to_session_error(r.error());
+    auto original = co_await impl_->store.get_input(id);
+    if (!original) co_return original.error();
+    // An exact retry of an input that never started starts it.
+    if (original->status == store::input_status::pending && req.start == start_mode::resume) impl_->coord.wake(s);
+    co_return admission{std::move(original.value()), admit_status::existing};
+  }
+  store::input_row row;
+  row.id = id;
+  row.session = s;
+  row.prompt = std::move(req.prompt);
+  row.delivery = req.delivery;
+  row.admitted_seq = r->last_seq;
+  if (req.start == start_mode::resume) impl_->coord.wake(s);
+  co_return admission{std::move(row), admit_status::admitted};
+}
+
+task<result<drain_outcome>> session_service::resume(session_id s) {
+  TETHER_CO_TRY(co_await impl_->live_session(s));
+  co_return co_await impl_->coord.resume(s);
+}
+
+void session_service::wake(session_id s) { impl_->coord.wake(std::move(s)); }
+
+task<result<interrupt_ack>> session_service::interrupt(session_id s) {
+  TETHER_CO_TRY(co_await impl_->live_session(s));
+  co_return impl_->coord.interrupt(s);
+}
+
+task<result<void>> session_service::reset(session_id s) {
+  TETHER_CO_TRY(co_await impl_->live_session(s));
+  auto r = co_await impl_->store.append(store::single_event(s, model::session_reset{}));
+  if (!r) co_return impl::to_session_error(r.error());
+  co_return ok();
+}
+
+task<result<void>> session_service::answer(interaction_id id, boost::json::value answer) {
+  auto row = co_await impl_->store.get_interaction(id);
+  if (!row) {
+    if (row.error() == store::store_errc::not_found)
+      co_return make_error(session_errc::unknown_interaction, "no interaction " + id.str());
+    co_return row.error();
+  }
+  if (row->status != store::interaction_status::pending)
+    co_return make_error(session_errc::interaction_closed, "interaction " + id.str() + " is already resolved");
+  std::vector<model::payload> events;
+  events.emplace_back(model::interaction_resolved{id, std::string("answered"), answer});
+  if (row->call) events.emplace_back(model::tool_succeeded{*row->call, boost::json::serialize(answer), {}});
+  auto r = co_await impl_->store.append({row->session, std::move(events), std::nullopt, 0});
+  if (!r) co_return impl::to_session_error(r.error());
+  impl_->coord.wake(row->session);
+  co_return ok();
+}
+
+task<void> session_service::idle(session_id s) { co_await impl_->coord.idle(std::move(s)); }
+
+}  // namespace tether::session
