@@ -1,0 +1,352 @@
+#include "model/events.h"
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <boost/json.hpp>
+
+#include "model/errors.h"
+
+namespace tether::model {
+namespace {
+
+namespace json = boost::json;
+
+// ---- field-by-field equality, one overload per payload type ----
+bool same(const session_created& a, const session_created& b) {
+  return a.title == b.title && a.workspace == b.workspace && a.profile == b.profile;
+}
+bool same(const session_updated& a, const session_updated& b) { return a.title == b.title; }
+bool same(const session_reset& a, const session_reset& b) { return a.generation == b.generation; }
+bool same(const input_admitted& a, const input_admitted& b) {
+  return a.input == b.input && a.prompt == b.prompt && a.delivery == b.delivery;
+}
+bool same(const input_promoted& a, const input_promoted& b) { return a.input == b.input && a.execution == b.execution; }
+bool same(const input_cancelled& a, const input_cancelled& b) { return a.input == b.input && a.reason == b.reason; }
+bool same(const execution_started& a, const execution_started& b) {
+  return a.execution == b.execution && a.node == b.node;
+}
+bool same(const execution_recovered& a, const execution_recovered& b) {
+  return a.execution == b.execution && a.node == b.node && a.attempt == b.attempt;
+}
+bool same(const execution_finished& a, const execution_finished& b) {
+  return a.execution == b.execution && a.outcome == b.outcome && a.reason == b.reason && a.error == b.error &&
+         a.usage == b.usage;
+}
+bool same(const step_started& a, const step_started& b) { return a.execution == b.execution && a.step == b.step; }
+bool same(const step_ended& a, const step_ended& b) { return a.finish == b.finish && a.usage == b.usage; }
+bool same(const step_failed& a, const step_failed& b) { return a.error == b.error; }
+bool same(const step_retry_scheduled& a, const step_retry_scheduled& b) {
+  return a.attempt == b.attempt && a.at_ms == b.at_ms && a.error == b.error;
+}
+bool same(const text_delta& a, const text_delta& b) { return a.text == b.text; }
+bool same(const text_ended& a, const text_ended& b) { return a.message == b.message && a.text == b.text; }
+bool same(const reasoning_delta& a, const reasoning_delta& b) { return a.text == b.text; }
+bool same(const reasoning_ended& a, const reasoning_ended& b) { return a.text == b.text; }
+bool same(const tool_called& a, const tool_called& b) {
+  return a.call == b.call && a.tool == b.tool && a.input == b.input && a.hosted == b.hosted;
+}
+bool same(const tool_progress& a, const tool_progress& b) { return a.call == b.call && a.text == b.text; }
+bool same(const tool_succeeded& a, const tool_succeeded& b) {
+  return a.call == b.call && a.content == b.content && a.output_path == b.output_path;
+}
+bool same(const tool_failed& a, const tool_failed& b) { return a.call == b.call && a.error == b.error; }
+bool same(const interaction_requested& a, const interaction_requested& b) {
+  return a.interaction == b.interaction && a.call == b.call && a.kind == b.kind && a.payload == b.payload;
+}
+bool same(const interaction_resolved& a, const interaction_resolved& b) {
+  return a.interaction == b.interaction && a.status == b.status && a.result == b.result;
+}
+bool same(const runtime_bound& a, const runtime_bound& b) {
+  return a.runtime == b.runtime && a.external_session_id == b.external_session_id;
+}
+bool same(const synthetic& a, const synthetic& b) { return a.text == b.text && a.reason == b.reason; }
+bool same(const compaction_ended& a, const compaction_ended& b) {
+  return a.summary == b.summary && a.kept_from_seq == b.kept_from_seq;
+}
+
+bool same_payload(const payload& a, const payload& b) {
+  if (a.index() != b.index()) return false;
+  return std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        return same(x, std::get<T>(b));
+      },
+      a);
+}
+
+const usage some_usage{.input_tokens = 1200, .output_tokens = 340, .cached_input_tokens = 1000};
+
+// One sample of every payload type with every field set to a non-default value.
+std::vector<payload> full_samples() {
+  const auto exe = execution_id::trusted("exe_01HZX");
+  const auto call = call_id::trusted("call_abc-1");
+  return {
+      session_created{.title = "fix the build", .workspace = "/srv/ws/1", .profile = "default"},
+      session_updated{.title = "renamed \xc3\xa9"},
+      session_reset{.generation = 3},
+      input_admitted{.input = input_id::trusted("msg_1"), .prompt = "hello\nworld", .delivery = delivery::queue},
+      input_promoted{.input = input_id::trusted("msg_1"), .execution = exe},
+      input_cancelled{.input = input_id::trusted("msg_2"), .reason = "user"},
+      execution_started{.execution = exe, .node = "node-a"},
+      execution_recovered{.execution = exe, .node = "node-b", .attempt = 4},
+      execution_finished{
+          .execution = exe, .outcome = outcome::interrupted, .reason = "user", .error = "stopped", .usage = some_usage},
+      step_started{.execution = exe, .step = 7},
+      step_ended{.finish = "tool_calls", .usage = some_usage},
+      step_failed{.error = "rate limited"},
+      step_retry_scheduled{.attempt = 2, .at_ms = 1'700'000'123'456, .error = "server error"},
+      text_delta{.text = "par"},
+      text_ended{.message = message_id::trusted("msg_assistant_1"), .text = "done \xf0\x9f\x98\x80"},
+      reasoning_delta{.text = "thinking"},
+      reasoning_ended{.text = "thought"},
+      tool_called{
+          .call = call, .tool = "bash", .input = json::parse(R"({"command":"ls","n":[1,2.5,null]})"), .hosted = true},
+      tool_progress{.call = call, .text = "50%"},
+      tool_succeeded{.call = call, .content = "a\nb", .output_path = "/tmp/out.txt"},
+      tool_failed{.call = call, .error = "exit 1"},
+      interaction_requested{.interaction = interaction_id::trusted("int_q1"),
+                            .call = call,
+                            .kind = "question",
+                            .payload = json::parse(R"({"question":"which?","options":["a","b"]})")},
+      interaction_resolved{.interaction = interaction_id::trusted("int_q1"),
+                           .status = "answered",
+                           .result = json::parse(R"({"answer":"a"})")},
+      runtime_bound{.runtime = "codex", .external_session_id = "thread-123"},
+      synthetic{.text = "Tether restarted; the previous turn was interrupted.", .reason = "restart"},
+      compaction_ended{.summary = "so far: …", .kept_from_seq = 42},
+  };
+}
+
+result<payload> round_trip(const payload& p) {
+  // Through text, as the store does.
+  const auto text = json::serialize(encode(p));
+  return decode(type_name(p), type_version(p), json::parse(text).as_object());
+}
+
+TEST(catalogue, samples_cover_every_payload_type) {
+  std::set<std::size_t> indices;
+  for (const auto& p : full_samples()) indices.insert(p.index());
+  EXPECT_EQ(indices.size(), std::variant_size_v<payload>);
+}
+
+TEST(catalogue, every_type_round_trips_encode_decode_with_equal_fields) {
+  for (const auto& p : full_samples()) {
+    auto back = round_trip(p);
+    ASSERT_TRUE(back) << type_name(p) << ": " << back.error().describe();
+    EXPECT_TRUE(same_payload(p, *back)) << type_name(p) << " " << json::serialize(encode(p));
+  }
+}
+
+TEST(catalogue, optional_fields_left_empty_round_trip_as_empty) {
+  const std::vector<payload> minimal = {
+      execution_finished{.execution = execution_id::trusted("exe_1"), .outcome = outcome::succeeded},
+      tool_succeeded{.call = call_id::trusted("call_1"), .content = "x"},
+      interaction_requested{.interaction = interaction_id::trusted("int_1"), .kind = "plan_confirmation"},
+      session_created{},
+  };
+  for (const auto& p : minimal) {
+    auto back = round_trip(p);
+    ASSERT_TRUE(back) << type_name(p) << ": " << back.error().describe();
+    EXPECT_TRUE(same_payload(p, *back)) << type_name(p);
+  }
+  EXPECT_FALSE(encode(minimal[0]).contains("reason"));
+  EXPECT_FALSE(encode(minimal[1]).contains("output_path"));
+  EXPECT_FALSE(encode(minimal[2]).contains("call_id"));
+}
+
+TEST(catalogue, type_names_are_unique_and_known) {
+  std::set<std::string> names;
+  for (const auto& p : full_samples()) {
+    EXPECT_TRUE(names.insert(std::string(type_name(p))).second) << type_name(p);
+    EXPECT_TRUE(is_known_type(type_name(p)));
+    EXPECT_EQ(type_version(p), 1) << type_name(p);
+  }
+  EXPECT_FALSE(is_known_type("no.such.type"));
+  EXPECT_FALSE(is_known_type(""));
+  EXPECT_FALSE(is_known_type("input.admitted "));
+}
+
+TEST(catalogue, deltas_and_progress_are_ephemeral_everything_else_durable) {
+  const std::set<std::string> ephemeral = {"text.delta", "reasoning.delta", "tool.progress"};
+  for (const auto& p : full_samples()) {
+    const auto expected = ephemeral.contains(std::string(type_name(p))) ? durability::ephemeral : durability::durable;
+    EXPECT_EQ(type_durability(p), expected) << type_name(p);
+  }
+}
+
+TEST(catalogue, core_names_match_the_design) {
+  EXPECT_EQ(type_name(input_admitted{}), "input.admitted");
+  EXPECT_EQ(type_name(execution_finished{}), "execution.finished");
+  EXPECT_EQ(type_name(tool_called{}), "tool.called");
+  EXPECT_EQ(type_name(synthetic{}), "synthetic");
+  EXPECT_EQ(type_name(session_reset{}), "session.reset");
+}
+
+TEST(decode, unknown_type_is_undecodable) {
+  auto r = decode("input.teleported", 1, json::object{{"input_id", "msg_1"}});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), model_errc::undecodable);
+  EXPECT_NE(r.error().message.find("input.teleported"), std::string::npos);
+}
+
+TEST(decode, unsupported_version_is_undecodable) {
+  const auto data = encode(input_admitted{.input = input_id::trusted("msg_1"), .prompt = "p"});
+  for (int v : {0, 2, -1, 1000}) {
+    auto r = decode("input.admitted", v, data);
+    ASSERT_FALSE(r) << v;
+    EXPECT_EQ(r.error(), model_errc::undecodable) << v;
+  }
+  EXPECT_TRUE(decode("input.admitted", 1, data));
+}
+
+TEST(decode, missing_required_field_is_undecodable) {
+  const auto samples = full_samples();
+  auto sample_of = [&](std::string_view name) {
+    for (const auto& p : samples)
+      if (type_name(p) == name) return p;
+    ADD_FAILURE() << name;
+    return samples.front();
+  };
+  const std::vector<std::pair<std::string_view, const char*>> required = {
+      {"input.admitted", "input_id"},
+      {"input.admitted", "prompt"},
+      {"input.admitted", "delivery"},
+      {"input.promoted", "input_id"},
+      {"input.promoted", "execution_id"},
+      {"execution.started", "execution_id"},
+      {"execution.started", "node"},
+      {"execution.finished", "outcome"},
+      {"execution.finished", "execution_id"},
+      {"execution.recovered", "attempt"},
+      {"step.started", "step"},
+      {"text.ended", "text"},
+      {"tool.called", "call_id"},
+      {"tool.called", "name"},
+      {"tool.failed", "error"},
+      {"interaction.requested", "kind"},
+      {"interaction.resolved", "status"},
+      {"synthetic", "text"},
+      {"compaction.ended", "kept_from_seq"},
+      {"session.updated", "title"},
+  };
+  for (const auto& [type, field] : required) {
+    auto data = encode(sample_of(type));
+    ASSERT_TRUE(data.erase(field)) << type << "." << field;
+    auto r = decode(type, 1, data);
+    ASSERT_FALSE(r) << type << " without " << field;
+    EXPECT_EQ(r.error(), model_errc::undecodable);
+    EXPECT_NE(r.error().message.find(field), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(decode, mistyped_field_is_undecodable) {
+  const std::vector<std::tuple<std::string_view, json::object>> cases = {
+      {"input.admitted", {{"input_id", "msg_1"}, {"prompt", 5}, {"delivery", "steer"}}},
+      {"input.admitted", {{"input_id", 12}, {"prompt", "p"}, {"delivery", "steer"}}},
+      {"input.admitted", {{"input_id", "ses_1"}, {"prompt", "p"}, {"delivery", "steer"}}},  // wrong id kind
+      {"input.admitted", {{"input_id", "msg_a b"}, {"prompt", "p"}, {"delivery", "steer"}}},
+      {"input.admitted", {{"input_id", "msg_1"}, {"prompt", "p"}, {"delivery", "later"}}},
+      {"input.admitted", {{"input_id", "msg_1"}, {"prompt", "p"}, {"delivery", true}}},
+      {"step.started", {{"execution_id", "exe_1"}, {"step", "seven"}}},
+      {"step.started", {{"execution_id", "exe_1"}, {"step", 1.5}}},
+      {"step.started", {{"execution_id", "exe_1"}, {"step", 18446744073709551615ULL}}},
+      {"tool.called", {{"call_id", "call_1"}, {"name", "bash"}, {"hosted", "yes"}}},
+      {"execution.finished", {{"execution_id", "exe_1"}, {"outcome", "exploded"}}},
+      {"execution.finished", {{"execution_id", "exe_1"}, {"outcome", "succeeded"}, {"usage", 5}}},
+      {"execution.finished",
+       {{"execution_id", "exe_1"}, {"outcome", "succeeded"}, {"usage", {{"input_tokens", "many"}}}}},
+      {"step.ended", {{"finish", json::array{"stop"}}}},
+      {"session.updated", {{"title", json::object{}}}},
+  };
+  for (const auto& [type, data] : cases) {
+    auto r = decode(type, 1, data);
+    ASSERT_FALSE(r) << type << " " << json::serialize(data);
+    EXPECT_EQ(r.error(), model_errc::undecodable);
+  }
+}
+
+TEST(decode, any_field_removed_or_replaced_never_crashes) {
+  // Hostile stored rows: every field of every sample, removed or replaced by
+  // each JSON kind. The result is a payload or undecodable, nothing else.
+  const std::vector<json::value> replacements = {
+      nullptr, true, -1, 18446744073709551615ULL, 0.5, "", "x", json::array{1}, json::object{{"k", 1}}};
+  for (const auto& p : full_samples()) {
+    const auto base = encode(p);
+    for (const auto& field : base) {
+      auto without = base;
+      without.erase(field.key());
+      auto r = decode(type_name(p), 1, without);
+      if (!r) {
+        EXPECT_EQ(r.error(), model_errc::undecodable);
+      }
+      for (const auto& v : replacements) {
+        auto changed = base;
+        changed[field.key()] = v;
+        auto r2 = decode(type_name(p), 1, changed);
+        if (!r2) {
+          EXPECT_EQ(r2.error(), model_errc::undecodable) << type_name(p) << "." << field.key();
+        }
+      }
+    }
+    auto r = decode(type_name(p), 1, json::object{});
+    if (!r) {
+      EXPECT_EQ(r.error(), model_errc::undecodable);
+    }
+  }
+}
+
+TEST(decode, undecodable_has_its_own_category) {
+  const std::error_code c = model_errc::undecodable;
+  EXPECT_STREQ(c.category().name(), "model");
+  EXPECT_EQ(c.message(), "undecodable event");
+}
+
+TEST(to_json, has_the_public_event_shape) {
+  event e{.id = event_id::trusted("evt_1"),
+          .session = session_id::trusted("ses_1"),
+          .seq = event_seq{5},
+          .time = 1'700'000'000'123,
+          .body = input_admitted{.input = input_id::trusted("msg_9"), .prompt = "hi", .delivery = delivery::steer}};
+  const auto j = to_json(e);
+  EXPECT_EQ(j.size(), 7U);
+  EXPECT_EQ(j.at("id"), "evt_1");
+  EXPECT_EQ(j.at("session_id"), "ses_1");
+  EXPECT_EQ(j.at("seq").as_int64(), 5);
+  EXPECT_EQ(j.at("type"), "input.admitted");
+  EXPECT_EQ(j.at("version").as_int64(), 1);
+  EXPECT_EQ(j.at("time").as_int64(), 1'700'000'000'123);
+  const auto& data = j.at("data").as_object();
+  EXPECT_EQ(data.at("input_id"), "msg_9");
+  EXPECT_EQ(data.at("prompt"), "hi");
+  EXPECT_EQ(data.at("delivery"), "steer");
+  EXPECT_EQ(e.type(), "input.admitted");
+  ASSERT_NE(e.as<input_admitted>(), nullptr);
+  EXPECT_EQ(e.as<tool_called>(), nullptr);
+}
+
+TEST(to_json, data_equals_encode) {
+  for (const auto& p : full_samples()) {
+    event e{.id = event_id::trusted("evt_x"), .session = session_id::trusted("ses_x"), .seq = event_seq{1}, .body = p};
+    EXPECT_EQ(to_json(e).at("data"), json::value(encode(p))) << type_name(p);
+  }
+}
+
+TEST(enums, delivery_and_outcome_names_round_trip) {
+  for (auto d : {delivery::steer, delivery::queue}) EXPECT_EQ(parse_delivery(to_string(d)), d);
+  for (auto o : {outcome::succeeded, outcome::failed, outcome::interrupted, outcome::waiting})
+    EXPECT_EQ(parse_outcome(to_string(o)), o);
+  EXPECT_FALSE(parse_delivery("Steer"));
+  EXPECT_FALSE(parse_outcome(""));
+}
+
+TEST(usage, adds_fieldwise) {
+  usage u{.input_tokens = 1, .output_tokens = 2, .cached_input_tokens = 3};
+  u += usage{.input_tokens = 10, .output_tokens = 20, .cached_input_tokens = 30};
+  EXPECT_EQ(u, (usage{.input_tokens = 11, .output_tokens = 22, .cached_input_tokens = 33}));
+}
+
+}  // namespace
+}  // namespace tether::model
