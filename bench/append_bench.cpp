@@ -1,0 +1,467 @@
+// tether_bench: durable append throughput and admission latency of the
+// SQLite event store (DESIGN §10).
+//
+//   append   N appenders (coroutines on an io_context run by two threads),
+//            each appending single-event requests (input.admitted with a
+//            fresh id) to its own session until the total is reached. Every
+//            append is acknowledged only after its commit is durable, so the
+//            rate shows how well the writer group-commits.
+//   admit    one client admitting inputs one after another through
+//            session_service::admit (record_only: no runtime turn runs);
+//            p50/p99 of the time until the input is durable.
+//   fsync    the cost of one 4 KiB write + fdatasync in the same directory:
+//            the ceiling of one-commit-per-append is 1 / this.
+//
+// Each scenario gets a fresh database in a temporary directory. The table
+// goes to stdout; --out writes the same numbers as JSON.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <latch>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/json.hpp>
+
+#include "session/service.h"
+#include "store/sqlite/sqlite_store.h"
+#include "util/log.h"
+
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using namespace tether;
+using steady = std::chrono::steady_clock;
+
+struct options {
+  std::size_t events = 20'000;  // per append scenario, split across appenders
+  std::size_t admits = 5'000;
+  std::vector<std::size_t> appenders = {1, 16, 256};
+  std::string out;
+  std::string dir;
+  bool quick = false;
+};
+
+void usage() {
+  std::puts(
+      "usage: tether_bench [--events N] [--admits N] [--appenders 1,16,256] [--quick] [--out FILE.json] [--dir DIR]\n"
+      "  --events     durable events per append scenario (default 20000)\n"
+      "  --admits     admissions measured for latency (default 5000)\n"
+      "  --appenders  comma-separated appender counts (default 1,16,256)\n"
+      "  --quick      small counts for a demo run (4000 events, 1000 admissions)\n"
+      "  --out        write results as JSON to this file\n"
+      "  --dir        where to put the temporary databases (default: the system temp dir)");
+}
+
+bool parse_args(int argc, char** argv, options& o) {
+  bool events_set = false;
+  bool admits_set = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (a == "--help" || a == "-h") {
+      usage();
+      std::exit(0);
+    } else if (a == "--quick") {
+      o.quick = true;
+    } else if (a == "--events" || a == "--admits" || a == "--out" || a == "--dir" || a == "--appenders") {
+      const char* v = next();
+      if (v == nullptr) return false;
+      if (a == "--events") {
+        o.events = std::strtoull(v, nullptr, 10);
+        events_set = true;
+      } else if (a == "--admits") {
+        o.admits = std::strtoull(v, nullptr, 10);
+        admits_set = true;
+      } else if (a == "--out") {
+        o.out = v;
+      } else if (a == "--dir") {
+        o.dir = v;
+      } else {
+        o.appenders.clear();
+        std::string list = v;
+        for (std::size_t pos = 0; pos <= list.size();) {
+          const auto comma = std::min(list.find(',', pos), list.size());
+          const auto n = std::strtoull(list.substr(pos, comma - pos).c_str(), nullptr, 10);
+          if (n > 0) o.appenders.push_back(n);
+          pos = comma + 1;
+        }
+      }
+    } else {
+      std::fprintf(stderr, "unknown argument: %s\n", a.c_str());
+      return false;
+    }
+  }
+  if (o.quick) {
+    if (!events_set) o.events = 4'000;
+    if (!admits_set) o.admits = 1'000;
+  }
+  return o.events > 0 && !o.appenders.empty();
+}
+
+// ---- statistics ----
+
+struct latency_summary {
+  double p50_us = 0, p90_us = 0, p99_us = 0, max_us = 0, mean_us = 0;
+};
+
+latency_summary summarize(std::vector<double> us) {
+  latency_summary s;
+  if (us.empty()) return s;
+  std::sort(us.begin(), us.end());
+  auto at = [&](double q) { return us[static_cast<std::size_t>(q * static_cast<double>(us.size() - 1))]; };
+  s.p50_us = at(0.50);
+  s.p90_us = at(0.90);
+  s.p99_us = at(0.99);
+  s.max_us = us.back();
+  double sum = 0;
+  for (double v : us) sum += v;
+  s.mean_us = sum / static_cast<double>(us.size());
+  return s;
+}
+
+json::object to_json(const latency_summary& s) {
+  return {
+      {"p50_us", s.p50_us}, {"p90_us", s.p90_us}, {"p99_us", s.p99_us}, {"max_us", s.max_us}, {"mean_us", s.mean_us}};
+}
+
+double micros(steady::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+// ---- an io_context run by two threads ----
+
+class pool {
+ public:
+  explicit pool(int threads) : guard_(asio::make_work_guard(ioc_)) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { ioc_.run(); });
+  }
+  ~pool() {
+    guard_.reset();
+    for (auto& t : threads_) t.join();
+  }
+  asio::any_io_executor executor() { return ioc_.get_executor(); }
+
+  // Runs an awaitable on the pool and blocks the calling (non-pool) thread
+  // for its result. (co_spawn wants default-constructible results; result<T>
+  // is not, hence the optional.)
+  template <class T>
+  T run(asio::awaitable<T> aw) {
+    std::optional<T> out;
+    std::promise<void> p;
+    asio::co_spawn(ioc_, store_into(std::move(aw), &out), [&p](std::exception_ptr e) {
+      if (e)
+        p.set_exception(e);
+      else
+        p.set_value();
+    });
+    p.get_future().get();
+    return std::move(*out);
+  }
+  void run(asio::awaitable<void> aw) {
+    std::promise<void> p;
+    asio::co_spawn(ioc_, std::move(aw), [&p](std::exception_ptr e) {
+      if (e)
+        p.set_exception(e);
+      else
+        p.set_value();
+    });
+    p.get_future().get();
+  }
+
+ private:
+  template <class T>
+  static asio::awaitable<void> store_into(asio::awaitable<T> aw, std::optional<T>* out) {
+    out->emplace(co_await std::move(aw));
+  }
+
+  asio::io_context ioc_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_;
+  std::vector<std::thread> threads_;
+};
+
+[[noreturn]] void die(const std::string& what, const error& e) {
+  std::fprintf(stderr, "tether_bench: %s: %s\n", what.c_str(), e.describe().c_str());
+  std::exit(1);
+}
+
+std::unique_ptr<store::event_store> open_store(const fs::path& path) {
+  store::sqlite_options so;
+  so.path = path.string();
+  auto st = store::open_sqlite_store(std::move(so));
+  if (!st) die("open " + path.string(), st.error());
+  return std::move(st).value();
+}
+
+// ---- scenario: N appenders ----
+
+struct append_result {
+  std::size_t appenders = 0;
+  std::size_t events = 0;
+  double seconds = 0;
+  double events_per_s = 0;
+  latency_summary latency;
+};
+
+// One appender: `count` single-event appends to its own session. The store
+// outlives every appender (the scenario stops it only after all are done).
+asio::awaitable<std::vector<double>> appender(store::event_store* st, session_id s, std::size_t count) {
+  std::vector<double> lat;
+  lat.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    // Built step by step: GCC 12 miscompiles braced initializers inside co_await expressions.
+    model::input_admitted ev;
+    ev.input = input_id::generate();
+    ev.prompt = "benchmark input " + std::to_string(i);
+    ev.delivery = model::delivery::queue;
+    store::append_request req;
+    req.session = s;
+    req.events.emplace_back(std::move(ev));
+    const auto t0 = steady::now();
+    auto r = co_await st->append(std::move(req));
+    lat.push_back(micros(steady::now() - t0));
+    if (!r) die("append", r.error());
+  }
+  co_return lat;
+}
+
+append_result run_appenders(const fs::path& dir, std::size_t appenders, std::size_t total) {
+  const auto db = dir / ("append-" + std::to_string(appenders) + ".db");
+  auto st = open_store(db);
+  pool p(2);
+
+  std::vector<session_id> sessions;
+  for (std::size_t i = 0; i < appenders; ++i) {
+    auto s = session_id::generate();
+    auto r = p.run(st->append(store::append_request{s, {model::session_created{"bench", "", ""}}, std::nullopt, 0}));
+    if (!r) die("create session", r.error());
+    sessions.push_back(s);
+  }
+
+  const std::size_t per = std::max<std::size_t>(1, total / appenders);
+  std::vector<std::vector<double>> lat(appenders);
+  std::latch done(static_cast<std::ptrdiff_t>(appenders));
+  const auto t0 = steady::now();
+  for (std::size_t i = 0; i < appenders; ++i) {
+    asio::co_spawn(p.executor(), appender(st.get(), sessions[i], per),
+                   [&lat, &done, i](std::exception_ptr e, std::vector<double> v) {
+                     if (e) std::rethrow_exception(e);
+                     lat[i] = std::move(v);
+                     done.count_down();
+                   });
+  }
+  done.wait();
+  const double secs = std::chrono::duration<double>(steady::now() - t0).count();
+  st->stop();
+
+  std::vector<double> all;
+  for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
+  append_result out;
+  out.appenders = appenders;
+  out.events = per * appenders;
+  out.seconds = secs;
+  out.events_per_s = static_cast<double>(out.events) / secs;
+  out.latency = summarize(std::move(all));
+  return out;
+}
+
+// ---- scenario: admission latency through the session service ----
+
+// A runtime that finishes every turn at once. record_only admissions never
+// start a turn; it is here because the service needs one.
+class idle_runtime final : public session::runtime {
+ public:
+  session::task<session::turn_result> run_turn(session::turn_context, std::shared_ptr<session::turn_host>) override {
+    co_return session::turn_result{};
+  }
+};
+
+struct admit_result {
+  std::size_t count = 0;
+  double seconds = 0;
+  latency_summary latency;
+};
+
+asio::awaitable<std::vector<double>> admit_loop(session::session_service* svc, session_id s, std::size_t count) {
+  std::vector<double> lat;
+  lat.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    session::input_request req;
+    req.prompt = "please look at item " + std::to_string(i);
+    req.delivery = model::delivery::queue;
+    req.start = session::start_mode::record_only;
+    const auto t0 = steady::now();
+    auto r = co_await svc->admit(s, std::move(req));
+    lat.push_back(micros(steady::now() - t0));
+    if (!r) die("admit", r.error());
+  }
+  co_return lat;
+}
+
+admit_result run_admissions(const fs::path& dir, std::size_t count) {
+  auto st = open_store(dir / "admit.db");
+  idle_runtime rt;
+  admit_result out;
+  {
+    pool p(2);
+    session::session_options so;
+    so.recovery_interval_ms = 0;
+    session::session_service svc(p.executor(), *st, rt, real_clock(), session::make_node_identity("bench"), so);
+    if (auto r = p.run(svc.start()); !r) die("start", r.error());
+    auto row = p.run(svc.create_session(session::create_request{std::nullopt, "bench", "", ""}));
+    if (!row) die("create session", row.error());
+    const auto t0 = steady::now();
+    auto lat = p.run(admit_loop(&svc, row->id, count));
+    out.seconds = std::chrono::duration<double>(steady::now() - t0).count();
+    out.count = count;
+    out.latency = summarize(std::move(lat));
+    p.run(svc.stop());
+  }
+  st->stop();
+  return out;
+}
+
+// ---- reference: the cost of one durable write ----
+
+latency_summary measure_fdatasync(const fs::path& dir, int rounds) {
+  const auto path = dir / "fsync.probe";
+  const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0600);
+  if (fd < 0) return {};
+  std::vector<char> block(4096, 'x');
+  std::vector<double> us;
+  for (int i = 0; i < rounds; ++i) {
+    const auto t0 = steady::now();
+    if (::pwrite(fd, block.data(), block.size(), static_cast<off_t>(i % 16) * 4096) < 0) break;
+    if (::fdatasync(fd) != 0) break;
+    us.push_back(micros(steady::now() - t0));
+  }
+  ::close(fd);
+  fs::remove(path);
+  return summarize(std::move(us));
+}
+
+// ---- output ----
+
+constexpr double target_events_per_s = 25'000;  // at 256 appenders
+constexpr double target_admit_p50_us = 1'000;   // single appender
+
+std::string now_iso8601() {
+  const auto t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options opt;
+  if (!parse_args(argc, argv, opt)) {
+    usage();
+    return 2;
+  }
+  setup_logging("warn");
+
+  std::error_code ec;
+  fs::path base = opt.dir.empty() ? fs::temp_directory_path() : fs::path(opt.dir);
+  fs::create_directories(base, ec);
+  std::string tmpl = (base / "tether-bench-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    std::perror("mkdtemp");
+    return 1;
+  }
+  const fs::path dir = tmpl;
+
+  std::printf("tether_bench: SQLite (WAL, synchronous=FULL) in %s%s\n\n", dir.c_str(), opt.quick ? " [quick]" : "");
+  const auto fsync = measure_fdatasync(dir, opt.quick ? 50 : 200);
+  std::printf("fdatasync of 4 KiB: p50 %.0f us, p99 %.0f us  (one commit per append would cap near %.0f/s)\n\n",
+              fsync.p50_us, fsync.p99_us, fsync.p50_us > 0 ? 1e6 / fsync.p50_us : 0.0);
+
+  std::printf("%-28s %10s %10s %12s %10s %10s\n", "scenario", "events", "seconds", "events/s", "p50 us", "p99 us");
+  std::printf("%s\n", std::string(85, '-').c_str());
+  std::vector<append_result> appends;
+  for (const auto n : opt.appenders) {
+    auto r = run_appenders(dir, n, opt.events);
+    std::printf("%-28s %10zu %10.3f %12.0f %10.0f %10.0f\n", ("append, " + std::to_string(n) + " appenders").c_str(),
+                r.events, r.seconds, r.events_per_s, r.latency.p50_us, r.latency.p99_us);
+    std::fflush(stdout);
+    appends.push_back(r);
+  }
+  admit_result admit;
+  if (opt.admits > 0) {
+    admit = run_admissions(dir, opt.admits);
+    std::printf("%-28s %10zu %10.3f %12.0f %10.0f %10.0f\n", "admit, 1 client (service)", admit.count, admit.seconds,
+                static_cast<double>(admit.count) / admit.seconds, admit.latency.p50_us, admit.latency.p99_us);
+  }
+
+  // Targets (DESIGN §10 / issue 2): compare with the closest scenarios run.
+  std::printf("\n");
+  json::array targets;
+  for (const auto& r : appends) {
+    if (r.appenders != 256) continue;
+    const bool met = r.events_per_s >= target_events_per_s;
+    std::printf("target: >= %.0f durable events/s at 256 appenders: %.0f  %s\n", target_events_per_s, r.events_per_s,
+                met ? "met" : "NOT met");
+    targets.push_back({{"name", "durable_events_per_s_at_256"},
+                       {"target", target_events_per_s},
+                       {"measured", r.events_per_s},
+                       {"met", met}});
+  }
+  if (opt.admits > 0) {
+    const bool met = admit.latency.p50_us < target_admit_p50_us;
+    std::printf("target: admission p50 < %.0f us (single client): %.0f us  %s\n", target_admit_p50_us,
+                admit.latency.p50_us, met ? "met" : "NOT met");
+    targets.push_back({{"name", "admission_p50_us"},
+                       {"target", target_admit_p50_us},
+                       {"measured", admit.latency.p50_us},
+                       {"met", met}});
+  }
+
+  if (!opt.out.empty()) {
+    json::array scenarios;
+    for (const auto& r : appends)
+      scenarios.push_back({{"name", "append"},
+                           {"appenders", r.appenders},
+                           {"events", r.events},
+                           {"seconds", r.seconds},
+                           {"events_per_s", r.events_per_s},
+                           {"latency", to_json(r.latency)}});
+    json::object doc{{"benchmark", "append"},
+                     {"time", now_iso8601()},
+                     {"quick", opt.quick},
+                     {"hardware_concurrency", std::thread::hardware_concurrency()},
+                     {"store", "sqlite (WAL, synchronous=FULL)"},
+                     {"fdatasync", to_json(fsync)},
+                     {"append", std::move(scenarios)},
+                     {"targets", std::move(targets)}};
+    if (opt.admits > 0)
+      doc["admission"] = {{"client", "session_service::admit (record_only)"},
+                          {"count", admit.count},
+                          {"seconds", admit.seconds},
+                          {"latency", to_json(admit.latency)}};
+    const fs::path out = opt.out;
+    if (out.has_parent_path()) fs::create_directories(out.parent_path(), ec);
+    std::ofstream f(out);
+    f << json::serialize(doc) << "\n";
+    if (!f) {
+      std::fprintf(stderr, "tether_bench: cannot write %s\n", opt.out.c_str());
+      return 1;
+    }
+    std::printf("\nwrote %s\n", opt.out.c_str());
+  }
+  fs::remove_all(dir, ec);
+  return 0;
+}
