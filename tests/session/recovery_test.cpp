@@ -1,0 +1,206 @@
+#include "session/service.h"
+
+#include <sqlite3.h>
+
+#include "session/fixture.h"
+
+namespace tether::testing {
+namespace {
+
+using model::delivery;
+using session::start_mode;
+
+class recovery_test : public session_fixture {
+ protected:
+  // A session left as a crashed node leaves it: an execution started, a step
+  // and a tool call in flight, and the lease of `owner` (fresh for ttl_ms).
+  session_id abandoned(const std::string& owner, time_ms ttl_ms = 30'000) {
+    const auto s = session_id::generate();
+    const auto in = input_id::generate();
+    const auto exe = execution_id::generate();
+    auto created = run(store_->append(store::single_event(s, model::session_created{})));
+    EXPECT_TRUE(created) << created.error().describe();
+    EXPECT_TRUE(run(store_->append(store::single_event(s, model::input_admitted{in, "work", delivery::steer}))));
+    EXPECT_TRUE(run(store_->claim_lease(s, owner, clock_.now(), ttl_ms)));
+    store::fence f;
+    f.lease_owner = owner;
+    f.now_ms = clock_.now();
+    store::append_request req;
+    req.session = s;
+    req.fence = f;
+    req.events.emplace_back(model::execution_started{exe, owner});
+    req.events.emplace_back(model::input_promoted{in, exe});
+    req.events.emplace_back(model::step_started{exe, 1});
+    req.events.emplace_back(model::tool_called{call_id::generate(), std::string("bash"), boost::json::object{}, false});
+    auto r = run(store_->append(std::move(req)));
+    EXPECT_TRUE(r) << r.error().describe();
+    return s;
+  }
+
+  session::recovery_report scan() {
+    auto r = run(service_->recover());
+    EXPECT_TRUE(r) << r.error().describe();
+    return r ? *r : session::recovery_report{};
+  }
+};
+
+TEST_F(recovery_test, recovery_continues_each_abandoned_execution_exactly_once_per_scan) {
+  std::vector<session_id> all;
+  for (int i = 0; i < 3; ++i) all.push_back(abandoned("dead/1"));
+  clock_.advance(60'000);
+  make_service();
+  const auto report = scan();
+  EXPECT_EQ(report.claimed, 3U);
+  for (const auto& s : all) {
+    eventually([&] { return count(s, "execution.finished") == 1; });
+    idle(s);
+    EXPECT_EQ(count(s, "execution.recovered"), 1U);
+    EXPECT_EQ(count(s, "execution.started"), 1U);  // continued, not restarted
+  }
+  EXPECT_EQ(runtime_.turns(), 3);
+  for (const auto& ctx : runtime_.contexts()) EXPECT_TRUE(ctx.continuation);
+  EXPECT_EQ(scan().claimed, 0U);  // nothing left to recover
+}
+
+TEST_F(recovery_test, recovery_fails_in_flight_tool_calls_without_replaying_them_and_appends_a_restart_notice) {
+  const auto s = abandoned("dead/1");
+  clock_.advance(60'000);
+  make_service();
+  scan();
+  eventually([&] { return count(s, "execution.finished") == 1; });
+  idle(s);
+  std::string tool_error;
+  bool notice = false;
+  for (const auto& e : events(s)) {
+    if (const auto* t = e.as<model::tool_failed>()) tool_error = t->error;
+    if (const auto* n = e.as<model::synthetic>()) notice = n->reason == "restart";
+  }
+  EXPECT_EQ(tool_error, "interrupted by restart");
+  EXPECT_TRUE(notice);
+  EXPECT_EQ(count(s, "tool.called"), 1U);  // the side effect was not replayed
+  EXPECT_EQ(count(s, "step.failed"), 1U);
+  ASSERT_EQ(runtime_.contexts().size(), 1U);
+  const auto& transcript = runtime_.contexts()[0].transcript;
+  ASSERT_FALSE(transcript.empty());
+  EXPECT_EQ(transcript.back().role, store::message_role::notice);
+}
+
+TEST_F(recovery_test, an_execution_of_our_previous_incarnation_is_recovered_without_waiting_for_expiry) {
+  const auto s = abandoned("n1/previous");  // same node name, fresh lease
+  make_service(test_options(), "n1");
+  EXPECT_EQ(scan().claimed, 1U);
+  eventually([&] { return count(s, "execution.finished") == 1; });
+}
+
+TEST_F(recovery_test, recovery_gives_up_with_failed_past_the_attempt_budget) {
+  auto opts = test_options();
+  opts.attempt_budget = 2;
+  const auto s = abandoned("dead/1");
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(run(store_->bump_attempts(s, "dead/1", clock_.now())));
+  clock_.advance(60'000);
+  make_service(opts);
+  scan();
+  eventually([&] { return count(s, "execution.finished") == 1; });
+  idle(s);
+  std::optional<model::execution_finished> fin;
+  for (const auto& e : events(s))
+    if (const auto* f = e.as<model::execution_finished>()) fin = *f;
+  ASSERT_TRUE(fin);
+  EXPECT_EQ(fin->outcome, model::outcome::failed);
+  EXPECT_EQ(fin->reason, "attempt_budget");
+  EXPECT_EQ(runtime_.turns(), 0);
+}
+
+TEST_F(recovery_test, recovery_never_touches_a_session_with_a_fresh_foreign_lease) {
+  const auto s = abandoned("other/1", 120'000);
+  clock_.advance(60'000);  // still fresh
+  const auto before = events(s).size();
+  make_service();
+  const auto report = scan();
+  EXPECT_EQ(report.claimed, 0U);
+  idle(s);
+  EXPECT_EQ(events(s).size(), before);
+  auto row = run(store_->get_session(s));
+  ASSERT_TRUE(row);
+  ASSERT_TRUE(row->lease);
+  EXPECT_EQ(row->lease->owner, "other/1");
+}
+
+TEST_F(recovery_test, an_undecodable_session_is_quarantined_without_blocking_the_others) {
+  const auto bad = abandoned("dead/1");
+  const auto good1 = abandoned("dead/1");
+  const auto good2 = abandoned("dead/1");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "tether.db").string().c_str(), &db), SQLITE_OK);
+    const std::string sql = "UPDATE events SET type = 'bogus.type' WHERE session_id = '" + bad.str() + "' AND seq = 2";
+    EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  clock_.advance(60'000);
+  make_service();
+  const auto report = scan();
+  EXPECT_EQ(report.quarantined, 1U);
+  EXPECT_EQ(report.claimed, 2U);
+  for (const auto& s : {good1, good2}) eventually([&] { return count(s, "execution.finished") == 1; });
+  auto row = run(store_->get_session(bad));
+  ASSERT_TRUE(row);
+  EXPECT_TRUE(row->quarantined);
+  EXPECT_EQ(scan().quarantined, 0U);  // set aside: not listed again
+}
+
+TEST_F(recovery_test, a_scan_pages_through_abandoned_sessions_in_bounded_batches) {
+  auto opts = test_options();
+  opts.recovery_batch = 2;
+  opts.recovery_concurrency = 2;
+  std::vector<session_id> all;
+  for (int i = 0; i < 5; ++i) all.push_back(abandoned("dead/1"));
+  clock_.advance(60'000);
+  // A page never holds more than the batch size.
+  auto page = run(store_->list_abandoned(clock_.now(), "n1", "n1/x", std::nullopt, 2));
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->size(), 2U);
+  make_service(opts);
+  const auto report = scan();
+  EXPECT_EQ(report.examined, 5U);
+  EXPECT_EQ(report.claimed, 5U);
+  for (const auto& s : all) eventually([&] { return count(s, "execution.finished") == 1; });
+}
+
+TEST_F(recovery_test, a_clean_stop_expires_our_leases_and_the_next_start_continues_the_execution) {
+  make_service();
+  const auto s = new_session();
+  runtime_.script({hang()});
+  admit(s, "long");
+  eventually([&] { return runtime_.turns() == 1; });
+  stop_service();
+  auto row = run(store_->get_session(s));
+  ASSERT_TRUE(row);
+  ASSERT_TRUE(row->lease);
+  EXPECT_LE(row->lease->expires_at, clock_.now());
+  EXPECT_EQ(count(s, "execution.finished"), 0U);  // shutdown writes no terminal event
+  make_service();
+  auto report = run(service_->start());
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->claimed, 1U);
+  eventually([&] { return count(s, "execution.finished") == 1; });
+  EXPECT_EQ(count(s, "execution.recovered"), 1U);
+}
+
+TEST_F(recovery_test, pending_inputs_survive_a_restart_untouched) {
+  make_service();
+  const auto s = new_session();
+  admit(s, "keep me", delivery::queue, start_mode::record_only);
+  stop_service();
+  close_store();
+  open_store();
+  make_service();
+  ASSERT_TRUE(run(service_->start()));
+  auto pending = run(store_->pending_inputs(s));
+  ASSERT_TRUE(pending);
+  ASSERT_EQ(pending->size(), 1U);
+  EXPECT_EQ((*pending)[0].prompt, "keep me");
+}
+
+}  // namespace
+}  // namespace tether::testing

@@ -1,0 +1,135 @@
+#include "session/scripted_runtime.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace tether::testing {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Polls until `done()` or the turn is stopped; true when done.
+template <class F>
+asio::awaitable<bool> poll_until(F done, std::stop_token stop) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  while (!done()) {
+    if (stop.stop_requested()) co_return false;
+    timer.expires_after(std::chrono::milliseconds(1));
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  co_return true;
+}
+
+std::vector<model::payload> step(std::int64_t n, const execution_id& e, model::payload body, bool close) {
+  std::vector<model::payload> v;
+  v.emplace_back(model::step_started{e, n});
+  v.push_back(std::move(body));
+  if (close) v.emplace_back(model::step_ended{std::string("stop"), model::usage{10, 5, 0}});
+  return v;
+}
+
+}  // namespace
+
+void scripted_runtime::script(std::vector<action> turn) {
+  std::lock_guard lock(mu_);
+  scripts_.push_back(std::move(turn));
+}
+
+std::vector<session::turn_context> scripted_runtime::contexts() const {
+  std::lock_guard lock(mu_);
+  return contexts_;
+}
+
+std::vector<std::vector<store::message_row>> scripted_runtime::boundaries() const {
+  std::lock_guard lock(mu_);
+  return boundaries_;
+}
+
+session::task<session::turn_result> scripted_runtime::run_turn(session::turn_context ctx,
+                                                               std::shared_ptr<session::turn_host> host) {
+  std::vector<action> script;
+  {
+    std::lock_guard lock(mu_);
+    contexts_.push_back(ctx);
+    if (!scripts_.empty()) {
+      script = std::move(scripts_.front());
+      scripts_.pop_front();
+    } else {
+      script.push_back(text("done"));
+    }
+  }
+  turns_.fetch_add(1);
+  const auto stop = host->stop_token();
+  std::int64_t steps = 0;
+  session::turn_result out;
+  for (const auto& a : script) {
+    if (stop.stop_requested()) co_return session::turn_result{session::turn_status::interrupted, {}, out.usage};
+    switch (a.what) {
+      case action::kind::text: {
+        auto r = co_await host->record(
+            step(++steps, ctx.execution, model::text_ended{message_id::generate(), a.arg}, true));
+        if (!r) co_return session::turn_result{session::turn_status::failed, r.error().describe(), out.usage};
+        out.usage += model::usage{10, 5, 0};
+        break;
+      }
+      case action::kind::tool:
+      case action::kind::inflight: {
+        const auto id = call_id::generate();
+        auto events = step(++steps, ctx.execution,
+                           model::tool_called{id, a.arg, boost::json::object{{"arg", a.arg}}, false},
+                           false);
+        auto r = co_await host->record(std::move(events));
+        if (!r) co_return session::turn_result{session::turn_status::failed, r.error().describe(), out.usage};
+        if (a.what == action::kind::inflight) {
+          co_await poll_until([] { return false; }, stop);
+          co_return session::turn_result{session::turn_status::interrupted, {}, out.usage};
+        }
+        std::vector<model::payload> done;
+        done.emplace_back(model::tool_succeeded{id, std::string("ok"), {}});
+        done.emplace_back(model::step_ended{std::string("tool_calls"), model::usage{}});
+        if (auto d = co_await host->record(std::move(done)); !d)
+          co_return session::turn_result{session::turn_status::failed, d.error().describe(), out.usage};
+        break;
+      }
+      case action::kind::ask: {
+        const auto call = call_id::generate();
+        std::vector<model::payload> events;
+        events.emplace_back(model::tool_called{call, std::string("ask_user"),
+                                               boost::json::object{{"question", a.arg}}, false});
+        events.emplace_back(model::interaction_requested{interaction_id::generate(), call, std::string("question"),
+                                                         boost::json::object{{"question", a.arg}}});
+        if (auto r = co_await host->record(std::move(events)); !r)
+          co_return session::turn_result{session::turn_status::failed, r.error().describe(), out.usage};
+        co_return session::turn_result{session::turn_status::waiting, {}, out.usage};
+      }
+      case action::kind::boundary: {
+        auto r = co_await host->boundary();
+        if (!r) co_return session::turn_result{session::turn_status::failed, r.error().describe(), out.usage};
+        std::lock_guard lock(mu_);
+        boundaries_.push_back(std::move(r.value()));
+        break;
+      }
+      case action::kind::gate: {
+        const int mine = gates_passed_.fetch_add(1) + 1;
+        arrivals_.fetch_add(1);
+        if (!co_await poll_until([this, mine] { return gate_open_.load() >= mine; }, stop))
+          co_return session::turn_result{session::turn_status::interrupted, {}, out.usage};
+        break;
+      }
+      case action::kind::fail:
+        co_return session::turn_result{session::turn_status::failed, a.arg, out.usage};
+      case action::kind::hang:
+        co_await poll_until([] { return false; }, stop);
+        co_return session::turn_result{session::turn_status::interrupted, {}, out.usage};
+      case action::kind::wake:
+        host->wake();
+        break;
+    }
+  }
+  co_return out;
+}
+
+}  // namespace tether::testing

@@ -1,0 +1,65 @@
+// A scripted Runtime for session tests: each turn plays a list of actions.
+//
+//   text X        step.started, text.ended{X}, step.ended
+//   tool NAME     step.started, tool.called, tool.succeeded, step.ended
+//   inflight NAME step.started, tool.called, then hang until stopped
+//   ask Q         tool.called(ask_user) + interaction.requested, return waiting
+//   boundary      host.boundary(); the promoted inputs are kept in `boundaries`
+//   gate          count an arrival in `arrivals`, wait until open_gate() (or stop)
+//   fail E        return failed(E)
+//   hang          wait until stopped, return interrupted
+//   wake          host.wake()
+//
+// Turns without a script reply "done". Everything a turn saw is recorded.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "session/runtime.h"
+
+namespace tether::testing {
+
+struct action {
+  enum class kind { text, tool, inflight, ask, boundary, gate, fail, hang, wake };
+  kind what;
+  std::string arg;
+};
+inline action text(std::string s) { return {action::kind::text, std::move(s)}; }
+inline action tool(std::string s) { return {action::kind::tool, std::move(s)}; }
+inline action inflight(std::string s) { return {action::kind::inflight, std::move(s)}; }
+inline action ask(std::string s) { return {action::kind::ask, std::move(s)}; }
+inline action boundary() { return {action::kind::boundary, {}}; }
+inline action gate() { return {action::kind::gate, {}}; }
+inline action fail(std::string s) { return {action::kind::fail, std::move(s)}; }
+inline action hang() { return {action::kind::hang, {}}; }
+inline action wake() { return {action::kind::wake, {}}; }
+
+class scripted_runtime final : public session::runtime {
+ public:
+  // Scripts are consumed one per turn, in order, across all sessions.
+  void script(std::vector<action> turn);
+  session::task<session::turn_result> run_turn(session::turn_context ctx,
+                                               std::shared_ptr<session::turn_host> host) override;
+
+  void open_gate() { gate_open_.fetch_add(1); }
+  [[nodiscard]] int arrivals() const { return arrivals_.load(); }
+  [[nodiscard]] int turns() const { return turns_.load(); }
+  [[nodiscard]] std::vector<session::turn_context> contexts() const;
+  [[nodiscard]] std::vector<std::vector<store::message_row>> boundaries() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::deque<std::vector<action>> scripts_;
+  std::vector<session::turn_context> contexts_;
+  std::vector<std::vector<store::message_row>> boundaries_;
+  std::atomic<int> arrivals_{0};
+  std::atomic<int> gate_open_{0};
+  std::atomic<int> gates_passed_{0};
+  std::atomic<int> turns_{0};
+};
+
+}  // namespace tether::testing
