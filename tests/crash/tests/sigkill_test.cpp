@@ -610,9 +610,12 @@ int env_int(const char* name, int fallback) {
 
 TEST(crash, acknowledged_work_survives_sigkill_and_recovery_leaves_nothing_half_started) {
   const int rounds = env_int("TETHER_CRASH_ROUNDS", 50);
-  const auto seed = static_cast<std::uint64_t>(env_int("TETHER_CRASH_SEED", static_cast<int>(std::random_device{}())));
+  const char* seed_env = std::getenv("TETHER_CRASH_SEED");
+  const std::uint64_t seed = seed_env != nullptr && *seed_env != '\0' ? std::strtoull(seed_env, nullptr, 10)
+                                                                       : std::random_device{}();
   RecordProperty("seed", std::to_string(seed));
   std::printf("crash test: %d rounds, TETHER_CRASH_SEED=%llu\n", rounds, static_cast<unsigned long long>(seed));
+  std::fflush(stdout);
   std::mt19937_64 rng(seed);
 
   std::string dir_template = (fs::path(testing::TempDir()) / "tether-crash-XXXXXX").string();
