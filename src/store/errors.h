@@ -22,6 +22,7 @@ enum class store_errc {
   lease_lost,           // a renewal or release by an owner that no longer holds the lease
   not_found,            // a projection row (input, interaction, execution) does not exist
   corrupt,              // a stored row cannot be read back
+  read_failed,          // the database could not be read (I/O error, busy, out of memory); retry later
 };
 
 const std::error_category& store_category();
