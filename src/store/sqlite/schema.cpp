@@ -1,0 +1,177 @@
+#include "store/sqlite/schema.h"
+
+#include <array>
+#include <string>
+
+#include "store/sqlite/sqlite_store.h"
+
+namespace tether::store::sqlite {
+
+namespace {
+
+struct migration {
+  int version;
+  const char* sql;
+};
+
+// Append new steps at the end; never edit a step that has shipped.
+//
+// Status columns hold the names printed by to_string() of the matching enum.
+// The partial indexes serve the hot queries: pending inputs of a session in
+// admission order, open executions (recovery scan), running calls and pending
+// interactions of a session, and message ids that must be unique across the
+// store (user and assistant messages).
+constexpr std::array migrations{
+    migration{1, R"sql(
+CREATE TABLE sessions(
+  id                   TEXT PRIMARY KEY,
+  last_seq             INTEGER NOT NULL DEFAULT 0,
+  generation           INTEGER NOT NULL DEFAULT 0,
+  title                TEXT NOT NULL DEFAULT '',
+  workspace            TEXT NOT NULL DEFAULT '',
+  profile              TEXT NOT NULL DEFAULT '',
+  open_execution       TEXT,
+  continuation_pending INTEGER NOT NULL DEFAULT 0,
+  runtime              TEXT NOT NULL DEFAULT '',
+  external_session_id  TEXT NOT NULL DEFAULT '',
+  quarantined          INTEGER NOT NULL DEFAULT 0,
+  quarantine_reason    TEXT NOT NULL DEFAULT '',
+  created_at           INTEGER NOT NULL,
+  updated_at           INTEGER NOT NULL
+);
+CREATE INDEX sessions_open_execution ON sessions(id) WHERE open_execution IS NOT NULL;
+CREATE INDEX sessions_updated ON sessions(updated_at);
+
+CREATE TABLE events(
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  seq        INTEGER NOT NULL,
+  id         TEXT NOT NULL UNIQUE,
+  type       TEXT NOT NULL,
+  version    INTEGER NOT NULL,
+  time       INTEGER NOT NULL,
+  data       TEXT NOT NULL,
+  PRIMARY KEY(session_id, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE leases(
+  session_id TEXT PRIMARY KEY REFERENCES sessions(id),
+  owner      TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  attempts   INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX leases_owner ON leases(owner);
+
+CREATE TABLE inputs(
+  id           TEXT PRIMARY KEY,
+  session_id   TEXT NOT NULL REFERENCES sessions(id),
+  prompt       TEXT NOT NULL,
+  delivery     TEXT NOT NULL,
+  status       TEXT NOT NULL,
+  admitted_seq INTEGER NOT NULL,
+  execution_id TEXT
+);
+CREATE INDEX inputs_pending ON inputs(session_id, admitted_seq) WHERE status = 'pending';
+
+CREATE TABLE messages(
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  seq        INTEGER NOT NULL,
+  generation INTEGER NOT NULL,
+  role       TEXT NOT NULL,
+  id         TEXT NOT NULL,
+  text       TEXT NOT NULL DEFAULT '',
+  tool       TEXT NOT NULL DEFAULT '',
+  input      TEXT,
+  is_error   INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(session_id, seq)
+);
+CREATE UNIQUE INDEX messages_message_id ON messages(id) WHERE role IN ('user', 'assistant');
+CREATE INDEX messages_context ON messages(session_id, generation, seq);
+
+CREATE TABLE executions(
+  id          TEXT PRIMARY KEY,
+  session_id  TEXT NOT NULL REFERENCES sessions(id),
+  node        TEXT NOT NULL,
+  status      TEXT NOT NULL,
+  outcome     TEXT,
+  reason      TEXT NOT NULL DEFAULT '',
+  error       TEXT NOT NULL DEFAULT '',
+  usage       TEXT,
+  started_seq INTEGER NOT NULL,
+  open_step   INTEGER
+);
+CREATE INDEX executions_session ON executions(session_id, started_seq);
+CREATE INDEX executions_open ON executions(session_id) WHERE status = 'running';
+
+CREATE TABLE tool_calls(
+  id           TEXT PRIMARY KEY,
+  session_id   TEXT NOT NULL REFERENCES sessions(id),
+  execution_id TEXT,
+  name         TEXT NOT NULL,
+  input        TEXT NOT NULL,
+  hosted       INTEGER NOT NULL DEFAULT 0,
+  status       TEXT NOT NULL,
+  result       TEXT NOT NULL DEFAULT '',
+  called_seq   INTEGER NOT NULL
+);
+CREATE INDEX tool_calls_running ON tool_calls(session_id, called_seq) WHERE status = 'running';
+
+CREATE TABLE interactions(
+  id            TEXT PRIMARY KEY,
+  session_id    TEXT NOT NULL REFERENCES sessions(id),
+  call_id       TEXT,
+  kind          TEXT NOT NULL,
+  payload       TEXT NOT NULL,
+  status        TEXT NOT NULL,
+  result        TEXT,
+  requested_seq INTEGER NOT NULL
+);
+CREATE INDEX interactions_pending ON interactions(session_id, requested_seq) WHERE status = 'pending';
+)sql"},
+};
+
+result<int> stored_version(connection& db) {
+  auto q = db.prepare("PRAGMA user_version");
+  auto row = q.step();
+  if (!row) return row.error();
+  return *row ? static_cast<int>(q.int64(0)) : 0;
+}
+
+error open_error(const error& e) { return {store_errc::open_failed, "migrating the schema: " + e.message}; }
+
+}  // namespace
+
+int latest_schema_version() { return migrations.back().version; }
+
+result<void> migrate(connection& db) {
+  if (auto r = db.exec("BEGIN IMMEDIATE"); !r) return open_error(r.error());
+  auto rollback = [&db](error e) -> result<void> {
+    (void)db.exec("ROLLBACK");
+    return e;
+  };
+  auto current = stored_version(db);
+  if (!current) return rollback(open_error(current.error()));
+  const int latest = latest_schema_version();
+  if (*current > latest)
+    return rollback(make_error(store_errc::schema_too_new,
+                               "database schema version " + std::to_string(*current) +
+                                   " is newer than this Tether (" + std::to_string(latest) + "); upgrade Tether"));
+  if (*current == latest) {
+    (void)db.exec("ROLLBACK");  // nothing to do; release the write lock
+    return ok();
+  }
+  for (const auto& m : migrations) {
+    if (m.version <= *current) continue;
+    if (auto r = db.exec(m.sql); !r) return rollback(open_error(r.error()));
+  }
+  // PRAGMA takes no bound parameters; the value is our own integer.
+  const std::string set_version = "PRAGMA user_version = " + std::to_string(latest);
+  if (auto r = db.exec(set_version.c_str()); !r) return rollback(open_error(r.error()));
+  if (auto r = db.exec("COMMIT"); !r) return rollback(open_error(r.error()));
+  return ok();
+}
+
+}  // namespace tether::store::sqlite
+
+namespace tether::store {
+int sqlite_schema_version() { return sqlite::latest_schema_version(); }
+}  // namespace tether::store
