@@ -1,0 +1,59 @@
+// The append path of the SQLite backend: one append_request applied inside
+// the writer's transaction (in its own savepoint).
+//
+// apply_append():
+//   1. every payload must be durable and must read back through the
+//      catalogue (encode -> JSON text -> decode), so a stored row is always
+//      readable; otherwise `rejected`;
+//   2. the session must exist, unless the first event is session.created
+//      (then it must not: session_exists); otherwise unknown_session;
+//   3. the fence is checked (fence_failed);
+//   4. each event gets the next seq, a fresh event id and the request's time
+//      (the clock's when 0), its projection rule runs, and the row is
+//      inserted; the session's last_seq and updated_at follow.
+//
+// Projection rules (errors in parentheses; any error fails the request):
+//   session.created      inserts the session row (session_exists)
+//   session.updated      title
+//   session.reset        generation + 1, written into the stored payload;
+//                        clears runtime and external_session_id
+//   input.admitted       inserts a pending input (duplicate_input for an
+//                        exact retry; input_conflict for the id reused with
+//                        another prompt, delivery or session, or naming a
+//                        transcript message); no transcript message yet
+//   input.promoted       pending input of this session -> promoted; user
+//                        message with the input's id and prompt (rejected)
+//   input.cancelled      pending input of this session -> cancelled (rejected)
+//   execution.started    opens the execution; clears continuation_pending
+//                        (rejected while another execution is open)
+//   execution.recovered  must name the open execution (rejected)
+//   execution.finished   must name the open execution (rejected); records
+//                        outcome, reason, error, usage; closes it; resets the
+//                        lease's attempt count
+//   step.started         must name the open execution (rejected); open_step
+//   step.ended/failed    clears open_step of the open execution, if any
+//   text.ended           assistant message; its id must not name another
+//                        message or an input (rejected)
+//   tool.called          running call in the open execution (or none) and a
+//                        tool_call message (rejected for a reused call id)
+//   tool.succeeded/failed  running call of this session -> settled; a
+//                        tool_result message (rejected)
+//   interaction.requested  pending interaction (rejected for a reused id)
+//   interaction.resolved   not_found, or interaction_not_pending unless it
+//                        is pending; status must be answered or cancelled
+//                        (rejected); sets continuation_pending
+//   runtime.bound        runtime and external_session_id
+//   synthetic            notice message (id = the event id)
+//   step.retry_scheduled, reasoning.ended, compaction.ended: stored only
+#pragma once
+
+#include "store/sqlite/db.h"
+#include "store/types.h"
+#include "util/clock.h"
+#include "util/result.h"
+
+namespace tether::store::sqlite {
+
+result<append_result> apply_append(connection& db, append_request& req, const tether::clock& clock);
+
+}  // namespace tether::store::sqlite
