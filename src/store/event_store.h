@@ -26,8 +26,20 @@
 //                      prompt and delivery); nothing written, get_input()
 //                      returns the original
 //   input_conflict     input id reused with other content or in a transcript
-//   rejected           another projection rule (see projections.cpp)
+//   rejected           another projection rule (see store/sqlite/projections.h),
+//                      an ephemeral payload, or a payload that would not read
+//                      back (missing id, invalid UTF-8, JSON nested > 256)
+//   session_exists     session.created for an existing session
+//   not_found          a lookup by id (input, execution, interaction), or
+//                      interaction.resolved naming no interaction of the session
+//   interaction_not_pending   interaction.resolved of a settled interaction
 //   lease_held / lease_lost   lease operations, see below
+//   corrupt            a stored row is not readable JSON or has an unknown
+//                      status/role/delivery (reads; the message names the row)
+//   model_errc::undecodable   a stored event's JSON is well formed but the
+//                      catalogue rejects it (unknown type or version, missing
+//                      or mistyped field); recovery quarantines such sessions
+//   read_failed        the database could not be read (I/O, busy); transient
 //
 // Leases
 //   claim: succeeds when there is no lease, it is expired, or it is ours;
@@ -75,7 +87,8 @@ class event_tail {
  public:
   virtual ~event_tail() = default;
   // The next items (at least one), waiting as long as needed. Returns
-  // store_errc::closed after close() or the store's stop().
+  // store_errc::closed after close() or the store's stop(), or the error of
+  // reading history (e.g. corrupt). One next() at a time per tail.
   virtual task<result<std::vector<tail_item>>> next() = 0;
   // Thread-safe; wakes a pending next().
   virtual void close() = 0;
@@ -110,8 +123,11 @@ class event_store {
   virtual std::unique_ptr<event_tail> tail(session_id s, event_seq after) = 0;
 
   // ---- reads ----
+  // Session-scoped reads of an unknown session return unknown_session.
+  // Events with seq > after, at most `limit` (capped at 10,000) per page.
   virtual task<result<event_page>> read(session_id s, event_seq after, std::size_t limit) = 0;
   virtual task<result<session_row>> get_session(session_id s) = 0;
+  // Most recently updated first.
   virtual task<result<std::vector<session_row>>> list_sessions(std::size_t limit) = 0;
   virtual task<result<input_row>> get_input(input_id id) = 0;
   // Pending inputs of a session in admission order.

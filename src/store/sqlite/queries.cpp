@@ -1,0 +1,335 @@
+#include "store/sqlite/queries.h"
+
+#include <algorithm>
+#include <array>
+
+#include "store/sqlite/codec.h"
+
+namespace tether::store::sqlite {
+
+namespace {
+
+tether::error corrupt(std::string msg) { return {store_errc::corrupt, std::move(msg)}; }
+
+template <class E>
+struct named {
+  std::string_view name;
+  E value;
+};
+
+// Status names as projections.cpp writes them.
+constexpr std::array input_statuses{named<input_status>{"pending", input_status::pending},
+                                    named<input_status>{"promoted", input_status::promoted},
+                                    named<input_status>{"cancelled", input_status::cancelled}};
+constexpr std::array message_roles{named<message_role>{"user", message_role::user},
+                                   named<message_role>{"assistant", message_role::assistant},
+                                   named<message_role>{"tool_call", message_role::tool_call},
+                                   named<message_role>{"tool_result", message_role::tool_result},
+                                   named<message_role>{"notice", message_role::notice}};
+constexpr std::array execution_statuses{named<execution_status>{"running", execution_status::running},
+                                        named<execution_status>{"finished", execution_status::finished}};
+constexpr std::array call_statuses{named<call_status>{"running", call_status::running},
+                                   named<call_status>{"succeeded", call_status::succeeded},
+                                   named<call_status>{"failed", call_status::failed}};
+constexpr std::array interaction_statuses{named<interaction_status>{"pending", interaction_status::pending},
+                                          named<interaction_status>{"answered", interaction_status::answered},
+                                          named<interaction_status>{"cancelled", interaction_status::cancelled}};
+
+template <class E, std::size_t N>
+result<E> parse_name(const std::array<named<E>, N>& table, const std::string& s, const std::string& what) {
+  for (const auto& n : table)
+    if (n.name == s) return n.value;
+  return corrupt(what + ": unknown value '" + s + "'");
+}
+
+std::int64_t sql_limit(std::size_t limit) { return static_cast<std::int64_t>(std::min(limit, max_page)); }
+
+result<void> require_session(connection& db, const session_id& s) {
+  auto q = db.prepare("SELECT 1 FROM sessions WHERE id = ?");
+  q.bind(s);
+  auto row = q.step();
+  if (!row) return row.error();
+  if (!*row) return make_error(store_errc::unknown_session, s.str() + " does not exist");
+  return ok();
+}
+
+// Runs a query and decodes every row with `from`.
+template <class Row, class From>
+result<std::vector<Row>> collect(query& q, From from) {
+  std::vector<Row> out;
+  for (;;) {
+    auto row = q.step();
+    if (!row) return row.error();
+    if (!*row) return out;
+    auto r = from(q);
+    if (!r) return r.error();
+    out.push_back(std::move(*r));
+  }
+}
+
+// Runs a query expected to return at most one row.
+template <class Row, class From>
+result<Row> single(query& q, From from, std::string_view missing) {
+  auto row = q.step();
+  if (!row) return row.error();
+  if (!*row) return make_error(store_errc::not_found, std::string(missing) + " does not exist");
+  return from(q);
+}
+
+#define TETHER_SESSION_SELECT                                                                                    \
+  "SELECT s.id, s.last_seq, s.generation, s.title, s.workspace, s.profile, s.open_execution, "                  \
+  "s.continuation_pending, s.runtime, s.external_session_id, s.quarantined, s.quarantine_reason, s.created_at, " \
+  "s.updated_at, l.owner, l.expires_at, l.attempts FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
+
+result<session_row> session_from(const query& q) {
+  session_row r;
+  r.id = session_id::trusted(q.text(0));
+  r.last_seq = event_seq{q.int64(1)};
+  r.generation = q.int64(2);
+  r.title = q.text(3);
+  r.workspace = q.text(4);
+  r.profile = q.text(5);
+  if (!q.is_null(6)) r.open_execution = execution_id::trusted(q.text(6));
+  r.continuation_pending = q.int64(7) != 0;
+  r.runtime = q.text(8);
+  r.external_session_id = q.text(9);
+  r.quarantined = q.int64(10) != 0;
+  r.quarantine_reason = q.text(11);
+  r.created_at = q.int64(12);
+  r.updated_at = q.int64(13);
+  if (!q.is_null(14)) r.lease = lease{q.text(14), q.int64(15), q.int64(16)};
+  return r;
+}
+
+#define TETHER_INPUT_SELECT \
+  "SELECT id, session_id, prompt, delivery, status, admitted_seq, execution_id FROM inputs "
+
+result<input_row> input_from(const query& q) {
+  input_row r;
+  r.id = input_id::trusted(q.text(0));
+  const std::string what = "input " + r.id.str();
+  r.session = session_id::trusted(q.text(1));
+  r.prompt = q.text(2);
+  const auto d = model::parse_delivery(q.text(3));
+  if (!d) return corrupt(what + ": unknown delivery '" + q.text(3) + "'");
+  r.delivery = *d;
+  auto status = parse_name(input_statuses, q.text(4), what);
+  if (!status) return status.error();
+  r.status = *status;
+  r.admitted_seq = event_seq{q.int64(5)};
+  if (!q.is_null(6)) r.execution = execution_id::trusted(q.text(6));
+  return r;
+}
+
+result<message_row> message_from(const query& q, const session_id& s) {
+  message_row r;
+  r.seq = event_seq{q.int64(0)};
+  const std::string what = "message " + s.str() + "/" + std::to_string(r.seq.value);
+  r.generation = q.int64(1);
+  auto role = parse_name(message_roles, q.text(2), what);
+  if (!role) return role.error();
+  r.role = *role;
+  r.id = q.text(3);
+  r.text = q.text(4);
+  r.tool = q.text(5);
+  if (!q.is_null(6)) {
+    auto input = parse_column(q.text(6), what + " input");
+    if (!input) return input.error();
+    r.input = std::move(*input);
+  }
+  r.is_error = q.int64(7) != 0;
+  return r;
+}
+
+#define TETHER_EXECUTION_SELECT \
+  "SELECT id, session_id, node, status, outcome, reason, error, usage, started_seq, open_step FROM executions "
+
+result<execution_row> execution_from(const query& q) {
+  execution_row r;
+  r.id = execution_id::trusted(q.text(0));
+  const std::string what = "execution " + r.id.str();
+  r.session = session_id::trusted(q.text(1));
+  r.node = q.text(2);
+  auto status = parse_name(execution_statuses, q.text(3), what);
+  if (!status) return status.error();
+  r.status = *status;
+  if (!q.is_null(4)) {
+    r.outcome = model::parse_outcome(q.text(4));
+    if (!r.outcome) return corrupt(what + ": unknown outcome '" + q.text(4) + "'");
+  }
+  r.reason = q.text(5);
+  r.error = q.text(6);
+  if (!q.is_null(7)) {
+    auto u = parse_usage(q.text(7), what);
+    if (!u) return u.error();
+    r.usage = *u;
+  }
+  r.started_seq = event_seq{q.int64(8)};
+  if (!q.is_null(9)) r.open_step = q.int64(9);
+  return r;
+}
+
+result<tool_call_row> call_from(const query& q) {
+  tool_call_row r;
+  r.id = call_id::trusted(q.text(0));
+  const std::string what = "tool call " + r.id.str();
+  r.session = session_id::trusted(q.text(1));
+  if (!q.is_null(2)) r.execution = execution_id::trusted(q.text(2));
+  r.tool = q.text(3);
+  auto input = parse_column(q.text(4), what + " input");
+  if (!input) return input.error();
+  r.input = std::move(*input);
+  r.hosted = q.int64(5) != 0;
+  auto status = parse_name(call_statuses, q.text(6), what);
+  if (!status) return status.error();
+  r.status = *status;
+  r.result = q.text(7);
+  return r;
+}
+
+#define TETHER_INTERACTION_SELECT \
+  "SELECT id, session_id, call_id, kind, payload, status, result FROM interactions "
+
+result<interaction_row> interaction_from(const query& q) {
+  interaction_row r;
+  r.id = interaction_id::trusted(q.text(0));
+  const std::string what = "interaction " + r.id.str();
+  r.session = session_id::trusted(q.text(1));
+  if (!q.is_null(2)) r.call = call_id::trusted(q.text(2));
+  r.kind = q.text(3);
+  auto payload = parse_column(q.text(4), what + " payload");
+  if (!payload) return payload.error();
+  r.payload = std::move(*payload);
+  auto status = parse_name(interaction_statuses, q.text(5), what);
+  if (!status) return status.error();
+  r.status = *status;
+  if (!q.is_null(6)) {
+    auto res = parse_column(q.text(6), what + " result");
+    if (!res) return res.error();
+    r.result = std::move(*res);
+  }
+  return r;
+}
+
+}  // namespace
+
+result<event_page> read_events(connection& db, const session_id& s, event_seq after, std::size_t limit) {
+  const std::int64_t n = sql_limit(limit);
+  auto q = db.prepare(
+      "SELECT id, seq, type, version, time, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?");
+  q.bind(s, after, n + 1);
+  event_page page;
+  for (;;) {
+    auto row = q.step();
+    if (!row) return row.error();
+    if (!*row) break;
+    if (static_cast<std::int64_t>(page.events.size()) == n) {
+      page.more = true;
+      break;
+    }
+    const std::int64_t seq = q.int64(1);
+    auto body = decode_payload(q.text(2), static_cast<int>(q.int64(3)), q.text(5),
+                               "event " + s.str() + "/" + std::to_string(seq));
+    if (!body) return body.error();
+    page.events.push_back(model::event{event_id::trusted(q.text(0)), s, event_seq{seq}, q.int64(4), std::move(*body)});
+  }
+  if (page.events.empty() && !page.more) TETHER_TRY(require_session(db, s));
+  return page;
+}
+
+result<session_row> get_session(connection& db, const session_id& s) {
+  auto q = db.prepare(TETHER_SESSION_SELECT "WHERE s.id = ?");
+  q.bind(s);
+  auto r = single<session_row>(q, session_from, s.str());
+  if (!r && r.error() == store_errc::not_found)
+    return make_error(store_errc::unknown_session, s.str() + " does not exist");
+  return r;
+}
+
+result<std::vector<session_row>> list_sessions(connection& db, std::size_t limit) {
+  auto q = db.prepare(TETHER_SESSION_SELECT "ORDER BY s.updated_at DESC, s.id LIMIT ?");
+  q.bind(sql_limit(limit));
+  return collect<session_row>(q, session_from);
+}
+
+result<input_row> get_input(connection& db, const input_id& id) {
+  auto q = db.prepare(TETHER_INPUT_SELECT "WHERE id = ?");
+  q.bind(id);
+  return single<input_row>(q, input_from, id.str());
+}
+
+result<std::vector<input_row>> pending_inputs(connection& db, const session_id& s) {
+  TETHER_TRY(require_session(db, s));
+  auto q = db.prepare(TETHER_INPUT_SELECT "WHERE session_id = ? AND status = 'pending' ORDER BY admitted_seq");
+  q.bind(s);
+  return collect<input_row>(q, input_from);
+}
+
+result<std::vector<message_row>> context(connection& db, const session_id& s) {
+  auto q = db.prepare(
+      "SELECT m.seq, m.generation, m.role, m.id, m.text, m.tool, m.input, m.is_error "
+      "FROM sessions s JOIN messages m ON m.session_id = s.id AND m.generation = s.generation "
+      "WHERE s.id = ? ORDER BY m.seq");
+  q.bind(s);
+  auto rows = collect<message_row>(q, [&s](const query& row) { return message_from(row, s); });
+  if (rows && rows->empty()) TETHER_TRY(require_session(db, s));
+  return rows;
+}
+
+result<execution_row> get_execution(connection& db, const execution_id& id) {
+  auto q = db.prepare(TETHER_EXECUTION_SELECT "WHERE id = ?");
+  q.bind(id);
+  return single<execution_row>(q, execution_from, id.str());
+}
+
+result<std::vector<execution_row>> list_executions(connection& db, const session_id& s) {
+  TETHER_TRY(require_session(db, s));
+  auto q = db.prepare(TETHER_EXECUTION_SELECT "WHERE session_id = ? ORDER BY started_seq");
+  q.bind(s);
+  return collect<execution_row>(q, execution_from);
+}
+
+result<std::vector<tool_call_row>> unsettled_calls(connection& db, const session_id& s) {
+  TETHER_TRY(require_session(db, s));
+  auto q = db.prepare(
+      "SELECT id, session_id, execution_id, name, input, hosted, status, result FROM tool_calls "
+      "WHERE session_id = ? AND status = 'running' ORDER BY called_seq");
+  q.bind(s);
+  return collect<tool_call_row>(q, call_from);
+}
+
+result<interaction_row> get_interaction(connection& db, const interaction_id& id) {
+  auto q = db.prepare(TETHER_INTERACTION_SELECT "WHERE id = ?");
+  q.bind(id);
+  return single<interaction_row>(q, interaction_from, id.str());
+}
+
+result<std::vector<interaction_row>> pending_interactions(connection& db, const session_id& s) {
+  TETHER_TRY(require_session(db, s));
+  auto q = db.prepare(TETHER_INTERACTION_SELECT "WHERE session_id = ? AND status = 'pending' ORDER BY requested_seq");
+  q.bind(s);
+  return collect<interaction_row>(q, interaction_from);
+}
+
+result<std::vector<abandoned_session>> list_abandoned(connection& db, time_ms now, const std::string& node,
+                                                      const std::string& current_owner,
+                                                      const std::optional<session_id>& after, std::size_t limit) {
+  // A previous incarnation of `node` owns leases named "<node>/<anything>".
+  auto q = db.prepare(
+      "SELECT s.id, s.open_execution, l.owner, l.expires_at, l.attempts "
+      "FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
+      "WHERE s.open_execution IS NOT NULL AND s.quarantined = 0 AND s.id > ?1 "
+      "AND (l.session_id IS NULL OR l.expires_at <= ?2 "
+      "     OR (substr(l.owner, 1, length(?3) + 1) = ?3 || '/' AND l.owner <> ?4)) "
+      "ORDER BY s.id LIMIT ?5");
+  q.bind(after ? after->str() : std::string(), now, node, current_owner, sql_limit(limit));
+  return collect<abandoned_session>(q, [](const query& row) -> result<abandoned_session> {
+    abandoned_session a;
+    a.session = session_id::trusted(row.text(0));
+    a.execution = execution_id::trusted(row.text(1));
+    if (!row.is_null(2)) a.lease = lease{row.text(2), row.int64(3), row.int64(4)};
+    return a;
+  });
+}
+
+}  // namespace tether::store::sqlite

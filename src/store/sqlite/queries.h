@@ -1,0 +1,39 @@
+// The read side of the SQLite backend. Each function runs on a reader
+// connection inside a read transaction opened by the caller, so multi-query
+// reads see one snapshot. Session-scoped reads of an unknown session return
+// unknown_session; lookups by id return not_found. A stored row that cannot
+// be read back returns corrupt (bad JSON, unknown status) or
+// model_errc::undecodable (an event payload the catalogue rejects).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/event_store.h"
+#include "store/sqlite/db.h"
+#include "store/types.h"
+
+namespace tether::store::sqlite {
+
+// At most this many events per page, whatever the caller asks for.
+inline constexpr std::size_t max_page = 10'000;
+
+result<event_page> read_events(connection& db, const session_id& s, event_seq after, std::size_t limit);
+result<session_row> get_session(connection& db, const session_id& s);
+// Most recently updated first.
+result<std::vector<session_row>> list_sessions(connection& db, std::size_t limit);
+result<input_row> get_input(connection& db, const input_id& id);
+result<std::vector<input_row>> pending_inputs(connection& db, const session_id& s);
+result<std::vector<message_row>> context(connection& db, const session_id& s);
+result<execution_row> get_execution(connection& db, const execution_id& id);
+result<std::vector<execution_row>> list_executions(connection& db, const session_id& s);
+result<std::vector<tool_call_row>> unsettled_calls(connection& db, const session_id& s);
+result<interaction_row> get_interaction(connection& db, const interaction_id& id);
+result<std::vector<interaction_row>> pending_interactions(connection& db, const session_id& s);
+result<std::vector<abandoned_session>> list_abandoned(connection& db, time_ms now, const std::string& node,
+                                                      const std::string& current_owner,
+                                                      const std::optional<session_id>& after, std::size_t limit);
+
+}  // namespace tether::store::sqlite

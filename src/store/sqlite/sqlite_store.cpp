@@ -1,0 +1,437 @@
+#include "store/sqlite/sqlite_store.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <type_traits>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <spdlog/spdlog.h>
+
+#include "store/sqlite/async.h"
+#include "store/sqlite/db.h"
+#include "store/sqlite/leases.h"
+#include "store/sqlite/projections.h"
+#include "store/sqlite/queries.h"
+#include "store/sqlite/schema.h"
+#include "store/sqlite/tail.h"
+
+namespace tether::store {
+
+namespace sqlite {
+
+namespace {
+
+tether::error closed_error() { return {store_errc::closed, "the store is stopped"}; }
+
+tether::error unexpected(const std::exception& e) {
+  return {store_errc::rejected, std::string("unexpected failure: ") + e.what()};
+}
+
+// One queued write request. The writer calls run() inside the request's
+// savepoint, then exactly one of committed() (the batch committed; the
+// request's own outcome goes to its waiter) or fail() (the batch did not).
+class write_op {
+ public:
+  virtual ~write_op() = default;
+  virtual result<void> run(connection& db) = 0;
+  virtual void committed(tail_hub& hub) = 0;
+  virtual void fail(const tether::error& e) = 0;
+};
+
+template <class T, class Fn>
+class typed_write final : public write_op {
+ public:
+  typed_write(Fn fn, completion<result<T>> done) : fn_(std::move(fn)), done_(std::move(done)) {}
+
+  result<void> run(connection& db) override {
+    try {
+      out_.emplace(fn_(db));
+    } catch (const std::exception& e) {
+      out_.emplace(unexpected(e));
+    }
+    if (!*out_) return out_->error();
+    return ok();
+  }
+  void committed(tail_hub& hub) override {
+    if constexpr (std::is_same_v<T, append_result>) {
+      if (*out_) hub.publish_durable((*out_)->events);
+    }
+    done_(std::move(*out_));
+  }
+  void fail(const tether::error& e) override { done_(result<T>(e)); }
+
+ private:
+  Fn fn_;
+  completion<result<T>> done_;
+  std::optional<result<T>> out_;
+};
+
+using batch = std::vector<std::unique_ptr<write_op>>;
+
+class sqlite_event_store final : public event_store {
+ public:
+  sqlite_event_store(sqlite_options options, std::unique_ptr<connection> writer,
+                     std::vector<std::unique_ptr<connection>> readers)
+      : options_(std::move(options)),
+        clock_(options_.clock != nullptr ? *options_.clock : real_clock()),
+        max_batch_(std::max<std::size_t>(options_.max_batch, 1)),
+        writer_db_(std::move(writer)),
+        free_readers_(std::move(readers)),
+        pool_(free_readers_.size()),
+        hub_(std::make_shared<tail_hub>(options_.tail_buffer, clock_)) {
+    writer_ = std::thread([this] { writer_loop(); });
+  }
+
+  ~sqlite_event_store() override { stop(); }
+  sqlite_event_store(const sqlite_event_store&) = delete;
+  sqlite_event_store& operator=(const sqlite_event_store&) = delete;
+
+  // ---- writes ----
+
+  task<result<append_result>> append(append_request req) override {
+    return on_writer<append_result>(
+        [this, req = std::move(req)](connection& db) mutable { return apply_append(db, req, clock_); });
+  }
+
+  task<result<lease>> claim_lease(session_id s, std::string owner, time_ms now, time_ms ttl_ms) override {
+    return on_writer<lease>([s = std::move(s), owner = std::move(owner), now, ttl_ms](connection& db) {
+      return sqlite::claim_lease(db, s, owner, now, ttl_ms);
+    });
+  }
+
+  task<result<lease>> renew_lease(session_id s, std::string owner, time_ms now, time_ms ttl_ms) override {
+    return on_writer<lease>([s = std::move(s), owner = std::move(owner), now, ttl_ms](connection& db) {
+      return sqlite::renew_lease(db, s, owner, now, ttl_ms);
+    });
+  }
+
+  task<result<void>> release_lease(session_id s, std::string owner, time_ms now) override {
+    return on_writer<void>([s = std::move(s), owner = std::move(owner), now](connection& db) {
+      return sqlite::release_lease(db, s, owner, now);
+    });
+  }
+
+  task<result<std::size_t>> expire_owned_leases(std::string owner) override {
+    return on_writer<std::size_t>([this, owner = std::move(owner)](connection& db) {
+      return sqlite::expire_owned_leases(db, owner, clock_.now());
+    });
+  }
+
+  task<result<std::int64_t>> bump_attempts(session_id s, std::string owner, time_ms now) override {
+    return on_writer<std::int64_t>([s = std::move(s), owner = std::move(owner), now](connection& db) {
+      return sqlite::bump_attempts(db, s, owner, now);
+    });
+  }
+
+  task<result<void>> quarantine(session_id s, std::string reason) override {
+    return on_writer<void>([s = std::move(s), reason = std::move(reason)](connection& db) {
+      return sqlite::quarantine(db, s, reason);
+    });
+  }
+
+  // ---- live events ----
+
+  void publish(session_id s, model::payload ephemeral) override { hub_->publish_ephemeral(s, std::move(ephemeral)); }
+
+  std::unique_ptr<event_tail> tail(session_id s, event_seq after) override {
+    return hub_->subscribe(*this, std::move(s), after);
+  }
+
+  // ---- reads ----
+
+  task<result<event_page>> read(session_id s, event_seq after, std::size_t limit) override {
+    return on_reader<event_page>(
+        [s = std::move(s), after, limit](connection& db) { return read_events(db, s, after, limit); });
+  }
+  task<result<session_row>> get_session(session_id s) override {
+    return on_reader<session_row>([s = std::move(s)](connection& db) { return sqlite::get_session(db, s); });
+  }
+  task<result<std::vector<session_row>>> list_sessions(std::size_t limit) override {
+    return on_reader<std::vector<session_row>>([limit](connection& db) { return sqlite::list_sessions(db, limit); });
+  }
+  task<result<input_row>> get_input(input_id id) override {
+    return on_reader<input_row>([id = std::move(id)](connection& db) { return sqlite::get_input(db, id); });
+  }
+  task<result<std::vector<input_row>>> pending_inputs(session_id s) override {
+    return on_reader<std::vector<input_row>>(
+        [s = std::move(s)](connection& db) { return sqlite::pending_inputs(db, s); });
+  }
+  task<result<std::vector<message_row>>> context(session_id s) override {
+    return on_reader<std::vector<message_row>>([s = std::move(s)](connection& db) { return sqlite::context(db, s); });
+  }
+  task<result<execution_row>> get_execution(execution_id id) override {
+    return on_reader<execution_row>([id = std::move(id)](connection& db) { return sqlite::get_execution(db, id); });
+  }
+  task<result<std::vector<execution_row>>> list_executions(session_id s) override {
+    return on_reader<std::vector<execution_row>>(
+        [s = std::move(s)](connection& db) { return sqlite::list_executions(db, s); });
+  }
+  task<result<std::vector<tool_call_row>>> unsettled_calls(session_id s) override {
+    return on_reader<std::vector<tool_call_row>>(
+        [s = std::move(s)](connection& db) { return sqlite::unsettled_calls(db, s); });
+  }
+  task<result<interaction_row>> get_interaction(interaction_id id) override {
+    return on_reader<interaction_row>(
+        [id = std::move(id)](connection& db) { return sqlite::get_interaction(db, id); });
+  }
+  task<result<std::vector<interaction_row>>> pending_interactions(session_id s) override {
+    return on_reader<std::vector<interaction_row>>(
+        [s = std::move(s)](connection& db) { return sqlite::pending_interactions(db, s); });
+  }
+  task<result<std::vector<abandoned_session>>> list_abandoned(time_ms now, std::string node, std::string current_owner,
+                                                             std::optional<session_id> after,
+                                                             std::size_t limit) override {
+    return on_reader<std::vector<abandoned_session>>(
+        [now, node = std::move(node), current_owner = std::move(current_owner), after = std::move(after),
+         limit](connection& db) { return sqlite::list_abandoned(db, now, node, current_owner, after, limit); });
+  }
+
+  // ---- lifecycle ----
+
+  void stop() override {
+    std::lock_guard stop_lock(stop_mu_);
+    if (stopped_) return;
+    {
+      std::lock_guard lock(write_mu_);
+      stopping_ = true;
+    }
+    write_cv_.notify_all();
+    if (writer_.joinable()) writer_.join();  // drains the queue first
+    {
+      std::lock_guard lock(read_mu_);
+      reads_closed_ = true;
+    }
+    pool_.join();  // finishes reads already posted
+    hub_->close_all();
+    writer_db_.reset();
+    free_readers_.clear();
+    stopped_ = true;
+  }
+
+  [[nodiscard]] sqlite_stats stats() const {
+    return {commits_.load(), requests_.load(), largest_batch_.load()};
+  }
+
+ private:
+  template <class T, class Fn>
+  task<result<T>> on_writer(Fn fn) {
+    return async_op<result<T>>([this, fn = std::move(fn)](completion<result<T>> done) mutable {
+      std::unique_lock lock(write_mu_);
+      if (stopping_) {
+        lock.unlock();
+        done(result<T>(closed_error()));
+        return;
+      }
+      if (poison_) {
+        auto e = *poison_;
+        lock.unlock();
+        done(result<T>(std::move(e)));
+        return;
+      }
+      queue_.push_back(std::make_unique<typed_write<T, Fn>>(std::move(fn), std::move(done)));
+      lock.unlock();
+      write_cv_.notify_one();
+    });
+  }
+
+  template <class T, class Fn>
+  task<result<T>> on_reader(Fn fn) {
+    return async_op<result<T>>([this, fn = std::move(fn)](completion<result<T>> done) mutable {
+      std::unique_lock lock(read_mu_);
+      if (reads_closed_) {
+        lock.unlock();
+        done(result<T>(closed_error()));
+        return;
+      }
+      boost::asio::post(pool_, [this, fn = std::move(fn), done = std::move(done)]() mutable {
+        done(run_read<T>(fn));
+      });
+    });
+  }
+
+  // One read in one snapshot, on a connection checked out for this thread.
+  template <class T, class Fn>
+  result<T> run_read(Fn& fn) {
+    std::unique_ptr<connection> db;
+    {
+      std::lock_guard lock(readers_mu_);
+      TETHER_CHECK(!free_readers_.empty(), "more concurrent reads than reader connections");
+      db = std::move(free_readers_.back());
+      free_readers_.pop_back();
+    }
+    auto out = [&]() -> result<T> {
+      if (auto r = db->exec("BEGIN"); !r) return r.error();
+      try {
+        auto r = fn(*db);
+        (void)db->exec("COMMIT");
+        return r;
+      } catch (const std::exception& e) {
+        (void)db->exec("ROLLBACK");
+        return tether::error(store_errc::read_failed, std::string("unexpected failure: ") + e.what());
+      }
+    }();
+    (void)db->take_fatal();
+    std::lock_guard lock(readers_mu_);
+    free_readers_.push_back(std::move(db));
+    return out;
+  }
+
+  void writer_loop() {
+    for (;;) {
+      batch ops;
+      std::optional<tether::error> poisoned;
+      {
+        std::unique_lock lock(write_mu_);
+        write_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stopping, and everything queued is done
+        const auto n = static_cast<std::ptrdiff_t>(std::min(queue_.size(), max_batch_));
+        ops.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + n));
+        queue_.erase(queue_.begin(), queue_.begin() + n);
+        poisoned = poison_;
+      }
+      if (poisoned) {
+        for (auto& op : ops) op->fail(*poisoned);
+        continue;
+      }
+      commit(ops);
+    }
+  }
+
+  // Runs every request of the batch in its own savepoint and commits once.
+  void commit(batch& ops) {
+    connection& db = *writer_db_;
+    if (auto r = db.exec("BEGIN IMMEDIATE"); !r) {
+      // Nothing was written, so the store is not poisoned; the callers may retry.
+      (void)db.take_fatal();
+      const tether::error e(store_errc::write_failed, "cannot start a write transaction: " + r.error().message);
+      for (auto& op : ops) op->fail(e);
+      return;
+    }
+    for (auto& op : ops) {
+      if (auto fatal = run_one(db, *op)) return abort(ops, *fatal);
+    }
+    if (options_.fail_commit && options_.fail_commit())
+      return abort(ops, tether::error(store_errc::write_failed, "commit failed (injected by fail_commit)"));
+    if (auto r = db.exec("COMMIT"); !r) return abort(ops, r.error());
+
+    commits_.fetch_add(1);
+    requests_.fetch_add(ops.size());
+    std::uint64_t largest = largest_batch_.load();
+    while (ops.size() > largest && !largest_batch_.compare_exchange_weak(largest, ops.size())) {
+    }
+    for (auto& op : ops) op->committed(*hub_);
+  }
+
+  // The request's own failure is rolled back to its savepoint; a failure
+  // that is not the request's fault is returned and dooms the batch.
+  static std::optional<tether::error> run_one(connection& db, write_op& op) {
+    if (auto r = db.exec("SAVEPOINT request"); !r) return r.error();
+    const auto outcome = op.run(db);
+    if (auto fatal = db.take_fatal()) return fatal;
+    if (!db.in_transaction()) return tether::error(store_errc::write_failed, "SQLite rolled the transaction back");
+    if (!outcome) {
+      if (auto r = db.exec("ROLLBACK TO request"); !r) return r.error();
+    }
+    if (auto r = db.exec("RELEASE request"); !r) return r.error();
+    return std::nullopt;
+  }
+
+  void abort(batch& ops, const tether::error& cause) {
+    connection& db = *writer_db_;
+    if (db.in_transaction()) (void)db.exec("ROLLBACK");
+    (void)db.take_fatal();
+    const tether::error e(store_errc::write_failed,
+                          "a commit failed, so the store refuses writes until it is reopened: " + cause.message);
+    spdlog::error("store: {}", e.message);
+    {
+      std::lock_guard lock(write_mu_);
+      poison_ = e;
+    }
+    for (auto& op : ops) op->fail(e);
+  }
+
+  sqlite_options options_;
+  const tether::clock& clock_;
+  const std::size_t max_batch_;
+
+  // Writer: the queue and the sticky failure, under write_mu_.
+  std::unique_ptr<connection> writer_db_;
+  std::mutex write_mu_;
+  std::condition_variable write_cv_;
+  std::deque<std::unique_ptr<write_op>> queue_;
+  bool stopping_ = false;
+  std::optional<tether::error> poison_;
+  std::thread writer_;
+
+  // Readers: one connection per pool thread.
+  std::mutex readers_mu_;
+  std::vector<std::unique_ptr<connection>> free_readers_;
+  std::mutex read_mu_;
+  bool reads_closed_ = false;
+  boost::asio::thread_pool pool_;
+
+  std::shared_ptr<tail_hub> hub_;
+
+  std::mutex stop_mu_;
+  bool stopped_ = false;
+
+  std::atomic<std::uint64_t> commits_{0};
+  std::atomic<std::uint64_t> requests_{0};
+  std::atomic<std::uint64_t> largest_batch_{0};
+};
+
+tether::error open_error(const std::string& path, const tether::error& e) {
+  if (e.code == store_errc::schema_too_new) return e;
+  return {store_errc::open_failed, path + ": " + e.message};
+}
+
+result<void> configure_writer(connection& db) {
+  {
+    auto q = db.prepare("PRAGMA journal_mode=WAL");
+    auto row = q.step();
+    if (!row) return row.error();
+    const std::string mode = *row ? q.text(0) : std::string();
+    if (mode != "wal") return make_error(store_errc::open_failed, "cannot use WAL mode (journal_mode is '" + mode + "')");
+  }
+  return db.exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;");
+}
+
+}  // namespace
+
+}  // namespace sqlite
+
+result<std::unique_ptr<event_store>> open_sqlite_store(sqlite_options options) {
+  using sqlite::connection;
+  using sqlite::open_mode;
+  if (options.path.empty()) return make_error(store_errc::open_failed, "no database path given");
+  const std::string& path = options.path;
+
+  auto writer = connection::open(path, open_mode::read_write);
+  if (!writer) return sqlite::open_error(path, writer.error());
+  if (auto r = sqlite::configure_writer(**writer); !r) return sqlite::open_error(path, r.error());
+  if (auto r = sqlite::migrate(**writer); !r) return sqlite::open_error(path, r.error());
+  (void)(*writer)->take_fatal();
+
+  std::vector<std::unique_ptr<connection>> readers;
+  const std::size_t n = std::max<std::size_t>(options.readers, 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto reader = connection::open(path, open_mode::read_only);
+    if (!reader) return sqlite::open_error(path, reader.error());
+    readers.push_back(std::move(*reader));
+  }
+  return std::unique_ptr<event_store>(
+      std::make_unique<sqlite::sqlite_event_store>(std::move(options), std::move(*writer), std::move(readers)));
+}
+
+sqlite_stats sqlite_stats_of(const event_store& store) {
+  if (const auto* s = dynamic_cast<const sqlite::sqlite_event_store*>(&store)) return s->stats();
+  return {};
+}
+
+}  // namespace tether::store

@@ -1,0 +1,260 @@
+#include "store/sqlite/tail.h"
+
+#include <algorithm>
+#include <deque>
+
+#include <spdlog/spdlog.h>
+
+#include "store/sqlite/async.h"
+
+namespace tether::store::sqlite {
+
+namespace {
+constexpr std::size_t catch_up_page = 512;
+
+tether::error closed_error() { return {store_errc::closed, "the tail is closed"}; }
+}  // namespace
+
+struct tail_state {
+  struct buffered {
+    tail_item item;
+    std::int64_t live_seq = 0;  // ephemeral: highest durable seq pushed before it (0: none yet)
+  };
+
+  tail_state(session_id s, std::size_t cap, std::int64_t after)
+      : session(std::move(s)), capacity(cap), last_delivered(after) {}
+
+  const session_id session;
+  const std::size_t capacity;
+
+  std::mutex mu;  // guards everything below
+  std::deque<buffered> buffer;
+  bool catch_up = true;      // durable events must be (re)read from the store
+  std::uint64_t epoch = 0;   // +1 per overflow
+  std::int64_t last_delivered;
+  std::int64_t live_seq = 0;
+  bool closed = false;
+  bool busy = false;         // a next() is running
+  completion<bool> waiter;   // a next() waiting for something to do
+
+  [[nodiscard]] bool ready() const { return closed || catch_up || !buffer.empty(); }
+
+  // Under mu; returns the waiter to wake (outside the lock), if any.
+  completion<bool> push(tail_item item) {
+    if (closed) return {};
+    const bool durable = item.durable;
+    if (durable) live_seq = std::max(live_seq, item.event.seq.value);
+    if (buffer.size() >= capacity) {
+      buffer.clear();
+      catch_up = true;
+      ++epoch;
+      // A durable item will come back from the store; only ephemerals are kept.
+      if (durable) return std::move(waiter);
+    }
+    buffer.push_back({std::move(item), live_seq});
+    return std::move(waiter);
+  }
+
+  // Under mu: moves deliverable buffered items into `out`.
+  void drain(std::vector<tail_item>& out) {
+    while (!buffer.empty()) {
+      auto b = std::move(buffer.front());
+      buffer.pop_front();
+      if (b.item.durable) {
+        const std::int64_t seq = b.item.event.seq.value;
+        if (seq <= last_delivered) continue;
+        if (seq != last_delivered + 1) {
+          // Cannot happen while publishes follow commits; re-read rather than skip.
+          buffer.clear();
+          catch_up = true;
+          ++epoch;
+          return;
+        }
+        last_delivered = seq;
+        out.push_back(std::move(b.item));
+      } else {
+        if (b.live_seq != 0 && b.live_seq < last_delivered) continue;  // older than delivered history
+        b.item.event.seq = event_seq{last_delivered};
+        out.push_back(std::move(b.item));
+      }
+    }
+  }
+
+  void close_locked(completion<bool>& wake) {
+    closed = true;
+    buffer.clear();
+    wake = std::move(waiter);
+  }
+};
+
+namespace {
+
+// Completes at once when the tail has something to do, else when push() or
+// close() wakes it. The check and the registration share the tail's lock, so
+// an item arriving in between cannot be missed.
+task<bool> wait_ready(std::shared_ptr<tail_state> st) {
+  return async_op<bool>([st = std::move(st)](completion<bool> done) mutable {
+    std::unique_lock lock(st->mu);
+    if (st->ready()) {
+      lock.unlock();
+      done(true);
+      return;
+    }
+    st->waiter = std::move(done);
+  });
+}
+
+task<result<std::vector<tail_item>>> next_items(event_store* store, std::shared_ptr<tail_state> st) {
+  {
+    std::lock_guard lock(st->mu);
+    if (st->closed) co_return closed_error();
+    if (st->busy) co_return make_error(store_errc::rejected, "next() is already running on this tail");
+    st->busy = true;
+  }
+  struct not_busy {
+    tail_state& st;
+    ~not_busy() {
+      std::lock_guard lock(st.mu);
+      st.busy = false;
+    }
+  } guard{*st};
+
+  for (;;) {
+    co_await wait_ready(st);
+    std::vector<tail_item> out;
+    std::int64_t from = 0;
+    std::uint64_t epoch = 0;
+    {
+      std::lock_guard lock(st->mu);
+      if (st->closed) co_return closed_error();
+      if (!st->catch_up) {
+        st->drain(out);
+        if (!out.empty()) co_return out;
+        continue;
+      }
+      from = st->last_delivered;
+      epoch = st->epoch;
+    }
+    auto page = co_await store->read(st->session, event_seq{from}, catch_up_page);
+    {
+      std::lock_guard lock(st->mu);
+      if (st->closed) co_return closed_error();
+      if (!page) co_return page.error();
+      for (auto& e : page->events) {
+        if (e.seq.value <= st->last_delivered) continue;
+        st->last_delivered = e.seq.value;
+        out.push_back(tail_item{std::move(e), true});
+      }
+      // Caught up unless there is more history or an overflow raced the read.
+      if (!page->more && st->epoch == epoch) {
+        st->catch_up = false;
+        st->drain(out);
+      }
+      if (!out.empty()) co_return out;
+    }
+  }
+}
+
+class tail_impl final : public event_tail {
+ public:
+  tail_impl(event_store& store, std::shared_ptr<tail_hub> hub, std::shared_ptr<tail_state> st)
+      : store_(&store), hub_(std::move(hub)), st_(std::move(st)) {}
+  ~tail_impl() override { close(); }
+  tail_impl(const tail_impl&) = delete;
+  tail_impl& operator=(const tail_impl&) = delete;
+
+  task<result<std::vector<tail_item>>> next() override { return next_items(store_, st_); }
+
+  void close() override {
+    completion<bool> wake;
+    {
+      std::lock_guard lock(st_->mu);
+      st_->close_locked(wake);
+    }
+    if (wake) wake(true);
+    hub_->remove(st_);
+  }
+
+ private:
+  event_store* store_;
+  std::shared_ptr<tail_hub> hub_;
+  std::shared_ptr<tail_state> st_;
+};
+
+}  // namespace
+
+std::unique_ptr<event_tail> tail_hub::subscribe(event_store& store, session_id s, event_seq after) {
+  auto st = std::make_shared<tail_state>(s, buffer_, after.value);
+  {
+    std::lock_guard lock(mu_);
+    if (closed_)
+      st->closed = true;
+    else
+      tails_[s.str()].push_back(st);
+  }
+  return std::make_unique<tail_impl>(store, shared_from_this(), std::move(st));
+}
+
+void tail_hub::publish_durable(const std::vector<model::event>& events) {
+  std::vector<completion<bool>> wake;
+  {
+    std::lock_guard lock(mu_);
+    if (tails_.empty()) return;
+    for (const auto& e : events) {
+      const auto it = tails_.find(e.session.str());
+      if (it == tails_.end()) continue;
+      for (const auto& st : it->second) {
+        std::lock_guard tail_lock(st->mu);
+        if (auto w = st->push(tail_item{e, true})) wake.push_back(std::move(w));
+      }
+    }
+  }
+  for (auto& w : wake) w(true);
+}
+
+void tail_hub::publish_ephemeral(const session_id& s, model::payload p) {
+  if (model::type_durability(p) != model::durability::ephemeral) {
+    spdlog::warn("store: publish() ignored durable event {} for {}; append it instead", model::type_name(p), s.str());
+    return;
+  }
+  std::vector<completion<bool>> wake;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = tails_.find(s.str());
+    if (it == tails_.end()) return;
+    const model::event e{event_id(), s, event_seq{0}, clock_.now(), std::move(p)};
+    for (const auto& st : it->second) {
+      std::lock_guard tail_lock(st->mu);
+      if (auto w = st->push(tail_item{e, false})) wake.push_back(std::move(w));
+    }
+  }
+  for (auto& w : wake) w(true);
+}
+
+void tail_hub::close_all() {
+  std::vector<completion<bool>> wake;
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    for (auto& [session, states] : tails_) {
+      for (auto& st : states) {
+        std::lock_guard tail_lock(st->mu);
+        completion<bool> w;
+        st->close_locked(w);
+        if (w) wake.push_back(std::move(w));
+      }
+    }
+    tails_.clear();
+  }
+  for (auto& w : wake) w(true);
+}
+
+void tail_hub::remove(const std::shared_ptr<tail_state>& st) {
+  std::lock_guard lock(mu_);
+  const auto it = tails_.find(st->session.str());
+  if (it == tails_.end()) return;
+  std::erase(it->second, st);
+  if (it->second.empty()) tails_.erase(it);
+}
+
+}  // namespace tether::store::sqlite
