@@ -1,0 +1,220 @@
+#include "store/event_store.h"
+
+#include "store_fixture.h"
+
+namespace tether::store::test {
+namespace {
+
+using leases = store_test;
+
+constexpr time_ms ttl = 30'000;
+
+TEST_F(leases, a_free_session_can_be_claimed_and_a_fresh_foreign_lease_blocks) {
+  open();
+  const auto s = new_session();
+  auto mine = run(store().claim_lease(s, "node-a/1", clock_.now(), ttl));
+  ASSERT_TRUE(mine) << why(mine);
+  EXPECT_EQ(mine->owner, "node-a/1");
+  EXPECT_EQ(mine->expires_at, clock_.now() + ttl);
+  EXPECT_EQ(mine->attempts, 0);
+  auto again = run(store().claim_lease(s, "node-a/1", clock_.now(), ttl));
+  EXPECT_TRUE(again) << "claiming our own lease again is fine";
+  auto theirs = run(store().claim_lease(s, "node-b/1", clock_.now(), ttl));
+  ASSERT_FALSE(theirs);
+  EXPECT_EQ(theirs.error(), store_errc::lease_held);
+  auto renew = run(store().renew_lease(s, "node-b/1", clock_.now(), ttl));
+  ASSERT_FALSE(renew);
+  EXPECT_EQ(renew.error(), store_errc::lease_held);
+  auto release = run(store().release_lease(s, "node-b/1", clock_.now()));
+  ASSERT_FALSE(release);
+  EXPECT_EQ(release.error(), store_errc::lease_held);
+}
+
+TEST_F(leases, claiming_an_unknown_session_is_unknown_session) {
+  open();
+  auto r = run(store().claim_lease(session_id::generate(), "node-a/1", clock_.now(), ttl));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), store_errc::unknown_session);
+}
+
+TEST_F(leases, an_expired_lease_is_taken_over_and_the_attempt_count_survives) {
+  open();
+  const auto s = new_session();
+  ASSERT_TRUE(run(store().claim_lease(s, "node-a/1", clock_.now(), ttl)));
+  auto bumped = run(store().bump_attempts(s, "node-a/1", clock_.now()));
+  ASSERT_TRUE(bumped) << why(bumped);
+  EXPECT_EQ(*bumped, 1);
+  clock_.advance(ttl);
+  auto taken = run(store().claim_lease(s, "node-b/1", clock_.now(), ttl));
+  ASSERT_TRUE(taken) << why(taken);
+  EXPECT_EQ(taken->owner, "node-b/1");
+  EXPECT_EQ(taken->attempts, 1);
+  bumped = run(store().bump_attempts(s, "node-b/1", clock_.now()));
+  ASSERT_TRUE(bumped);
+  EXPECT_EQ(*bumped, 2);
+  auto row = run(store().get_session(s));
+  ASSERT_TRUE(row);
+  ASSERT_TRUE(row->lease);
+  EXPECT_EQ(row->lease->owner, "node-b/1");
+  EXPECT_EQ(row->lease->attempts, 2);
+}
+
+TEST_F(leases, renewal_extends_our_lease_even_after_expiry_but_not_one_taken_over) {
+  open();
+  const auto s = new_session();
+  ASSERT_TRUE(run(store().claim_lease(s, "node-a/1", clock_.now(), ttl)));
+  clock_.advance(ttl + 5);
+  auto late = run(store().renew_lease(s, "node-a/1", clock_.now(), ttl));
+  ASSERT_TRUE(late) << "ours, expired but not taken";
+  EXPECT_EQ(late->expires_at, clock_.now() + ttl);
+  clock_.advance(ttl);
+  ASSERT_TRUE(run(store().claim_lease(s, "node-b/1", clock_.now(), ttl)));
+  auto lost = run(store().renew_lease(s, "node-a/1", clock_.now(), ttl));
+  ASSERT_FALSE(lost);
+  EXPECT_EQ(lost.error(), store_errc::lease_held);
+  clock_.advance(ttl);
+  lost = run(store().renew_lease(s, "node-a/1", clock_.now(), ttl));
+  ASSERT_FALSE(lost);
+  EXPECT_EQ(lost.error(), store_errc::lease_lost) << "foreign and expired";
+  auto none = run(store().renew_lease(new_session(), "node-a/1", clock_.now(), ttl));
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error(), store_errc::lease_lost);
+}
+
+TEST_F(leases, release_expires_our_lease_now) {
+  open();
+  const auto s = new_session();
+  ASSERT_TRUE(run(store().claim_lease(s, "node-a/1", clock_.now(), ttl)));
+  ASSERT_TRUE(run(store().release_lease(s, "node-a/1", clock_.now())));
+  auto row = run(store().get_session(s));
+  ASSERT_TRUE(row && row->lease);
+  EXPECT_EQ(row->lease->expires_at, clock_.now());
+  EXPECT_TRUE(run(store().claim_lease(s, "node-b/1", clock_.now(), ttl))) << "free for anyone at once";
+  clock_.advance(ttl);
+  auto lost = run(store().release_lease(s, "node-a/1", clock_.now()));
+  ASSERT_FALSE(lost);
+  EXPECT_EQ(lost.error(), store_errc::lease_lost);
+}
+
+TEST_F(leases, bump_attempts_needs_a_fresh_lease_of_the_caller) {
+  open();
+  const auto s = new_session();
+  auto none = run(store().bump_attempts(s, "node-a/1", clock_.now()));
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error(), store_errc::lease_lost);
+  ASSERT_TRUE(run(store().claim_lease(s, "node-b/1", clock_.now(), ttl)));
+  auto held = run(store().bump_attempts(s, "node-a/1", clock_.now()));
+  ASSERT_FALSE(held);
+  EXPECT_EQ(held.error(), store_errc::lease_held);
+  clock_.advance(ttl);
+  auto expired = run(store().bump_attempts(s, "node-b/1", clock_.now()));
+  ASSERT_FALSE(expired);
+  EXPECT_EQ(expired.error(), store_errc::lease_lost);
+}
+
+TEST_F(leases, execution_finished_resets_the_attempt_count) {
+  open();
+  const auto s = new_session();
+  const auto e = execution_id::generate();
+  ASSERT_TRUE(append(s, {started(e)}));
+  ASSERT_TRUE(run(store().claim_lease(s, "node-a/1", clock_.now(), ttl)));
+  ASSERT_TRUE(run(store().bump_attempts(s, "node-a/1", clock_.now())));
+  ASSERT_TRUE(append(s, {finished(e)}));
+  auto row = run(store().get_session(s));
+  ASSERT_TRUE(row && row->lease);
+  EXPECT_EQ(row->lease->attempts, 0);
+}
+
+TEST_F(leases, expire_owned_expires_every_fresh_lease_of_one_owner) {
+  open();
+  const auto a = new_session();
+  const auto b = new_session();
+  const auto c = new_session();
+  ASSERT_TRUE(run(store().claim_lease(a, "node-a/1", clock_.now(), ttl)));
+  ASSERT_TRUE(run(store().claim_lease(b, "node-a/1", clock_.now(), ttl)));
+  ASSERT_TRUE(run(store().claim_lease(c, "node-b/1", clock_.now(), ttl)));
+  auto n = run(store().expire_owned_leases("node-a/1"));
+  ASSERT_TRUE(n) << why(n);
+  EXPECT_EQ(*n, 2U);
+  EXPECT_TRUE(run(store().claim_lease(a, "node-c/1", clock_.now(), ttl)));
+  auto still = run(store().claim_lease(c, "node-c/1", clock_.now(), ttl));
+  ASSERT_FALSE(still);
+  EXPECT_EQ(still.error(), store_errc::lease_held);
+}
+
+TEST_F(leases, a_non_positive_ttl_is_rejected) {
+  open();
+  const auto s = new_session();
+  auto r = run(store().claim_lease(s, "node-a/1", clock_.now(), 0));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), store_errc::rejected);
+}
+
+using abandoned = store_test;
+
+TEST_F(abandoned, lists_open_executions_without_a_live_owner_in_session_order) {
+  open();
+  const time_ms now = clock_.now();
+  std::vector<session_id> s;
+  for (int i = 0; i < 7; ++i) s.push_back(new_session());
+  std::sort(s.begin(), s.end());
+  std::vector<execution_id> e;
+  for (int i = 0; i < 7; ++i) e.push_back(execution_id::generate());
+  // 0: open, no lease                    -> abandoned
+  ASSERT_TRUE(append(s[0], {started(e[0])}));
+  // 1: open, expired foreign lease       -> abandoned
+  ASSERT_TRUE(append(s[1], {started(e[1])}));
+  ASSERT_TRUE(run(store().claim_lease(s[1], "node-b/1", now - 2 * ttl, ttl)));
+  // 2: open, fresh lease of our previous incarnation -> abandoned
+  ASSERT_TRUE(append(s[2], {started(e[2])}));
+  ASSERT_TRUE(run(store().claim_lease(s[2], "node-a/old", now, ttl)));
+  // 3: open, fresh lease of our current incarnation  -> not
+  ASSERT_TRUE(append(s[3], {started(e[3])}));
+  ASSERT_TRUE(run(store().claim_lease(s[3], "node-a/new", now, ttl)));
+  // 4: open, fresh foreign lease         -> not
+  ASSERT_TRUE(append(s[4], {started(e[4])}));
+  ASSERT_TRUE(run(store().claim_lease(s[4], "node-b/1", now, ttl)));
+  // 5: finished, no lease                -> not
+  ASSERT_TRUE(append(s[5], {started(e[5]), finished(e[5])}));
+  // 6: open, no lease, but quarantined   -> not
+  ASSERT_TRUE(append(s[6], {started(e[6])}));
+  ASSERT_TRUE(run(store().quarantine(s[6], "undecodable")));
+  // A node whose name merely starts like ours is someone else.
+  const auto lookalike = new_session();
+  ASSERT_TRUE(append(lookalike, {started(execution_id::generate())}));
+  ASSERT_TRUE(run(store().claim_lease(lookalike, "node-ab/1", now, ttl)));
+
+  auto list = run(store().list_abandoned(now, "node-a", "node-a/new", std::nullopt, 100));
+  ASSERT_TRUE(list) << why(list);
+  ASSERT_EQ(list->size(), 3U);
+  EXPECT_EQ((*list)[0].session, s[0]);
+  EXPECT_EQ((*list)[0].execution, e[0]);
+  EXPECT_FALSE((*list)[0].lease);
+  EXPECT_EQ((*list)[1].session, s[1]);
+  ASSERT_TRUE((*list)[1].lease);
+  EXPECT_EQ((*list)[1].lease->owner, "node-b/1");
+  EXPECT_EQ((*list)[2].session, s[2]);
+
+  auto page1 = run(store().list_abandoned(now, "node-a", "node-a/new", std::nullopt, 2));
+  ASSERT_TRUE(page1);
+  ASSERT_EQ(page1->size(), 2U);
+  auto page2 = run(store().list_abandoned(now, "node-a", "node-a/new", page1->back().session, 2));
+  ASSERT_TRUE(page2);
+  ASSERT_EQ(page2->size(), 1U);
+  EXPECT_EQ((*page2)[0].session, s[2]);
+
+  auto q = run(store().get_session(s[6]));
+  ASSERT_TRUE(q);
+  EXPECT_TRUE(q->quarantined);
+  EXPECT_EQ(q->quarantine_reason, "undecodable");
+}
+
+TEST_F(abandoned, quarantining_an_unknown_session_is_unknown_session) {
+  open();
+  auto r = run(store().quarantine(session_id::generate(), "x"));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), store_errc::unknown_session);
+}
+
+}  // namespace
+}  // namespace tether::store::test

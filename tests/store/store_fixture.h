@@ -1,0 +1,180 @@
+// Shared fixture of the store tests: a fresh SQLite store in its own temp
+// directory, a manual clock, and helpers that drive awaitables synchronously.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include "store/sqlite/sqlite_store.h"
+#include "support/run.h"
+#include "util/clock.h"
+
+namespace tether::store::test {
+
+// "store: message" of a failed result, for assertion messages.
+template <class R>
+std::string why(const R& r) {
+  return r ? std::string("ok") : r.error().describe();
+}
+
+// Runs SQL on the database file through a separate raw connection (to
+// corrupt rows or fake a newer schema behind the store's back).
+inline void raw_exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_busy_timeout(db, 5000);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  const std::string msg = err != nullptr ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << msg;
+}
+
+// A door the writer's fail_commit hook can be held at, so tests can queue
+// several requests behind one commit and have them grouped into the next.
+class commit_gate {
+ public:
+  // Holds the next commits; arrivals count from here.
+  void close() {
+    std::lock_guard lock(mu_);
+    open_ = false;
+    arrived_ = 0;
+  }
+  void open() {
+    {
+      std::lock_guard lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  // Called by the writer; blocks while the gate is closed.
+  void pass() {
+    std::unique_lock lock(mu_);
+    ++arrived_;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return open_; });
+  }
+  // Waits until the writer is held at the gate.
+  void wait_arrivals(int n) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return arrived_ >= n; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = true;
+  int arrived_ = 0;
+};
+
+class store_test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tether-store-" + std::string(info->name()) + "-" + std::to_string(::getpid()) + "-" +
+            std::to_string(counter++));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+
+  void TearDown() override {
+    if (store_) store_->stop();
+    store_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  [[nodiscard]] std::string db_path() const { return (dir_ / "tether.db").string(); }
+
+  sqlite_options options() {
+    sqlite_options o;
+    o.path = db_path();
+    o.clock = &clock_;
+    return o;
+  }
+
+  event_store& open(std::optional<sqlite_options> o = std::nullopt) {
+    auto r = open_sqlite_store(o ? std::move(*o) : options());
+    EXPECT_TRUE(r) << why(r);
+    if (!r) throw std::runtime_error("cannot open the store");
+    store_ = std::move(*r);
+    return *store_;
+  }
+
+  void close_store() {
+    if (store_) store_->stop();
+    store_.reset();
+  }
+
+  event_store& reopen(std::optional<sqlite_options> o = std::nullopt) {
+    close_store();
+    return open(std::move(o));
+  }
+
+  event_store& store() { return *store_; }
+
+  template <class T>
+  T run(boost::asio::awaitable<T> aw) {
+    return tether::test::run_sync(io_, std::move(aw));
+  }
+
+  result<append_result> append(const session_id& s, std::vector<model::payload> events,
+                               std::optional<fence> f = std::nullopt, time_ms time = 0) {
+    return run(store().append(append_request{s, std::move(events), std::move(f), time}));
+  }
+
+  // A new session with one session.created event (seq 1).
+  session_id new_session(std::string title = "a session") {
+    auto s = session_id::generate();
+    auto r = append(s, {model::session_created{std::move(title), "/work", "default"}});
+    EXPECT_TRUE(r) << why(r);
+    return s;
+  }
+
+  std::vector<model::event> all_events(const session_id& s) {
+    auto page = run(store().read(s, event_seq{0}, 100'000));
+    EXPECT_TRUE(page) << why(page);
+    return page ? page->events : std::vector<model::event>{};
+  }
+
+  std::int64_t last_seq(const session_id& s) {
+    auto row = run(store().get_session(s));
+    EXPECT_TRUE(row) << why(row);
+    return row ? row->last_seq.value : -1;
+  }
+
+  manual_clock clock_;
+  boost::asio::io_context io_;
+  std::filesystem::path dir_;
+  std::unique_ptr<event_store> store_;
+};
+
+// Payload shorthands.
+inline model::payload admitted(const input_id& id, std::string prompt,
+                               model::delivery d = model::delivery::steer) {
+  return model::input_admitted{id, std::move(prompt), d};
+}
+inline model::payload started(const execution_id& e, std::string node = "node-a") {
+  return model::execution_started{e, std::move(node)};
+}
+inline model::payload finished(const execution_id& e, model::outcome o = model::outcome::succeeded) {
+  return model::execution_finished{e, o, "", "", {}};
+}
+inline model::payload notice(std::string text) { return model::synthetic{std::move(text), "test"}; }
+
+}  // namespace tether::store::test
