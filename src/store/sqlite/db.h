@@ -98,6 +98,8 @@ class connection {
   result<void> exec(const char* sql);
   // A cached prepared statement; `sql` must outlive the connection.
   query prepare(std::string_view sql);
+  // Runs one cached statement that returns no rows (BEGIN, SAVEPOINT, …).
+  result<void> run(std::string_view sql) { return prepare(sql).run(); }
 
   [[nodiscard]] std::int64_t changes() const;
   // False when SQLite is in autocommit mode (e.g. it rolled back on its own).

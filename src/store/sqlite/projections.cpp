@@ -339,6 +339,7 @@ result<void> project(applying&, T&) {
 }  // namespace
 
 result<append_result> apply_append(connection& db, append_request& req, const tether::clock& clock) {
+  if (req.session.empty()) return reject("an append needs a session id");
   if (req.events.empty()) return reject("an append needs at least one event");
   std::vector<std::string> data;
   data.reserve(req.events.size());

@@ -266,13 +266,13 @@ class sqlite_event_store final : public event_store {
       free_readers_.pop_back();
     }
     auto out = [&]() -> result<T> {
-      if (auto r = db->exec("BEGIN"); !r) return r.error();
+      if (auto r = db->run("BEGIN"); !r) return r.error();
       try {
         auto r = fn(*db);
-        (void)db->exec("COMMIT");
+        (void)db->run("COMMIT");
         return r;
       } catch (const std::exception& e) {
-        (void)db->exec("ROLLBACK");
+        (void)db->run("ROLLBACK");
         return tether::error(store_errc::read_failed, std::string("unexpected failure: ") + e.what());
       }
     }();
@@ -306,7 +306,7 @@ class sqlite_event_store final : public event_store {
   // Runs every request of the batch in its own savepoint and commits once.
   void commit(batch& ops) {
     connection& db = *writer_db_;
-    if (auto r = db.exec("BEGIN IMMEDIATE"); !r) {
+    if (auto r = db.run("BEGIN IMMEDIATE"); !r) {
       // Nothing was written, so the store is not poisoned; the callers may retry.
       (void)db.take_fatal();
       const tether::error e(store_errc::write_failed, "cannot start a write transaction: " + r.error().message);
@@ -318,7 +318,7 @@ class sqlite_event_store final : public event_store {
     }
     if (options_.fail_commit && options_.fail_commit())
       return abort(ops, tether::error(store_errc::write_failed, "commit failed (injected by fail_commit)"));
-    if (auto r = db.exec("COMMIT"); !r) return abort(ops, r.error());
+    if (auto r = db.run("COMMIT"); !r) return abort(ops, r.error());
 
     commits_.fetch_add(1);
     requests_.fetch_add(ops.size());
@@ -331,20 +331,20 @@ class sqlite_event_store final : public event_store {
   // The request's own failure is rolled back to its savepoint; a failure
   // that is not the request's fault is returned and dooms the batch.
   static std::optional<tether::error> run_one(connection& db, write_op& op) {
-    if (auto r = db.exec("SAVEPOINT request"); !r) return r.error();
+    if (auto r = db.run("SAVEPOINT request"); !r) return r.error();
     const auto outcome = op.run(db);
     if (auto fatal = db.take_fatal()) return fatal;
     if (!db.in_transaction()) return tether::error(store_errc::write_failed, "SQLite rolled the transaction back");
     if (!outcome) {
-      if (auto r = db.exec("ROLLBACK TO request"); !r) return r.error();
+      if (auto r = db.run("ROLLBACK TO request"); !r) return r.error();
     }
-    if (auto r = db.exec("RELEASE request"); !r) return r.error();
+    if (auto r = db.run("RELEASE request"); !r) return r.error();
     return std::nullopt;
   }
 
   void abort(batch& ops, const tether::error& cause) {
     connection& db = *writer_db_;
-    if (db.in_transaction()) (void)db.exec("ROLLBACK");
+    if (db.in_transaction()) (void)db.run("ROLLBACK");
     (void)db.take_fatal();
     const tether::error e(store_errc::write_failed,
                           "a commit failed, so the store refuses writes until it is reopened: " + cause.message);
