@@ -571,7 +571,11 @@ void recover_and_check(pool& p, store::event_store& st, const replay& before, in
     auto row = p.run(st.get_session(s));
     ASSERT_TRUE(row) << row.error().describe();
     EXPECT_FALSE(row->open_execution) << s.str() << ": execution " << row->open_execution->str()
-                                      << " is still open after recovery";
+                                      << " is still open after recovery by " << svc.node().owner() << "; lease "
+                                      << (row->lease
+                                              ? row->lease->owner + " expiring in " +
+                                                    std::to_string(row->lease->expires_at - real_clock().now()) + " ms"
+                                              : std::string("none"));
     auto calls = p.run(st.unsettled_calls(s));
     ASSERT_TRUE(calls) << calls.error().describe();
     EXPECT_TRUE(calls->empty()) << s.str() << ": " << calls->size() << " tool calls unsettled after recovery";
@@ -611,8 +615,8 @@ int env_int(const char* name, int fallback) {
 TEST(crash, acknowledged_work_survives_sigkill_and_recovery_leaves_nothing_half_started) {
   const int rounds = env_int("TETHER_CRASH_ROUNDS", 50);
   const char* seed_env = std::getenv("TETHER_CRASH_SEED");
-  const std::uint64_t seed = seed_env != nullptr && *seed_env != '\0' ? std::strtoull(seed_env, nullptr, 10)
-                                                                       : std::random_device{}();
+  const std::uint64_t seed =
+      seed_env != nullptr && *seed_env != '\0' ? std::strtoull(seed_env, nullptr, 10) : std::random_device{}();
   RecordProperty("seed", std::to_string(seed));
   std::printf("crash test: %d rounds, TETHER_CRASH_SEED=%llu\n", rounds, static_cast<unsigned long long>(seed));
   std::fflush(stdout);
