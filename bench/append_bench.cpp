@@ -162,7 +162,7 @@ class pool {
   T run(asio::awaitable<T> aw) {
     std::optional<T> out;
     std::promise<void> p;
-    asio::co_spawn(ioc_, store_into(std::move(aw), &out), [&p](std::exception_ptr e) {
+    asio::co_spawn(ioc_, store_into(std::move(aw), &out), [&p](const std::exception_ptr& e) {
       if (e)
         p.set_exception(e);
       else
@@ -173,7 +173,7 @@ class pool {
   }
   void run(asio::awaitable<void> aw) {
     std::promise<void> p;
-    asio::co_spawn(ioc_, std::move(aw), [&p](std::exception_ptr e) {
+    asio::co_spawn(ioc_, std::move(aw), [&p](const std::exception_ptr& e) {
       if (e)
         p.set_exception(e);
       else
@@ -257,7 +257,7 @@ append_result run_appenders(const fs::path& dir, std::size_t appenders, std::siz
   const auto t0 = steady::now();
   for (std::size_t i = 0; i < appenders; ++i) {
     asio::co_spawn(p.executor(), appender(st.get(), sessions[i], per),
-                   [&lat, &done, i](std::exception_ptr e, std::vector<double> v) {
+                   [&lat, &done, i](const std::exception_ptr& e, std::vector<double> v) {
                      if (e) std::rethrow_exception(e);
                      lat[i] = std::move(v);
                      done.count_down();

@@ -229,6 +229,7 @@ int main(int argc, char** argv) {
   asio::io_context ioc;
   auto guard = asio::make_work_guard(ioc);
   std::vector<std::thread> threads;
+  threads.reserve(2);
   for (int i = 0; i < 2; ++i) threads.emplace_back([&ioc] { ioc.run(); });
 
   crash_runtime rt;

@@ -26,6 +26,7 @@ TEST(manual_clock, moves_only_when_advanced_or_set) {
 TEST(manual_clock, concurrent_advances_are_not_lost) {
   manual_clock c(0);
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&] {
       for (int i = 0; i < 10'000; ++i) c.advance(1);

@@ -103,11 +103,10 @@ child_run run_child_and_kill(const std::string& db, std::chrono::milliseconds af
     const ssize_t n = ::read(fds[0], buf, sizeof buf);
     if (n > 0) {
       run.out.append(buf, static_cast<std::size_t>(n));
-    } else if (n == 0) {
-      break;  // the child is gone (killed, or it died on its own)
-    } else if (errno != EINTR) {
-      break;
+      continue;
     }
+    // n == 0: the child is gone (killed, or it died on its own).
+    if (n == 0 || errno != EINTR) break;
   }
   if (!killed) ::kill(pid, SIGKILL);
   ::close(fds[0]);
