@@ -3,7 +3,7 @@ BUILD_DIR := build
 JOBS      := 2
 BENCH     := $(BUILD_DIR)/bench/tether_bench
 
-.PHONY: all setup build test bench demo format clean
+.PHONY: all setup build test bench demo format tidy clean
 
 all: build
 
@@ -33,6 +33,10 @@ demo: setup
 
 format:
 	find src tests bench \( -name '*.h' -o -name '*.cpp' \) -print0 | xargs -0 clang-format -i
+
+# Static checks (.clang-tidy); slow: every translation unit is parsed again.
+tidy: build
+	scripts/tidy
 
 clean:
 	rm -rf $(BUILD_DIR) bench-results
