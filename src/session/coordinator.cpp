@@ -7,6 +7,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -66,9 +67,13 @@ struct coordinator::impl : std::enable_shared_from_this<impl> {
     auto& e = sessions[s];
     e.control = make_control(s);
     ++loops;
+    // Posted, not spawned here: co_spawn may run the drain inline on this
+    // thread, which holds mu.
     auto self = shared_from_this();
-    asio::co_spawn(asio::make_strand(executor), drain_loop(self, s, e.control),
-                   [self](const std::exception_ptr&) { self->loop_done(); });
+    auto strand = asio::make_strand(executor);
+    asio::post(strand, [self, s, control = e.control, strand] {
+      asio::co_spawn(strand, drain_loop(self, s, control), [self](const std::exception_ptr&) { self->loop_done(); });
+    });
     return e;
   }
 

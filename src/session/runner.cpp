@@ -14,6 +14,9 @@ namespace tether::session {
 namespace asio = boost::asio;
 using namespace boost::asio::experimental::awaitable_operators;
 
+// g++ 12 destroys some temporaries of a co_await full-expression twice
+// (aggregates, braced lists): requests are built as named locals first.
+
 namespace {
 
 constexpr std::string_view restart_notice =
@@ -101,7 +104,8 @@ asio::awaitable<result<std::vector<store::message_row>>> runner::promote(session
   std::vector<model::payload> events;
   events.reserve(chosen.size());
   for (const auto& in : chosen) events.emplace_back(model::input_promoted{in.id, e});
-  auto r = co_await store_.append({s, std::move(events), lease_fence(), 0});
+  store::append_request req{s, std::move(events), lease_fence(), 0};
+  auto r = co_await store_.append(std::move(req));
   if (!r) {
     if (r.error() == store::store_errc::fence_failed) control->request_stop(stop_reason::lease_lost);
     co_return r.error();
@@ -172,7 +176,8 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
     continuation = false;
     turn_result turn;
     try {
-      turn = co_await runtime_.run_turn(std::move(ctx), std::make_shared<host>(*this, s, e, control));
+      auto turn_host = std::make_shared<host>(*this, s, e, control);
+      turn = co_await runtime_.run_turn(std::move(ctx), std::move(turn_host));
     } catch (const std::exception& ex) {
       turn = {turn_status::failed, std::string("runtime error: ") + ex.what(), {}};
     }
@@ -230,7 +235,8 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
                                                       "gave up after " + std::to_string(attempts.value() - 1) +
                                                           " recovery attempts",
                                                       {}});
-        auto r = co_await store_.append({s, std::move(events), lease_fence(), 0});
+        store::append_request req{s, std::move(events), lease_fence(), 0};
+        auto r = co_await store_.append(std::move(req));
         if (!r) co_return fail(r.error());
         (void)co_await store_.release_lease(s, node_.owner(), clock_.now());
         last = {drain_status::failed, exe, std::string("attempt budget exhausted")};
@@ -238,18 +244,23 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       }
       events.emplace_back(model::execution_recovered{exe, node_.owner(), attempts.value()});
       events.emplace_back(model::synthetic{std::string(restart_notice), std::string("restart")});
-      auto r = co_await store_.append({s, std::move(events), lease_fence(), 0});
+      store::append_request req{s, std::move(events), lease_fence(), 0};
+      auto r = co_await store_.append(std::move(req));
       if (!r) co_return fail(r.error());
       continuation = true;
     } else {
       exe = execution_id::generate();
       auto f = lease_fence();
       f.no_open_execution = true;
-      auto r = co_await store_.append(store::single_event(s, model::execution_started{exe, node_.owner()}, f));
+      model::execution_started started{exe, node_.owner()};
+      auto req = store::single_event(s, std::move(started), f);
+      auto r = co_await store_.append(std::move(req));
       if (!r) co_return fail(r.error());
     }
 
-    auto ran = co_await (run_execution(s, exe, continuation, control) || heartbeat(s, control));
+    auto execution = run_execution(s, exe, continuation, control);
+    auto renewals = heartbeat(s, control);
+    auto ran = co_await (std::move(execution) || std::move(renewals));
     auto end = std::get<0>(std::move(ran));
 
     const auto why = control->reason();
@@ -266,7 +277,8 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       events = std::move(leftovers.value());
     }
     events.emplace_back(model::execution_finished{exe, end.outcome, end.reason, end.error, end.usage});
-    auto r = co_await store_.append({s, std::move(events), lease_fence(), 0});
+    store::append_request req{s, std::move(events), lease_fence(), 0};
+    auto r = co_await store_.append(std::move(req));
     if (!r) {
       if (r.error() == store::store_errc::fence_failed)
         co_return drain_outcome{drain_status::abandoned, exe, std::string("lease lost before the terminal event")};

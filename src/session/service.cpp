@@ -63,7 +63,8 @@ struct session_service::impl {
       scan_timer.expires_after(std::chrono::milliseconds(options.recovery_interval_ms));
       auto [ec] = co_await scan_timer.async_wait(asio::as_tuple(asio::use_awaitable));
       if (ec || stopping) co_return;
-      auto r = co_await recovery_scan(store, clock, run.node(), options, [this](session_id s) { coord.wake(s); });
+      std::function<void(session_id)> wake = [this](session_id s) { coord.wake(std::move(s)); };
+      auto r = co_await recovery_scan(store, clock, run.node(), options, std::move(wake));
       if (!r) spdlog::warn("periodic recovery scan failed: {}", r.error().describe());
     }
   }
@@ -104,8 +105,8 @@ task<void> session_service::stop() {
 }
 
 task<result<recovery_report>> session_service::recover() {
-  co_return co_await recovery_scan(impl_->store, impl_->clock, impl_->run.node(), impl_->options,
-                                   [this](session_id s) { impl_->coord.wake(s); });
+  std::function<void(session_id)> wake = [this](session_id s) { impl_->coord.wake(std::move(s)); };
+  co_return co_await recovery_scan(impl_->store, impl_->clock, impl_->run.node(), impl_->options, std::move(wake));
 }
 
 task<result<store::session_row>> session_service::create_session(create_request req) {
@@ -168,7 +169,8 @@ task<result<interrupt_ack>> session_service::interrupt(session_id s) {
 
 task<result<void>> session_service::reset(session_id s) {
   TETHER_CO_TRY(co_await impl_->live_session(s));
-  auto r = co_await impl_->store.append(store::single_event(s, model::session_reset{}));
+  auto req = store::single_event(s, model::session_reset{});
+  auto r = co_await impl_->store.append(std::move(req));
   if (!r) co_return impl::to_session_error(r.error());
   co_return ok();
 }
@@ -185,7 +187,8 @@ task<result<void>> session_service::answer(interaction_id id, boost::json::value
   std::vector<model::payload> events;
   events.emplace_back(model::interaction_resolved{id, std::string("answered"), answer});
   if (row->call) events.emplace_back(model::tool_succeeded{*row->call, boost::json::serialize(answer), {}});
-  auto r = co_await impl_->store.append({row->session, std::move(events), std::nullopt, 0});
+  store::append_request req{row->session, std::move(events), std::nullopt, 0};
+  auto r = co_await impl_->store.append(std::move(req));
   if (!r) co_return impl::to_session_error(r.error());
   impl_->coord.wake(row->session);
   co_return ok();

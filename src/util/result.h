@@ -17,6 +17,7 @@
 #include <variant>
 
 #include "util/check.h"
+#include "util/errors.h"
 
 namespace tether {
 
@@ -42,6 +43,9 @@ template <class T>
 class [[nodiscard]] result {
  public:
   using value_type = T;
+  // Holds an error: asio's completion machinery (co_spawn, channels) needs
+  // default-constructible values; a real result always replaces it.
+  result() : v_(std::in_place_index<1>, tether::error(util_errc::invalid_argument, "no result")) {}
   result(T v) : v_(std::in_place_index<0>, std::move(v)) {}            // NOLINT
   result(tether::error e) : v_(std::in_place_index<1>, std::move(e)) {}        // NOLINT
   template <class E>

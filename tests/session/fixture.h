@@ -13,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_future.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <gtest/gtest.h>
 

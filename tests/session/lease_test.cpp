@@ -77,8 +77,8 @@ TEST_F(lease_test, a_terminal_outcome_written_after_the_lease_was_lost_is_reject
 TEST_F(lease_test, a_node_that_loses_its_lease_stops_the_execution_without_a_terminal_event) {
   const auto s = new_session();
   runtime_.script({hang()});
+  admit(s, "long job", model::delivery::steer, session::start_mode::record_only);
   auto waiter = asio::co_spawn(io_, service_->resume(s), asio::use_future);
-  admit(s, "long job");
   eventually([&] { return runtime_.turns() == 1; });
   steal(s, "thief/1");
   auto r = waiter.get();

@@ -69,8 +69,9 @@ session::task<session::turn_result> scripted_runtime::run_turn(session::turn_con
     if (stop.stop_requested()) co_return session::turn_result{session::turn_status::interrupted, {}, out.usage};
     switch (a.what) {
       case action::kind::text: {
-        auto r = co_await host->record(
-            step(++steps, ctx.execution, model::text_ended{message_id::generate(), a.arg}, true));
+        model::text_ended said{message_id::generate(), a.arg};
+        auto events = step(++steps, ctx.execution, std::move(said), true);
+        auto r = co_await host->record(std::move(events));
         if (!r) co_return session::turn_result{session::turn_status::failed, r.error().describe(), out.usage};
         out.usage += model::usage{10, 5, 0};
         break;
@@ -78,13 +79,13 @@ session::task<session::turn_result> scripted_runtime::run_turn(session::turn_con
       case action::kind::tool:
       case action::kind::inflight: {
         const auto id = call_id::generate();
-        auto events = step(++steps, ctx.execution,
-                           model::tool_called{id, a.arg, boost::json::object{{"arg", a.arg}}, false},
-                           false);
+        model::tool_called called{id, a.arg, boost::json::object{{"arg", a.arg}}, false};
+        auto events = step(++steps, ctx.execution, std::move(called), false);
         auto r = co_await host->record(std::move(events));
         if (!r) co_return session::turn_result{session::turn_status::failed, r.error().describe(), out.usage};
         if (a.what == action::kind::inflight) {
-          co_await poll_until([] { return false; }, stop);
+          auto forever = poll_until([] { return false; }, stop);
+          co_await std::move(forever);
           co_return session::turn_result{session::turn_status::interrupted, {}, out.usage};
         }
         std::vector<model::payload> done;
@@ -115,15 +116,18 @@ session::task<session::turn_result> scripted_runtime::run_turn(session::turn_con
       case action::kind::gate: {
         const int mine = gates_passed_.fetch_add(1) + 1;
         arrivals_.fetch_add(1);
-        if (!co_await poll_until([this, mine] { return gate_open_.load() >= mine; }, stop))
+        auto opened = poll_until([this, mine] { return gate_open_.load() >= mine; }, stop);
+        if (!co_await std::move(opened))
           co_return session::turn_result{session::turn_status::interrupted, {}, out.usage};
         break;
       }
       case action::kind::fail:
         co_return session::turn_result{session::turn_status::failed, a.arg, out.usage};
-      case action::kind::hang:
-        co_await poll_until([] { return false; }, stop);
+      case action::kind::hang: {
+        auto forever = poll_until([] { return false; }, stop);
+        co_await std::move(forever);
         co_return session::turn_result{session::turn_status::interrupted, {}, out.usage};
+      }
       case action::kind::wake:
         host->wake();
         break;
