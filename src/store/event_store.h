@@ -41,9 +41,11 @@
 //                      or mistyped field); recovery quarantines such sessions
 //   read_failed        the database could not be read (I/O, busy); transient
 //
-// Leases
-//   claim: succeeds when there is no lease, it is expired, or it is ours;
-//          otherwise lease_held. The attempt count is kept across owners.
+// Leases (owners are "<node>/<incarnation>", see session/types.h)
+//   claim: succeeds when there is no lease, it is expired, it is ours, or it
+//          is held by another incarnation of our node (that process is gone:
+//          recovery takes it over without waiting for expiry); otherwise
+//          lease_held. The attempt count is kept across owners.
 //   renew: ours (even if expired and not yet taken) -> extended; a fresh
 //          foreign lease -> lease_held; an expired foreign one -> lease_lost.
 //   release: ours -> expired now; fresh foreign -> lease_held; else lease_lost.
@@ -71,7 +73,8 @@ template <class T>
 using task = boost::asio::awaitable<T>;
 
 // An event as seen by a live subscriber: durable events carry their seq;
-// ephemeral ones carry the seq of the last durable event before them.
+// ephemeral ones carry the seq of the last durable event delivered before
+// them, the publish time and an empty id.
 struct tail_item {
   model::event event;
   bool durable = true;
@@ -141,8 +144,8 @@ class event_store {
   virtual task<result<std::vector<interaction_row>>> pending_interactions(session_id s) = 0;
   // Sessions with an open execution whose lease is absent, expired at `now`,
   // or held by `node` under an owner other than `current_owner` (a previous
-  // incarnation), ordered by session id, after `after`, at most `limit`.
-  // Quarantined sessions are skipped.
+  // incarnation: "<node>/<other>"), ordered by session id, after `after`, at
+  // most `limit` (capped at 10,000). Quarantined sessions are skipped.
   virtual task<result<std::vector<abandoned_session>>> list_abandoned(time_ms now, std::string node,
                                                                      std::string current_owner,
                                                                      std::optional<session_id> after,

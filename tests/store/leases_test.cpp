@@ -30,6 +30,25 @@ TEST_F(leases, a_free_session_can_be_claimed_and_a_fresh_foreign_lease_blocks) {
   EXPECT_EQ(release.error(), store_errc::lease_held);
 }
 
+TEST_F(leases, a_new_incarnation_of_the_same_node_takes_over_a_fresh_lease_at_once) {
+  open();
+  const auto s = new_session();
+  ASSERT_TRUE(run(store().claim_lease(s, "node-a/old", clock_.now(), ttl)));
+  ASSERT_TRUE(run(store().bump_attempts(s, "node-a/old", clock_.now())));
+  auto taken = run(store().claim_lease(s, "node-a/new", clock_.now(), ttl));
+  ASSERT_TRUE(taken) << why(taken);
+  EXPECT_EQ(taken->owner, "node-a/new");
+  EXPECT_EQ(taken->attempts, 1);
+  auto old = run(store().renew_lease(s, "node-a/old", clock_.now(), ttl));
+  ASSERT_FALSE(old);
+  EXPECT_EQ(old.error(), store_errc::lease_held) << "only claim takes over; the old owner is now foreign";
+  for (const char* other : {"node-ab/1", "node/1", "node-a/new/x"}) {
+    auto blocked = run(store().claim_lease(s, other, clock_.now(), ttl));
+    ASSERT_FALSE(blocked) << other;
+    EXPECT_EQ(blocked.error(), store_errc::lease_held) << other;
+  }
+}
+
 TEST_F(leases, claiming_an_unknown_session_is_unknown_session) {
   open();
   auto r = run(store().claim_lease(session_id::generate(), "node-a/1", clock_.now(), ttl));
@@ -183,6 +202,9 @@ TEST_F(abandoned, lists_open_executions_without_a_live_owner_in_session_order) {
   const auto lookalike = new_session();
   ASSERT_TRUE(append(lookalike, {started(execution_id::generate())}));
   ASSERT_TRUE(run(store().claim_lease(lookalike, "node-ab/1", now, ttl)));
+  const auto nested = new_session();
+  ASSERT_TRUE(append(nested, {started(execution_id::generate())}));
+  ASSERT_TRUE(run(store().claim_lease(nested, "node-a/sub/1", now, ttl)));
 
   auto list = run(store().list_abandoned(now, "node-a", "node-a/new", std::nullopt, 100));
   ASSERT_TRUE(list) << why(list);

@@ -122,7 +122,7 @@ TEST_F(append_sqlite, concurrent_appends_from_many_threads_are_group_committed) 
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
-      boost::asio::io_context io;
+      auto& io = new_io();
       for (int i = 0; i < per_thread; ++i) {
         // Two sessions per worker pair: appends to one session race each other too.
         const auto& s = sessions[static_cast<std::size_t>(t / 2)];
@@ -156,7 +156,7 @@ TEST_F(append_sqlite, a_rejected_request_does_not_affect_others_in_the_same_comm
 
   // Hold the writer at a commit, queue three requests behind it, release.
   gate.close();
-  boost::asio::io_context io;
+  auto& io = new_io();
   std::optional<result<append_result>> blocker, good1, bad, good2;
   auto spawn = [&io](boost::asio::awaitable<result<append_result>> aw, std::optional<result<append_result>>* out) {
     boost::asio::co_spawn(
@@ -440,7 +440,7 @@ TEST_F(lifecycle_sqlite, calls_after_stop_are_closed) {
 TEST_F(lifecycle_sqlite, stop_finishes_queued_writes_first) {
   open();
   const auto s = new_session();
-  boost::asio::io_context io;
+  auto& io = new_io();
   std::vector<std::optional<result<append_result>>> out(50);
   for (auto& o : out) {
     boost::asio::co_spawn(

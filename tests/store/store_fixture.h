@@ -128,6 +128,14 @@ class store_test : public ::testing::Test {
 
   event_store& store() { return *store_; }
 
+  // An io_context for a helper thread. The fixture keeps it until the store
+  // has stopped: a completion posted by the store's threads must not race
+  // the destruction of the io_context it is posted to.
+  boost::asio::io_context& new_io() {
+    std::lock_guard lock(ios_mu_);
+    return *ios_.emplace_back(std::make_unique<boost::asio::io_context>());
+  }
+
   template <class T>
   T run(boost::asio::awaitable<T> aw) {
     return tether::test::run_sync(io_, std::move(aw));
@@ -159,6 +167,8 @@ class store_test : public ::testing::Test {
   }
 
   manual_clock clock_;
+  std::mutex ios_mu_;
+  std::vector<std::unique_ptr<boost::asio::io_context>> ios_;
   boost::asio::io_context io_;
   std::filesystem::path dir_;
   std::unique_ptr<event_store> store_;

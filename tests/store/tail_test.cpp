@@ -68,7 +68,7 @@ TEST_F(tails, a_tail_created_during_a_write_storm_misses_nothing_and_repeats_not
   constexpr int total = 2000;
   std::atomic<int> written{0};
   std::thread writer([&] {
-    boost::asio::io_context io;
+    auto& io = new_io();
     for (int i = 0; i < total; ++i) {
       auto r = tether::test::run_sync(io, store().append(single_event(s, notice(std::to_string(i)))));
       if (!r) {
@@ -96,7 +96,7 @@ TEST_F(tails, a_slow_tail_that_overflows_rereads_and_still_delivers_everything_i
   auto tail = store().tail(s, event_seq{0});
   constexpr int total = 300;
   std::thread writer([&] {
-    boost::asio::io_context io;
+    auto& io = new_io();
     for (int i = 0; i < total; ++i) {
       if (i % 7 == 0) store().publish(s, model::text_delta{"delta"});
       auto r = tether::test::run_sync(io, store().append(single_event(s, notice(std::to_string(i)))));
@@ -141,7 +141,7 @@ TEST_F(tails, close_wakes_a_pending_next_with_closed) {
   auto tail = store().tail(s, event_seq{1});
   std::promise<result<std::vector<tail_item>>> p;
   std::thread waiter([&] {
-    boost::asio::io_context io;
+    auto& io = new_io();
     p.set_value(tether::test::run_sync(io, tail->next()));
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -161,7 +161,7 @@ TEST_F(tails, store_stop_wakes_a_pending_next_with_closed) {
   auto tail = store().tail(s, event_seq{1});
   std::promise<result<std::vector<tail_item>>> p;
   std::thread waiter([&] {
-    boost::asio::io_context io;
+    auto& io = new_io();
     p.set_value(tether::test::run_sync(io, tail->next()));
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));

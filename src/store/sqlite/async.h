@@ -53,9 +53,14 @@ class completion {
     explicit impl(Handler h)
         : work(boost::asio::make_work_guard(boost::asio::get_associated_executor(h))), handler(std::move(h)) {}
     void complete(T value) override {
-      auto ex = work.get_executor();
-      boost::asio::post(ex, [h = std::move(handler), v = std::move(value)]() mutable { std::move(h)(std::move(v)); });
-      work.reset();
+      // The work guard travels with the handler and is released on the
+      // caller's executor after the handler ran: once the handler is queued
+      // the caller may finish and destroy its io_context, so this thread must
+      // not touch that executor's work count again.
+      auto ex = boost::asio::get_associated_executor(handler);
+      boost::asio::post(ex, [h = std::move(handler), v = std::move(value), w = std::move(work)]() mutable {
+        std::move(h)(std::move(v));
+      });
     }
     boost::asio::executor_work_guard<executor> work;
     Handler handler;

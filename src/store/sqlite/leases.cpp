@@ -29,6 +29,16 @@ result<void> require_ttl(time_ms ttl_ms) {
   return ok();
 }
 
+// Owners are "<node>/<incarnation>". A lease held by another incarnation of
+// the claimant's node belongs to a process that is gone (a node runs one
+// incarnation at a time), so claim may take it over before it expires.
+bool previous_incarnation(const std::string& holder, const std::string& claimant) {
+  const auto slash = claimant.rfind('/');
+  if (slash == std::string::npos || holder == claimant) return false;
+  const std::string_view node(claimant.data(), slash + 1);  // "<node>/"
+  return holder.starts_with(node) && holder.find('/', node.size()) == std::string::npos;
+}
+
 tether::error held(const session_id& s, const lease& l) {
   return {store_errc::lease_held,
           "the lease of " + s.str() + " is held by " + l.owner + " until " + std::to_string(l.expires_at)};
@@ -59,7 +69,9 @@ result<lease> claim_lease(connection& db, const session_id& s, const std::string
   TETHER_TRY(require_session(db, s));
   auto current = load_lease(db, s);
   if (!current) return current.error();
-  if (*current && (*current)->owner != owner && (*current)->expires_at > now) return held(s, **current);
+  if (*current && (*current)->owner != owner && (*current)->expires_at > now &&
+      !previous_incarnation((*current)->owner, owner))
+    return held(s, **current);
   lease out{owner, now + ttl_ms, *current ? (*current)->attempts : 0};
   auto q = db.prepare(
       "INSERT INTO leases(session_id, owner, expires_at, attempts) VALUES(?, ?, ?, ?) "

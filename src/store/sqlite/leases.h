@@ -1,6 +1,8 @@
 // Lease operations and quarantine, run by the writer inside a request's
 // savepoint. Semantics are those documented in store/event_store.h; a lease
-// is "fresh" at `now` when expires_at > now, "expired" otherwise.
+// is "fresh" at `now` when expires_at > now, "expired" otherwise. Owners are
+// "<node>/<incarnation>"; claim treats a lease of another incarnation of the
+// claimant's node like an expired one (that process is gone).
 #pragma once
 
 #include <cstddef>

@@ -320,7 +320,8 @@ result<std::vector<abandoned_session>> list_abandoned(connection& db, time_ms no
       "FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
       "WHERE s.open_execution IS NOT NULL AND s.quarantined = 0 AND s.id > ?1 "
       "AND (l.session_id IS NULL OR l.expires_at <= ?2 "
-      "     OR (substr(l.owner, 1, length(?3) + 1) = ?3 || '/' AND l.owner <> ?4)) "
+      "     OR (substr(l.owner, 1, length(?3) + 1) = ?3 || '/' AND instr(substr(l.owner, length(?3) + 2), '/') = 0 "
+      "         AND l.owner <> ?4)) "
       "ORDER BY s.id LIMIT ?5");
   q.bind(after ? after->str() : std::string(), now, node, current_owner, sql_limit(limit));
   return collect<abandoned_session>(q, [](const query& row) -> result<abandoned_session> {
