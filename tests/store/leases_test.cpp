@@ -175,9 +175,11 @@ TEST_F(abandoned, lists_open_executions_without_a_live_owner_in_session_order) {
   open();
   const time_ms now = clock_.now();
   std::vector<session_id> s;
+  s.reserve(7);
   for (int i = 0; i < 7; ++i) s.push_back(new_session());
   std::sort(s.begin(), s.end());
   std::vector<execution_id> e;
+  e.reserve(7);
   for (int i = 0; i < 7; ++i) e.push_back(execution_id::generate());
   // 0: open, no lease                    -> abandoned
   ASSERT_TRUE(append(s[0], {started(e[0])}));

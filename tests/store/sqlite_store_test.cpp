@@ -116,10 +116,12 @@ TEST_F(append_sqlite, concurrent_appends_from_many_threads_are_group_committed) 
   constexpr int threads = 6;
   constexpr int per_thread = 40;
   std::vector<session_id> sessions;
-  for (int t = 0; t < threads; ++t) sessions.push_back(new_session());
+  sessions.reserve(threads / 2);
+  for (int t = 0; t < threads / 2; ++t) sessions.push_back(new_session());
 
   std::atomic<int> acknowledged{0};
   std::vector<std::thread> workers;
+  workers.reserve(threads);
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&, t] {
       auto& io = new_io();
@@ -161,16 +163,18 @@ TEST_F(append_sqlite, a_rejected_request_does_not_affect_others_in_the_same_comm
   auto spawn = [&io](boost::asio::awaitable<result<append_result>> aw, std::optional<result<append_result>>* out) {
     boost::asio::co_spawn(
         io,
-        [](boost::asio::awaitable<result<append_result>> a,
-           std::optional<result<append_result>>* o) -> boost::asio::awaitable<void> { o->emplace(co_await std::move(a)); }(
-            std::move(aw), out),
+        [](boost::asio::awaitable<result<append_result>> a, std::optional<result<append_result>>* o)
+            -> boost::asio::awaitable<void> { o->emplace(co_await std::move(a)); }(std::move(aw), out),
         boost::asio::detached);
   };
   spawn(store().append(append_request{s, {notice("blocker")}, std::nullopt, 0}), &blocker);
   std::thread runner([&io] { io.run(); });
   gate.wait_arrivals(1);
   spawn(store().append(append_request{s, {notice("good 1")}, std::nullopt, 0}), &good1);
-  spawn(store().append(append_request{s, {notice("bad"), model::input_promoted{input_id::generate(), execution_id::generate()}}, std::nullopt, 0}), &bad);
+  spawn(
+      store().append(append_request{
+          s, {notice("bad"), model::input_promoted{input_id::generate(), execution_id::generate()}}, std::nullopt, 0}),
+      &bad);
   spawn(store().append(append_request{s, {notice("good 2")}, std::nullopt, 0}), &good2);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the three reach the queue
   gate.open();
@@ -339,6 +343,7 @@ TEST_F(read_sqlite, pages_follow_after_and_limit_and_say_when_there_is_more) {
   open();
   const auto s = new_session();
   std::vector<model::payload> batch;
+  batch.reserve(9);
   for (int i = 0; i < 9; ++i) batch.push_back(notice(std::to_string(i)));
   ASSERT_TRUE(append(s, std::move(batch)));  // seqs 2..10
 
@@ -446,8 +451,9 @@ TEST_F(lifecycle_sqlite, stop_finishes_queued_writes_first) {
     boost::asio::co_spawn(
         io,
         [](boost::asio::awaitable<result<append_result>> a,
-           std::optional<result<append_result>>* dst) -> boost::asio::awaitable<void> { dst->emplace(co_await std::move(a)); }(
-            store().append(append_request{s, {notice("queued")}, std::nullopt, 0}), &o),
+           std::optional<result<append_result>>* dst) -> boost::asio::awaitable<void> {
+          dst->emplace(co_await std::move(a));
+        }(store().append(append_request{s, {notice("queued")}, std::nullopt, 0}), &o),
         boost::asio::detached);
   }
   io.poll();  // every append is now queued (initiated)

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
+#include <boost/asio/io_context.hpp>
 
 #include "store/sqlite/sqlite_store.h"
 #include "support/run.h"
@@ -85,9 +85,8 @@ class store_test : public ::testing::Test {
   void SetUp() override {
     static std::atomic<int> counter{0};
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::temp_directory_path() /
-           ("tether-store-" + std::string(info->name()) + "-" + std::to_string(::getpid()) + "-" +
-            std::to_string(counter++));
+    dir_ = std::filesystem::temp_directory_path() / ("tether-store-" + std::string(info->name()) + "-" +
+                                                     std::to_string(::getpid()) + "-" + std::to_string(counter++));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
@@ -175,8 +174,7 @@ class store_test : public ::testing::Test {
 };
 
 // Payload shorthands.
-inline model::payload admitted(const input_id& id, std::string prompt,
-                               model::delivery d = model::delivery::steer) {
+inline model::payload admitted(const input_id& id, std::string prompt, model::delivery d = model::delivery::steer) {
   return model::input_admitted{id, std::move(prompt), d};
 }
 inline model::payload started(const execution_id& e, std::string node = "node-a") {

@@ -45,8 +45,6 @@ T run_sync(boost::asio::io_context& io, boost::asio::awaitable<T> aw) {
   return std::move(*out);
 }
 
-inline void run_sync(boost::asio::io_context& io, boost::asio::awaitable<void> aw) {
-  detail::drive(io, std::move(aw));
-}
+inline void run_sync(boost::asio::io_context& io, boost::asio::awaitable<void> aw) { detail::drive(io, std::move(aw)); }
 
 }  // namespace tether::test

@@ -31,8 +31,8 @@ class completion {
  public:
   completion() = default;
   template <class Handler>
-    requires(!std::is_same_v<std::decay_t<Handler>, completion>)
-  explicit completion(Handler h) : impl_(std::make_unique<impl<Handler>>(std::move(h))) {}
+  requires(!std::is_same_v<std::decay_t<Handler>, completion>) explicit completion(Handler h)
+      : impl_(std::make_unique<impl<Handler>>(std::move(h))) {}
 
   explicit operator bool() const { return impl_ != nullptr; }
 

@@ -23,8 +23,7 @@ inline constexpr unsigned max_json_depth = 256;
 result<boost::json::value> parse_column(std::string_view text, std::string_view what);
 
 // Decodes a stored event payload (type, version, data column).
-result<model::payload> decode_payload(std::string_view type, int version, std::string_view data,
-                                      std::string_view what);
+result<model::payload> decode_payload(std::string_view type, int version, std::string_view data, std::string_view what);
 
 std::string usage_text(const model::usage& u);
 result<model::usage> parse_usage(std::string_view text, std::string_view what);

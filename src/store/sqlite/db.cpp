@@ -30,8 +30,7 @@ void query::bind_one(int i, std::string_view v) {
   // SQLITE_TRANSIENT: SQLite copies the text, so temporaries may be bound.
   // An empty view may have a null data pointer, which SQLite would bind as NULL.
   const char* data = v.data() != nullptr ? v.data() : "";
-  if (const int rc = sqlite3_bind_text64(stmt_, i, data, v.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
-      rc != SQLITE_OK)
+  if (const int rc = sqlite3_bind_text64(stmt_, i, data, v.size(), SQLITE_TRANSIENT, SQLITE_UTF8); rc != SQLITE_OK)
     error_ = conn_->failure(rc, "bind");
 }
 
@@ -73,8 +72,9 @@ std::optional<std::string> query::optional_text(int col) const {
 bool query::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
 result<std::unique_ptr<connection>> connection::open(const std::string& path, open_mode mode) {
-  const int flags = (mode == open_mode::read_write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) |
-                    SQLITE_OPEN_NOMUTEX;
+  const int flags =
+      (mode == open_mode::read_write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) |
+      SQLITE_OPEN_NOMUTEX;
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
@@ -102,8 +102,8 @@ result<void> connection::exec(const char* sql) {
 query connection::prepare(std::string_view sql) {
   if (auto it = cache_.find(sql); it != cache_.end()) return {this, it->second, std::nullopt};
   sqlite3_stmt* stmt = nullptr;
-  const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt,
-                                    nullptr);
+  const int rc =
+      sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
   if (rc != SQLITE_OK) {
     sqlite3_finalize(stmt);
     return {this, nullptr, failure(rc, "prepare")};

@@ -73,10 +73,15 @@ class query {
   void bind_one(int i, std::nullopt_t);
   void bind_one(int i, event_seq v) { bind_one(i, v.value); }
   template <class Tag>
-  void bind_one(int i, const strong_id<Tag>& v) { bind_one(i, std::string_view(v.str())); }
+  void bind_one(int i, const strong_id<Tag>& v) {
+    bind_one(i, std::string_view(v.str()));
+  }
   template <class T>
   void bind_one(int i, const std::optional<T>& v) {
-    if (v) bind_one(i, *v); else bind_one(i, std::nullopt);
+    if (v)
+      bind_one(i, *v);
+    else
+      bind_one(i, std::nullopt);
   }
 
   connection* conn_;

@@ -52,10 +52,11 @@ result<void> check_fence(connection& db, const session_id& s, const fence& f, co
     q.bind(s);
     auto row = q.step();
     if (!row) return row.error();
-    if (!*row) return make_error(store_errc::fence_failed, s.str() + " has no lease; " + *f.lease_owner + " must hold it");
+    if (!*row)
+      return make_error(store_errc::fence_failed, s.str() + " has no lease; " + *f.lease_owner + " must hold it");
     if (q.text(0) != *f.lease_owner)
-      return make_error(store_errc::fence_failed, "the lease of " + s.str() + " is held by " + q.text(0) + ", not " +
-                                                      *f.lease_owner);
+      return make_error(store_errc::fence_failed,
+                        "the lease of " + s.str() + " is held by " + q.text(0) + ", not " + *f.lease_owner);
     if (q.int64(1) <= now)
       return make_error(store_errc::fence_failed, "the lease of " + s.str() + " by " + *f.lease_owner + " has expired");
   }
@@ -181,8 +182,7 @@ result<std::string> pending_input(applying& a, const input_id& id, std::string_v
   if (!row) return row.error();
   if (!*row || q.text(0) != a.session.str())
     return reject(std::string(what) + ": " + id.str() + " is not an input of " + a.session.str());
-  if (q.text(1) != "pending")
-    return reject(std::string(what) + ": " + id.str() + " is " + q.text(1) + ", not pending");
+  if (q.text(1) != "pending") return reject(std::string(what) + ": " + id.str() + " is " + q.text(1) + ", not pending");
   return q.text(2);
 }
 
@@ -202,9 +202,10 @@ result<void> project(applying& a, model::input_cancelled& p) {
 
 result<void> project(applying& a, model::execution_started& p) {
   if (a.state.open_execution)
-    return reject("execution.started: " + a.session.str() + " already has an open execution " + *a.state.open_execution);
-  auto q = a.db.prepare(
-      "INSERT INTO executions(id, session_id, node, status, started_seq) VALUES(?, ?, ?, 'running', ?)");
+    return reject("execution.started: " + a.session.str() + " already has an open execution " +
+                  *a.state.open_execution);
+  auto q =
+      a.db.prepare("INSERT INTO executions(id, session_id, node, status, started_seq) VALUES(?, ?, ?, 'running', ?)");
   TETHER_TRY(q.bind(p.execution, a.session, p.node, a.seq).run());
   auto s = a.db.prepare("UPDATE sessions SET open_execution = ?, continuation_pending = 0 WHERE id = ?");
   TETHER_TRY(s.bind(p.execution, a.session).run());
@@ -331,8 +332,7 @@ result<void> reject_ephemeral(std::string_view name) {
   return reject(std::move(msg));
 }
 template <class T>
-  requires(T::storage == model::durability::ephemeral)
-result<void> project(applying&, T&) {
+requires(T::storage == model::durability::ephemeral) result<void> project(applying&, T&) {
   return reject_ephemeral(T::name);
 }
 
@@ -367,7 +367,8 @@ result<append_result> apply_append(connection& db, append_request& req, const te
     applying a{db, req.session, *state, seq, time, id};
     TETHER_TRY(std::visit([&a](auto& body) { return project(a, body); }, p));
     if (std::holds_alternative<model::session_reset>(p)) data[i] = json::serialize(model::encode(p));
-    auto q = db.prepare("INSERT INTO events(session_id, seq, id, type, version, time, data) VALUES(?, ?, ?, ?, ?, ?, ?)");
+    auto q =
+        db.prepare("INSERT INTO events(session_id, seq, id, type, version, time, data) VALUES(?, ?, ?, ?, ?, ?, ?)");
     TETHER_TRY(q.bind(req.session, seq, id, model::type_name(p), model::type_version(p), time, data[i]).run());
     state->last_seq = seq;
     out.events.push_back(model::event{std::move(id), req.session, event_seq{seq}, time, std::move(p)});

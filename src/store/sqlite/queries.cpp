@@ -21,11 +21,10 @@ struct named {
 constexpr std::array input_statuses{named<input_status>{"pending", input_status::pending},
                                     named<input_status>{"promoted", input_status::promoted},
                                     named<input_status>{"cancelled", input_status::cancelled}};
-constexpr std::array message_roles{named<message_role>{"user", message_role::user},
-                                   named<message_role>{"assistant", message_role::assistant},
-                                   named<message_role>{"tool_call", message_role::tool_call},
-                                   named<message_role>{"tool_result", message_role::tool_result},
-                                   named<message_role>{"notice", message_role::notice}};
+constexpr std::array message_roles{
+    named<message_role>{"user", message_role::user}, named<message_role>{"assistant", message_role::assistant},
+    named<message_role>{"tool_call", message_role::tool_call},
+    named<message_role>{"tool_result", message_role::tool_result}, named<message_role>{"notice", message_role::notice}};
 constexpr std::array execution_statuses{named<execution_status>{"running", execution_status::running},
                                         named<execution_status>{"finished", execution_status::finished}};
 constexpr std::array call_statuses{named<call_status>{"running", call_status::running},
@@ -77,7 +76,7 @@ result<Row> single(query& q, From from, std::string_view missing) {
 }
 
 #define TETHER_SESSION_SELECT                                                                                    \
-  "SELECT s.id, s.last_seq, s.generation, s.title, s.workspace, s.profile, s.open_execution, "                  \
+  "SELECT s.id, s.last_seq, s.generation, s.title, s.workspace, s.profile, s.open_execution, "                   \
   "s.continuation_pending, s.runtime, s.external_session_id, s.quarantined, s.quarantine_reason, s.created_at, " \
   "s.updated_at, l.owner, l.expires_at, l.attempts FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
 
@@ -101,8 +100,7 @@ result<session_row> session_from(const query& q) {
   return r;
 }
 
-#define TETHER_INPUT_SELECT \
-  "SELECT id, session_id, prompt, delivery, status, admitted_seq, execution_id FROM inputs "
+#define TETHER_INPUT_SELECT "SELECT id, session_id, prompt, delivery, status, admitted_seq, execution_id FROM inputs "
 
 result<input_row> input_from(const query& q) {
   input_row r;
@@ -187,8 +185,7 @@ result<tool_call_row> call_from(const query& q) {
   return r;
 }
 
-#define TETHER_INTERACTION_SELECT \
-  "SELECT id, session_id, call_id, kind, payload, status, result FROM interactions "
+#define TETHER_INTERACTION_SELECT "SELECT id, session_id, call_id, kind, payload, status, result FROM interactions "
 
 result<interaction_row> interaction_from(const query& q) {
   interaction_row r;

@@ -152,9 +152,9 @@ result<void> migrate(connection& db) {
   if (!current) return rollback(open_error(current.error()));
   const int latest = latest_schema_version();
   if (*current > latest)
-    return rollback(make_error(store_errc::schema_too_new,
-                               "database schema version " + std::to_string(*current) +
-                                   " is newer than this Tether (" + std::to_string(latest) + "); upgrade Tether"));
+    return rollback(make_error(store_errc::schema_too_new, "database schema version " + std::to_string(*current) +
+                                                               " is newer than this Tether (" + std::to_string(latest) +
+                                                               "); upgrade Tether"));
   if (*current == latest) {
     (void)db.exec("ROLLBACK");  // nothing to do; release the write lock
     return ok();

@@ -9,9 +9,9 @@
 #include <thread>
 #include <type_traits>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <spdlog/spdlog.h>
 
 #include "store/sqlite/async.h"
 #include "store/sqlite/db.h"
@@ -130,9 +130,8 @@ class sqlite_event_store final : public event_store {
   }
 
   task<result<void>> quarantine(session_id s, std::string reason) override {
-    return on_writer<void>([s = std::move(s), reason = std::move(reason)](connection& db) {
-      return sqlite::quarantine(db, s, reason);
-    });
+    return on_writer<void>(
+        [s = std::move(s), reason = std::move(reason)](connection& db) { return sqlite::quarantine(db, s, reason); });
   }
 
   // ---- live events ----
@@ -177,16 +176,15 @@ class sqlite_event_store final : public event_store {
         [s = std::move(s)](connection& db) { return sqlite::unsettled_calls(db, s); });
   }
   task<result<interaction_row>> get_interaction(interaction_id id) override {
-    return on_reader<interaction_row>(
-        [id = std::move(id)](connection& db) { return sqlite::get_interaction(db, id); });
+    return on_reader<interaction_row>([id = std::move(id)](connection& db) { return sqlite::get_interaction(db, id); });
   }
   task<result<std::vector<interaction_row>>> pending_interactions(session_id s) override {
     return on_reader<std::vector<interaction_row>>(
         [s = std::move(s)](connection& db) { return sqlite::pending_interactions(db, s); });
   }
   task<result<std::vector<abandoned_session>>> list_abandoned(time_ms now, std::string node, std::string current_owner,
-                                                             std::optional<session_id> after,
-                                                             std::size_t limit) override {
+                                                              std::optional<session_id> after,
+                                                              std::size_t limit) override {
     return on_reader<std::vector<abandoned_session>>(
         [now, node = std::move(node), current_owner = std::move(current_owner), after = std::move(after),
          limit](connection& db) { return sqlite::list_abandoned(db, now, node, current_owner, after, limit); });
@@ -214,9 +212,7 @@ class sqlite_event_store final : public event_store {
     stopped_ = true;
   }
 
-  [[nodiscard]] sqlite_stats stats() const {
-    return {commits_.load(), requests_.load(), largest_batch_.load()};
-  }
+  [[nodiscard]] sqlite_stats stats() const { return {commits_.load(), requests_.load(), largest_batch_.load()}; }
 
  private:
   template <class T, class Fn>
@@ -249,9 +245,7 @@ class sqlite_event_store final : public event_store {
         done(result<T>(closed_error()));
         return;
       }
-      boost::asio::post(pool_, [this, fn = std::move(fn), done = std::move(done)]() mutable {
-        done(run_read<T>(fn));
-      });
+      boost::asio::post(pool_, [this, fn = std::move(fn), done = std::move(done)]() mutable { done(run_read<T>(fn)); });
     });
   }
 
@@ -397,7 +391,8 @@ result<void> configure_writer(connection& db) {
     auto row = q.step();
     if (!row) return row.error();
     const std::string mode = *row ? q.text(0) : std::string();
-    if (mode != "wal") return make_error(store_errc::open_failed, "cannot use WAL mode (journal_mode is '" + mode + "')");
+    if (mode != "wal")
+      return make_error(store_errc::open_failed, "cannot use WAL mode (journal_mode is '" + mode + "')");
   }
   return db.exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;");
 }

@@ -44,9 +44,9 @@ result<std::unique_ptr<event_store>> open_sqlite_store(sqlite_options options);
 
 // Counters of the writer, for tests and benchmarks.
 struct sqlite_stats {
-  std::uint64_t commits = 0;          // successful group commits
-  std::uint64_t requests = 0;         // write requests in those commits (rejected ones included)
-  std::uint64_t largest_batch = 0;    // most requests in one commit
+  std::uint64_t commits = 0;        // successful group commits
+  std::uint64_t requests = 0;       // write requests in those commits (rejected ones included)
+  std::uint64_t largest_batch = 0;  // most requests in one commit
 };
 // The counters of a store made by open_sqlite_store; zeroes for any other store.
 sqlite_stats sqlite_stats_of(const event_store& store);

@@ -29,13 +29,13 @@ struct tail_state {
 
   std::mutex mu;  // guards everything below
   std::deque<buffered> buffer;
-  bool catch_up = true;      // durable events must be (re)read from the store
-  std::uint64_t epoch = 0;   // +1 per overflow
+  bool catch_up = true;     // durable events must be (re)read from the store
+  std::uint64_t epoch = 0;  // +1 per overflow
   std::int64_t last_delivered;
   std::int64_t live_seq = 0;
   bool closed = false;
-  bool busy = false;         // a next() is running
-  completion<bool> waiter;   // a next() waiting for something to do
+  bool busy = false;        // a next() is running
+  completion<bool> waiter;  // a next() waiting for something to do
 
   [[nodiscard]] bool ready() const { return closed || catch_up || !buffer.empty(); }
 
@@ -119,8 +119,11 @@ task<result<std::vector<tail_item>>> next_items(event_store* store, std::shared_
     }
   } guard{*st};
 
+  // co_await operands are named locals: g++ 12 may destroy temporaries of a
+  // co_await full-expression twice.
   for (;;) {
-    co_await wait_ready(st);
+    auto ready = wait_ready(st);
+    co_await std::move(ready);
     std::vector<tail_item> out;
     std::int64_t from = 0;
     std::uint64_t epoch = 0;
@@ -135,7 +138,8 @@ task<result<std::vector<tail_item>>> next_items(event_store* store, std::shared_
       from = st->last_delivered;
       epoch = st->epoch;
     }
-    auto page = co_await store->read(st->session, event_seq{from}, catch_up_page);
+    auto reading = store->read(st->session, event_seq{from}, catch_up_page);
+    auto page = co_await std::move(reading);
     {
       std::lock_guard lock(st->mu);
       if (st->closed) co_return closed_error();
@@ -184,13 +188,13 @@ class tail_impl final : public event_tail {
 }  // namespace
 
 std::unique_ptr<event_tail> tail_hub::subscribe(event_store& store, session_id s, event_seq after) {
-  auto st = std::make_shared<tail_state>(s, buffer_, after.value);
+  auto st = std::make_shared<tail_state>(std::move(s), buffer_, after.value);
   {
     std::lock_guard lock(mu_);
     if (closed_)
       st->closed = true;
     else
-      tails_[s.str()].push_back(st);
+      tails_[st->session.str()].push_back(st);
   }
   return std::make_unique<tail_impl>(store, shared_from_this(), std::move(st));
 }
