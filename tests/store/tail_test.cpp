@@ -94,12 +94,18 @@ TEST_F(tails, a_slow_tail_that_overflows_rereads_and_still_delivers_everything_i
   open(std::move(o));
   const auto s = new_session();
   auto tail = store().tail(s, event_seq{0});
+  // Every append publishes 5 events at once into a buffer of 3: each one
+  // overflows the tail, whatever the timing.
+  constexpr int per_append = 5;
   constexpr int total = 300;
   std::thread writer([&] {
     auto& io = new_io();
-    for (int i = 0; i < total; ++i) {
+    for (int i = 0; i < total; i += per_append) {
       if (i % 7 == 0) store().publish(s, model::text_delta{"delta"});
-      auto r = tether::test::run_sync(io, store().append(single_event(s, notice(std::to_string(i)))));
+      append_request req;
+      req.session = s;
+      for (int k = 0; k < per_append; ++k) req.events.push_back(notice(std::to_string(i + k)));
+      auto r = tether::test::run_sync(io, store().append(std::move(req)));
       if (!r) {
         ADD_FAILURE() << why(r);
         store().stop();
@@ -107,7 +113,7 @@ TEST_F(tails, a_slow_tail_that_overflows_rereads_and_still_delivers_everything_i
       }
     }
   });
-  const auto got = collect_until(io_, *tail, total + 1, std::chrono::milliseconds(1));
+  const auto got = collect_until(io_, *tail, total + 1, std::chrono::milliseconds(5));
   writer.join();
   ASSERT_FALSE(got.failure) << got.failure->describe();
   expect_exactly(got.durable, 1, total + 1);

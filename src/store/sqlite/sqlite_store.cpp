@@ -207,8 +207,10 @@ class sqlite_event_store final : public event_store {
     }
     pool_.join();  // finishes reads already posted
     hub_->close_all();
-    writer_db_.reset();
+    // Readers first: the last connection to close checkpoints the WAL, and
+    // only the read-write one can.
     free_readers_.clear();
+    writer_db_.reset();
     stopped_ = true;
   }
 
