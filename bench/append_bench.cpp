@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -135,9 +136,15 @@ latency_summary summarize(std::vector<double> us) {
   return s;
 }
 
+// Whole microseconds and events: readable JSON, and finer digits are noise here.
+std::int64_t whole(double v) { return std::llround(v); }
+
 json::object to_json(const latency_summary& s) {
-  return {
-      {"p50_us", s.p50_us}, {"p90_us", s.p90_us}, {"p99_us", s.p99_us}, {"max_us", s.max_us}, {"mean_us", s.mean_us}};
+  return {{"p50_us", whole(s.p50_us)},
+          {"p90_us", whole(s.p90_us)},
+          {"p99_us", whole(s.p99_us)},
+          {"max_us", whole(s.max_us)},
+          {"mean_us", whole(s.mean_us)}};
 }
 
 double micros(steady::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
@@ -416,8 +423,8 @@ int main(int argc, char** argv) {
     std::printf("target: >= %.0f durable events/s at 256 appenders: %.0f  %s\n", target_events_per_s, r.events_per_s,
                 met ? "met" : "NOT met");
     targets.push_back({{"name", "durable_events_per_s_at_256"},
-                       {"target", target_events_per_s},
-                       {"measured", r.events_per_s},
+                       {"target", whole(target_events_per_s)},
+                       {"measured", whole(r.events_per_s)},
                        {"met", met}});
   }
   if (opt.admits > 0) {
@@ -425,8 +432,8 @@ int main(int argc, char** argv) {
     std::printf("target: admission p50 < %.0f us (single client): %.0f us  %s\n", target_admit_p50_us,
                 admit.latency.p50_us, met ? "met" : "NOT met");
     targets.push_back({{"name", "admission_p50_us"},
-                       {"target", target_admit_p50_us},
-                       {"measured", admit.latency.p50_us},
+                       {"target", whole(target_admit_p50_us)},
+                       {"measured", whole(admit.latency.p50_us)},
                        {"met", met}});
   }
 
@@ -437,7 +444,7 @@ int main(int argc, char** argv) {
                            {"appenders", r.appenders},
                            {"events", r.events},
                            {"seconds", r.seconds},
-                           {"events_per_s", r.events_per_s},
+                           {"events_per_s", whole(r.events_per_s)},
                            {"latency", to_json(r.latency)}});
     json::object doc{{"benchmark", "append"},
                      {"time", now_iso8601()},
