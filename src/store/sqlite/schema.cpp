@@ -51,7 +51,7 @@ CREATE TABLE events(
   time       INTEGER NOT NULL,
   data       TEXT NOT NULL,
   PRIMARY KEY(session_id, seq)
-) WITHOUT ROWID;
+);
 
 CREATE TABLE leases(
   session_id TEXT PRIMARY KEY REFERENCES sessions(id),

@@ -396,7 +396,7 @@ result<void> configure_writer(connection& db) {
     if (mode != "wal")
       return make_error(store_errc::open_failed, "cannot use WAL mode (journal_mode is '" + mode + "')");
   }
-  return db.exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;");
+  return db.exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;");
 }
 
 }  // namespace
