@@ -338,7 +338,7 @@ requires(T::storage == model::durability::ephemeral) result<void> project(applyi
 
 }  // namespace
 
-result<append_result> apply_append(connection& db, append_request& req, const tether::clock& clock) {
+result<std::vector<std::string>> encode_append(const append_request& req) {
   if (req.session.empty()) return reject("an append needs a session id");
   if (req.events.empty()) return reject("an append needs at least one event");
   std::vector<std::string> data;
@@ -348,6 +348,12 @@ result<append_result> apply_append(connection& db, append_request& req, const te
     if (!d) return d.error();
     data.push_back(std::move(*d));
   }
+  return data;
+}
+
+result<append_result> apply_append(connection& db, append_request& req, std::vector<std::string> data,
+                                   const tether::clock& clock) {
+  TETHER_CHECK(data.size() == req.events.size(), "apply_append needs encode_append's data for every event");
 
   auto state = load_session(db, req.session);
   if (!state) return state.error();

@@ -54,6 +54,11 @@
 
 namespace tether::store::sqlite {
 
-result<append_result> apply_append(connection& db, append_request& req, const tether::clock& clock);
+// Checks and encodes a request's payloads without touching the database, so
+// callers do it on their own thread and the writer thread only runs SQL.
+result<std::vector<std::string>> encode_append(const append_request& req);
+// `data` is encode_append(req)'s value.
+result<append_result> apply_append(connection& db, append_request& req, std::vector<std::string> data,
+                                   const tether::clock& clock);
 
 }  // namespace tether::store::sqlite

@@ -95,8 +95,13 @@ class sqlite_event_store final : public event_store {
   // ---- writes ----
 
   task<result<append_result>> append(append_request req) override {
-    return on_writer<append_result>(
-        [this, req = std::move(req)](connection& db) mutable { return apply_append(db, req, clock_); });
+    // Encoding and validation happen here, on the caller's thread; the writer
+    // is the bottleneck under load and only runs SQL.
+    auto data = encode_append(req);
+    return on_writer<append_result>([this, req = std::move(req), data = std::move(data)](connection& db) mutable {
+      if (!data) return result<append_result>(data.error());
+      return apply_append(db, req, std::move(data.value()), clock_);
+    });
   }
 
   task<result<lease>> claim_lease(session_id s, std::string owner, time_ms now, time_ms ttl_ms) override {
