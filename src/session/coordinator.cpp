@@ -214,6 +214,12 @@ asio::awaitable<void> coordinator::stop() {
   co_await ch->async_receive(asio::as_tuple(asio::use_awaitable));
 }
 
+std::size_t coordinator::waiters(const session_id& s) const {
+  std::lock_guard lock(impl_->mu);
+  const auto it = impl_->sessions.find(s);
+  return it == impl_->sessions.end() ? 0 : it->second.waiters.size();
+}
+
 std::uint64_t coordinator::drains_started() const { return impl_->drains.load(); }
 
 }  // namespace tether::session

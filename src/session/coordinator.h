@@ -79,6 +79,8 @@ class coordinator {
   // Completes when the session has no drain running or pending.
   boost::asio::awaitable<void> idle(session_id s);
   [[nodiscard]] bool active(const session_id& s) const;
+  // resume() calls currently waiting on the session (tests, metrics).
+  [[nodiscard]] std::size_t waiters(const session_id& s) const;
   // Stops every drain (reason shutdown), waits for them; later calls are refused.
   boost::asio::awaitable<void> stop();
 

@@ -78,6 +78,7 @@ session_service::~session_service() = default;
 
 const node_identity& session_service::node() const { return impl_->run.node(); }
 std::uint64_t session_service::drains_started() const { return impl_->coord.drains_started(); }
+std::size_t session_service::resume_waiters(const session_id& s) const { return impl_->coord.waiters(s); }
 
 task<result<recovery_report>> session_service::start() {
   auto report = co_await recover();

@@ -67,6 +67,8 @@ class session_service {
 
   [[nodiscard]] const node_identity& node() const;
   [[nodiscard]] std::uint64_t drains_started() const;
+  // resume() calls currently waiting on the session (tests, metrics).
+  [[nodiscard]] std::size_t resume_waiters(const session_id& s) const;
 
  private:
   struct impl;

@@ -120,7 +120,7 @@ TEST_F(coordinator_test, wake_while_active_causes_exactly_one_more_drain) {
 TEST_F(coordinator_test, concurrent_resumes_join_one_drain) {
   std::vector<std::future<result<drain_outcome>>> waiters;
   for (int i = 0; i < 5; ++i) waiters.push_back(spawn(coord_->resume(s_)));
-  until([&] { return sc_->running == 1; });
+  until([&] { return sc_->running == 1 && coord_->waiters(s_) == 5; });
   sc_->release = true;
   for (auto& w : waiters) {
     auto r = w.get();

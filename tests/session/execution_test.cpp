@@ -31,7 +31,7 @@ TEST_F(execution_test, concurrent_resumes_join_one_execution) {
   admit(s, "go", delivery::steer, start_mode::record_only);
   std::vector<std::future<result<session::drain_outcome>>> waiters;
   for (int i = 0; i < 5; ++i) waiters.push_back(asio::co_spawn(io_, service_->resume(s), asio::use_future));
-  eventually([&] { return runtime_.arrivals() == 1; });
+  eventually([&] { return runtime_.arrivals() == 1 && service_->resume_waiters(s) == 5; });
   runtime_.open_gate();
   std::optional<execution_id> seen;
   for (auto& w : waiters) {
