@@ -177,6 +177,8 @@ task<result<void>> session_service::reset(session_id s) {
 }
 
 task<result<void>> session_service::answer(interaction_id id, boost::json::value answer) {
+  const auto text = boost::json::serialize(answer);
+  TETHER_CO_TRY(check_text("answer", text, impl_->options.max_prompt_bytes));
   auto row = co_await impl_->store.get_interaction(id);
   if (!row) {
     if (row.error() == store::store_errc::not_found)
@@ -187,7 +189,7 @@ task<result<void>> session_service::answer(interaction_id id, boost::json::value
     co_return make_error(session_errc::interaction_closed, "interaction " + id.str() + " is already resolved");
   std::vector<model::payload> events;
   events.emplace_back(model::interaction_resolved{id, std::string("answered"), answer});
-  if (row->call) events.emplace_back(model::tool_succeeded{*row->call, boost::json::serialize(answer), {}});
+  if (row->call) events.emplace_back(model::tool_succeeded{*row->call, text, {}});
   store::append_request req{row->session, std::move(events), std::nullopt, 0};
   auto r = co_await impl_->store.append(std::move(req));
   if (!r) co_return impl::to_session_error(r.error());

@@ -58,7 +58,8 @@ class session_service {
   // Appends session.reset: history stays, the next turn's context is empty.
   task<result<void>> reset(session_id s);
   // Resolves a pending interaction, settles its waiting tool call with the
-  // answer and wakes the session, all durably.
+  // answer and wakes the session, all durably. The answer's JSON text is
+  // held to max_prompt_bytes and must be valid UTF-8.
   task<result<void>> answer(interaction_id id, boost::json::value answer);
   // One recovery scan now (start() and the periodic timer call this).
   task<result<recovery_report>> recover();

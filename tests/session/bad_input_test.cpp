@@ -72,6 +72,12 @@ TEST_F(bad_input_test, an_unknown_interaction_is_reported_as_such) {
   EXPECT_EQ(r.error(), session::session_errc::unknown_interaction);
 }
 
+TEST_F(bad_input_test, an_oversized_answer_is_too_large) {
+  auto r = run(service_->answer(interaction_id::generate(), boost::json::value(std::string(2048, 'a'))));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), util_errc::too_large);
+}
+
 TEST_F(bad_input_test, a_quarantined_session_refuses_new_inputs) {
   const auto s = new_session();
   ASSERT_TRUE(run(store_->quarantine(s, "test")));
