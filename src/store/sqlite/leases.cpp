@@ -1,5 +1,7 @@
 #include "store/sqlite/leases.h"
 
+#include "store/sqlite/queries.h"
+
 #include <optional>
 
 namespace tether::store::sqlite {
@@ -13,15 +15,6 @@ result<std::optional<lease>> load_lease(connection& db, const session_id& s) {
   if (!row) return row.error();
   if (!*row) return std::optional<lease>();
   return std::optional<lease>(lease{q.text(0), q.int64(1), q.int64(2)});
-}
-
-result<void> require_session(connection& db, const session_id& s) {
-  auto q = db.prepare("SELECT 1 FROM sessions WHERE id = ?");
-  q.bind(s);
-  auto row = q.step();
-  if (!row) return row.error();
-  if (!*row) return make_error(store_errc::unknown_session, s.str() + " does not exist");
-  return ok();
 }
 
 result<void> require_ttl(time_ms ttl_ms) {

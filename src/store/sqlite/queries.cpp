@@ -43,15 +43,6 @@ result<E> parse_name(const std::array<named<E>, N>& table, const std::string& s,
 
 std::int64_t sql_limit(std::size_t limit) { return static_cast<std::int64_t>(std::min(limit, max_page)); }
 
-result<void> require_session(connection& db, const session_id& s) {
-  auto q = db.prepare("SELECT 1 FROM sessions WHERE id = ?");
-  q.bind(s);
-  auto row = q.step();
-  if (!row) return row.error();
-  if (!*row) return make_error(store_errc::unknown_session, s.str() + " does not exist");
-  return ok();
-}
-
 // Runs a query and decodes every row with `from`.
 template <class Row, class From>
 result<std::vector<Row>> collect(query& q, From from) {
@@ -209,6 +200,15 @@ result<interaction_row> interaction_from(const query& q) {
 }
 
 }  // namespace
+
+result<void> require_session(connection& db, const session_id& s) {
+  auto q = db.prepare("SELECT 1 FROM sessions WHERE id = ?");
+  q.bind(s);
+  auto row = q.step();
+  if (!row) return row.error();
+  if (!*row) return make_error(store_errc::unknown_session, s.str() + " does not exist");
+  return ok();
+}
 
 result<event_page> read_events(connection& db, const session_id& s, event_seq after, std::size_t limit) {
   const std::int64_t n = sql_limit(limit);

@@ -20,6 +20,9 @@ namespace tether::store::sqlite {
 // At most this many events per page, whatever the caller asks for.
 inline constexpr std::size_t max_page = 10'000;
 
+// unknown_session unless the session exists (also used by the writer).
+result<void> require_session(connection& db, const session_id& s);
+
 result<event_page> read_events(connection& db, const session_id& s, event_seq after, std::size_t limit);
 result<session_row> get_session(connection& db, const session_id& s);
 // Most recently updated first.
