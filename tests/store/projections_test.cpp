@@ -335,7 +335,7 @@ TEST_F(transcript, runtime_bound_and_session_updated_change_the_session_row) {
   EXPECT_EQ(sess->runtime, "claude");
   EXPECT_EQ(sess->external_session_id, "abc");
   EXPECT_EQ(sess->title, "new title");
-  EXPECT_EQ(sess->workspace, "/work");
+  EXPECT_EQ(sess->workspace, "/srv/project");
   EXPECT_EQ(sess->profile, "default");
 }
 

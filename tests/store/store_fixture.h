@@ -148,7 +148,7 @@ class store_test : public ::testing::Test {
   // A new session with one session.created event (seq 1).
   session_id new_session(std::string title = "a session") {
     auto s = session_id::generate();
-    auto r = append(s, {model::session_created{std::move(title), "/work", "default"}});
+    auto r = append(s, {model::session_created{std::move(title), "/srv/project", "default"}});
     EXPECT_TRUE(r) << why(r);
     return s;
   }
