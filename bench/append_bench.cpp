@@ -163,8 +163,7 @@ class pool {
   asio::any_io_executor executor() { return ioc_.get_executor(); }
 
   // Runs an awaitable on the pool and blocks the calling (non-pool) thread
-  // for its result. (co_spawn wants default-constructible results; result<T>
-  // is not, hence the optional.)
+  // for its result.
   template <class T>
   T run(asio::awaitable<T> aw) {
     std::optional<T> out;

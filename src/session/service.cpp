@@ -47,6 +47,7 @@ struct session_service::impl {
     if (e == store::store_errc::unknown_session) return {session_errc::unknown_session, e.message};
     if (e == store::store_errc::input_conflict) return {session_errc::input_conflict, e.message};
     if (e == store::store_errc::interaction_not_pending) return {session_errc::interaction_closed, e.message};
+    if (e == store::store_errc::quarantined) return {session_errc::quarantined, e.message};
     return e;
   }
 
@@ -134,7 +135,7 @@ task<result<admission>> session_service::admit(session_id s, input_request req) 
   }
   TETHER_CO_TRY(check_text("prompt", req.prompt, impl_->options.max_prompt_bytes));
   if (req.prompt.empty()) co_return make_error(session_errc::invalid_input, "prompt is empty");
-  TETHER_CO_TRY(co_await impl_->live_session(s));
+  // The append itself checks that the session exists and is not quarantined.
 
   auto append = store::single_event(s, model::input_admitted{id, req.prompt, req.delivery});
   auto r = co_await impl_->store.append(std::move(append));

@@ -45,6 +45,8 @@ class store_category_impl final : public std::error_category {
         return "a stored row cannot be read back";
       case store_errc::read_failed:
         return "a read from the store failed";
+      case store_errc::quarantined:
+        return "the session is quarantined";
     }
     return "unknown store error";
   }

@@ -23,6 +23,7 @@ enum class store_errc {
   not_found,            // a projection row (input, interaction, execution) does not exist
   corrupt,              // a stored row cannot be read back
   read_failed,          // the database could not be read (I/O error, busy, out of memory); retry later
+  quarantined,          // input.admitted to a quarantined session
 };
 
 const std::error_category& store_category();

@@ -26,6 +26,7 @@
 //                      prompt and delivery); nothing written, get_input()
 //                      returns the original
 //   input_conflict     input id reused with other content or in a transcript
+//   quarantined        input.admitted to a quarantined session
 //   rejected           another projection rule (see store/sqlite/projections.h),
 //                      an ephemeral payload, or a payload that would not read
 //                      back (missing id, invalid UTF-8, JSON nested > 256)

@@ -16,6 +16,7 @@ struct session_state {
   std::int64_t last_seq = 0;
   std::int64_t generation = 0;
   std::optional<std::string> open_execution;
+  bool quarantined = false;
 };
 
 // What one event's projection sees.
@@ -31,7 +32,7 @@ struct applying {
 tether::error reject(std::string msg) { return {store_errc::rejected, std::move(msg)}; }
 
 result<session_state> load_session(connection& db, const session_id& s) {
-  auto q = db.prepare("SELECT last_seq, generation, open_execution FROM sessions WHERE id = ?");
+  auto q = db.prepare("SELECT last_seq, generation, open_execution, quarantined FROM sessions WHERE id = ?");
   q.bind(s);
   auto row = q.step();
   if (!row) return row.error();
@@ -41,6 +42,7 @@ result<session_state> load_session(connection& db, const session_id& s) {
   st.last_seq = q.int64(0);
   st.generation = q.int64(1);
   st.open_execution = q.optional_text(2);
+  st.quarantined = q.int64(3) != 0;
   return st;
 }
 
@@ -152,6 +154,8 @@ result<void> project(applying& a, model::session_reset& p) {
 }
 
 result<void> project(applying& a, model::input_admitted& p) {
+  if (a.state.quarantined)
+    return make_error(store_errc::quarantined, a.session.str() + " is quarantined; it takes no new inputs");
   {
     auto q = a.db.prepare("SELECT session_id, prompt, delivery FROM inputs WHERE id = ?");
     q.bind(p.input);
