@@ -83,6 +83,8 @@ std::string_view to_string(message_role r) {
       return "tool_result";
     case message_role::notice:
       return "notice";
+    case message_role::summary:
+      return "summary";
   }
   return "notice";
 }

@@ -98,7 +98,9 @@ struct execution_row {
 };
 
 // One entry of the model-facing transcript (what a runtime is given).
-enum class message_role { user, assistant, tool_call, tool_result, notice };
+// `summary` is never stored as a message: context() puts a compaction's
+// summary first, standing for the messages it replaced.
+enum class message_role { user, assistant, tool_call, tool_result, notice, summary };
 std::string_view to_string(message_role r);
 struct message_row {
   event_seq seq;

@@ -326,6 +326,39 @@ TEST_F(transcript, reset_starts_a_new_generation_and_context_shows_only_it) {
   EXPECT_EQ(again->events[0].as<model::session_reset>()->generation, 2);
 }
 
+TEST_F(transcript, compaction_puts_its_summary_first_and_keeps_the_messages_from_its_seq) {
+  open();
+  const auto s = new_session();
+  ASSERT_TRUE(append(s, {notice("old 1"), notice("old 2")}));
+  auto kept = append(s, {notice("kept 1"), notice("kept 2")});
+  ASSERT_TRUE(kept);
+  const auto from = kept->events[0].seq.value;
+  ASSERT_TRUE(append(s, {model::compaction_ended{"the summary", from}}));
+  auto ctx = run(store().context(s));
+  ASSERT_TRUE(ctx) << ctx.error().describe();
+  ASSERT_EQ(ctx->size(), 3U);
+  EXPECT_EQ((*ctx)[0].role, message_role::summary);
+  EXPECT_EQ((*ctx)[0].text, "the summary");
+  EXPECT_EQ((*ctx)[1].text, "kept 1");
+  EXPECT_EQ((*ctx)[2].text, "kept 2");
+
+  ASSERT_TRUE(append(s, {model::session_reset{}}));
+  ctx = run(store().context(s));
+  ASSERT_TRUE(ctx);
+  EXPECT_TRUE(ctx->empty()) << "a reset drops the summary too";
+}
+
+TEST_F(transcript, a_compaction_must_keep_from_a_seq_of_the_session) {
+  open();
+  const auto s = new_session();
+  auto r = append(s, {model::compaction_ended{"summary", 99}});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), store_errc::rejected);
+  r = append(s, {model::compaction_ended{"summary", 0}});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), store_errc::rejected);
+}
+
 TEST_F(transcript, runtime_bound_and_session_updated_change_the_session_row) {
   open();
   const auto s = new_session("old");
@@ -357,9 +390,8 @@ TEST_F(transcript, an_assistant_message_id_must_be_new) {
 TEST_F(transcript, store_only_events_are_stored_without_messages) {
   open();
   const auto s = new_session();
-  ASSERT_TRUE(append(s, {model::reasoning_ended{"thinking"}, model::step_retry_scheduled{1, 5, "429"},
-                         model::compaction_ended{"summary", 1}}));
-  EXPECT_EQ(all_events(s).size(), 4U);
+  ASSERT_TRUE(append(s, {model::reasoning_ended{"thinking"}, model::step_retry_scheduled{1, 5, "429"}}));
+  EXPECT_EQ(all_events(s).size(), 3U);
   auto ctx = run(store().context(s));
   ASSERT_TRUE(ctx);
   EXPECT_TRUE(ctx->empty());

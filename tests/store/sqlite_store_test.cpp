@@ -9,6 +9,8 @@
 
 #include "model/errors.h"
 #include "store/event_store.h"
+#include "store/sqlite/db.h"
+#include "store/sqlite/schema.h"
 #include "store_fixture.h"
 
 namespace tether::store::test {
@@ -465,6 +467,30 @@ TEST_F(lifecycle_sqlite, stop_finishes_queued_writes_first) {
   }
   reopen();
   EXPECT_EQ(last_seq(s), 51);
+}
+
+TEST_F(schema_sqlite, a_version_1_database_keeps_its_sessions_and_their_last_seq_after_the_upgrade) {
+  // Version 1 kept last_seq and updated_at in the sessions row; version 2
+  // reads them from the log. Build a version 1 database by hand.
+  {
+    auto db = sqlite::connection::open(db_path(), sqlite::open_mode::read_write);
+    ASSERT_TRUE(db) << db.error().describe();
+    ASSERT_TRUE(sqlite::migrate(**db, 1));
+  }
+  const std::string s = session_id::generate().str();
+  raw_exec(db_path(),
+           "INSERT INTO sessions(id, last_seq, created_at, updated_at) VALUES('" + s + "', 2, 1000, 2000);"
+           "INSERT INTO events(session_id, seq, id, type, version, time, data) VALUES"
+           "('" + s + "', 1, 'evt_01', 'session.created', 1, 1000, '{\"title\":\"t\",\"workspace\":\"\",\"profile\":\"\"}'),"
+           "('" + s + "', 2, 'evt_02', 'session.updated', 1, 2000, '{\"title\":\"u\"}');");
+  open();
+  auto row = run(store().get_session(session_id::trusted(s)));
+  ASSERT_TRUE(row) << row.error().describe();
+  EXPECT_EQ(row->last_seq.value, 2);
+  EXPECT_EQ(row->updated_at, 2000);
+  auto next = run(store().append(store::single_event(session_id::trusted(s), model::session_updated{"v"})));
+  ASSERT_TRUE(next) << next.error().describe();
+  EXPECT_EQ(next->last_seq.value, 3);
 }
 
 }  // namespace

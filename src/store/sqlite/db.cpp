@@ -1,5 +1,7 @@
 #include "store/sqlite/db.h"
 
+#include <mutex>
+
 #include <sqlite3.h>
 
 namespace tether::store::sqlite {
@@ -71,7 +73,22 @@ std::optional<std::string> query::optional_text(int col) const {
 
 bool query::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
+namespace {
+// Process-wide settings, applied once before SQLite initializes: no memory
+// statistics (they take a global mutex on every allocation, which the writer
+// pays for every page it touches). If SQLite was already initialized by
+// someone else, the call is refused and the defaults stay: harmless.
+void configure_sqlite_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    (void)sqlite3_initialize();
+  });
+}
+}  // namespace
+
 result<std::unique_ptr<connection>> connection::open(const std::string& path, open_mode mode) {
+  configure_sqlite_once();
   const int flags =
       (mode == open_mode::read_write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) |
       SQLITE_OPEN_NOMUTEX;

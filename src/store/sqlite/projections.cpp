@@ -32,17 +32,22 @@ struct applying {
 tether::error reject(std::string msg) { return {store_errc::rejected, std::move(msg)}; }
 
 result<session_state> load_session(connection& db, const session_id& s) {
-  auto q = db.prepare("SELECT last_seq, generation, open_execution, quarantined FROM sessions WHERE id = ?");
+  // The last seq comes from the log itself (the last entry of the session's
+  // range of the events key): an append then writes no sessions row, so a
+  // group commit does not dirty the sessions table's pages.
+  auto q = db.prepare(
+      "SELECT generation, open_execution, quarantined, "
+      "(SELECT seq FROM events WHERE session_id = s.id ORDER BY seq DESC LIMIT 1) FROM sessions s WHERE id = ?");
   q.bind(s);
   auto row = q.step();
   if (!row) return row.error();
   session_state st;
   if (!*row) return st;
   st.exists = true;
-  st.last_seq = q.int64(0);
-  st.generation = q.int64(1);
-  st.open_execution = q.optional_text(2);
-  st.quarantined = q.int64(3) != 0;
+  st.generation = q.int64(0);
+  st.open_execution = q.optional_text(1);
+  st.quarantined = q.int64(2) != 0;
+  st.last_seq = q.is_null(3) ? 0 : q.int64(3);
   return st;
 }
 
@@ -136,8 +141,8 @@ result<void> require_open(const applying& a, const execution_id& e, std::string_
 result<void> project(applying& a, model::session_created& p) {
   if (a.state.exists) return make_error(store_errc::session_exists, a.session.str() + " already exists");
   auto q = a.db.prepare(
-      "INSERT INTO sessions(id, title, workspace, profile, created_at, updated_at) VALUES(?, ?, ?, ?, ?, ?)");
-  TETHER_TRY(q.bind(a.session, p.title, p.workspace, p.profile, a.time, a.time).run());
+      "INSERT INTO sessions(id, title, workspace, profile, created_at) VALUES(?, ?, ?, ?, ?)");
+  TETHER_TRY(q.bind(a.session, p.title, p.workspace, p.profile, a.time).run());
   a.state = session_state{.exists = true};
   return ok();
 }
@@ -149,8 +154,10 @@ result<void> project(applying& a, model::session_updated& p) {
 
 result<void> project(applying& a, model::session_reset& p) {
   p.generation = ++a.state.generation;
-  auto q = a.db.prepare("UPDATE sessions SET generation = ?, runtime = '', external_session_id = '' WHERE id = ?");
-  return q.bind(p.generation, a.session).run();
+  auto q = a.db.prepare(
+      "UPDATE sessions SET generation = ?, runtime = '', external_session_id = '', context_from_seq = ?, "
+      "context_summary = NULL WHERE id = ?");
+  return q.bind(p.generation, a.seq, a.session).run();
 }
 
 result<void> project(applying& a, model::input_admitted& p) {
@@ -249,7 +256,13 @@ result<void> project(applying& a, model::step_ended&) { return set_open_step(a, 
 result<void> project(applying& a, model::step_failed&) { return set_open_step(a, std::nullopt); }
 result<void> project(applying&, model::step_retry_scheduled&) { return ok(); }
 result<void> project(applying&, model::reasoning_ended&) { return ok(); }
-result<void> project(applying&, model::compaction_ended&) { return ok(); }
+result<void> project(applying& a, model::compaction_ended& p) {
+  if (p.kept_from_seq < 1 || p.kept_from_seq > a.seq)
+    return reject("compaction.ended: kept_from_seq " + std::to_string(p.kept_from_seq) + " is not a seq of " +
+                  a.session.str() + " (1.." + std::to_string(a.seq) + ")");
+  auto q = a.db.prepare("UPDATE sessions SET context_from_seq = ?, context_summary = ? WHERE id = ?");
+  return q.bind(p.kept_from_seq, p.summary, a.session).run();
+}
 
 result<void> project(applying& a, model::text_ended& p) {
   auto used = exists(a.db, "SELECT 1 FROM messages WHERE id = ? AND role IN ('user', 'assistant')", p.message.str());
@@ -355,7 +368,7 @@ result<std::vector<std::string>> encode_append(const append_request& req) {
   return data;
 }
 
-result<append_result> apply_append(connection& db, append_request& req, std::vector<std::string> data,
+result<append_result> apply_append(connection& db, const append_request& req, const std::vector<std::string>& data,
                                    const tether::clock& clock) {
   TETHER_CHECK(data.size() == req.events.size(), "apply_append needs encode_append's data for every event");
 
@@ -371,20 +384,23 @@ result<append_result> apply_append(connection& db, append_request& req, std::vec
   append_result out;
   out.events.reserve(req.events.size());
   for (std::size_t i = 0; i < req.events.size(); ++i) {
-    auto& p = req.events[i];
+    // A copy: the request stays intact, so the writer can run it again.
+    model::payload p = req.events[i];
     const std::int64_t seq = state->last_seq + 1;
     event_id id = event_id::generate();
     applying a{db, req.session, *state, seq, time, id};
     TETHER_TRY(std::visit([&a](auto& body) { return project(a, body); }, p));
-    if (std::holds_alternative<model::session_reset>(p)) data[i] = json::serialize(model::encode(p));
+    // session.reset learns its generation from the projection.
+    const bool reencode = std::holds_alternative<model::session_reset>(p);
+    const std::string reset_data = reencode ? json::serialize(model::encode(p)) : std::string();
     auto q =
         db.prepare("INSERT INTO events(session_id, seq, id, type, version, time, data) VALUES(?, ?, ?, ?, ?, ?, ?)");
-    TETHER_TRY(q.bind(req.session, seq, id, model::type_name(p), model::type_version(p), time, data[i]).run());
+    TETHER_TRY(q.bind(req.session, seq, id, model::type_name(p), model::type_version(p), time,
+                      reencode ? reset_data : data[i])
+                   .run());
     state->last_seq = seq;
     out.events.push_back(model::event{std::move(id), req.session, event_seq{seq}, time, std::move(p)});
   }
-  auto q = db.prepare("UPDATE sessions SET last_seq = ?, updated_at = ? WHERE id = ?");
-  TETHER_TRY(q.bind(state->last_seq, time, req.session).run());
   out.last_seq = event_seq{state->last_seq};
   return out;
 }

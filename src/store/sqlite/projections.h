@@ -1,5 +1,8 @@
 // The append path of the SQLite backend: one append_request applied inside
-// the writer's transaction (in its own savepoint).
+// the writer's transaction. apply_append() leaves the request untouched, so
+// the writer can run it a second time (see sqlite_store.cpp: a batch in which
+// a request was refused is rolled back and run again, each request in its
+// own savepoint).
 //
 // apply_append():
 //   1. every payload must be durable and must read back through the
@@ -10,13 +13,17 @@
 //   3. the fence is checked (fence_failed);
 //   4. each event gets the next seq, a fresh event id and the request's time
 //      (the clock's when 0), its projection rule runs, and the row is
-//      inserted; the session's last_seq and updated_at follow.
+//      inserted (the session's last seq is the last of its events).
 //
 // Projection rules (errors in parentheses; any error fails the request):
 //   session.created      inserts the session row (session_exists)
 //   session.updated      title
 //   session.reset        generation + 1, written into the stored payload;
-//                        clears runtime and external_session_id
+//                        clears runtime and external_session_id; the
+//                        context starts after it
+//   compaction.ended     the context becomes the summary followed by the
+//                        messages from kept_from_seq (rejected unless
+//                        1 <= kept_from_seq <= its own seq)
 //   input.admitted       inserts a pending input (duplicate_input for an
 //                        exact retry; input_conflict for the id reused with
 //                        another prompt, delivery or session, or naming a
@@ -58,7 +65,7 @@ namespace tether::store::sqlite {
 // callers do it on their own thread and the writer thread only runs SQL.
 result<std::vector<std::string>> encode_append(const append_request& req);
 // `data` is encode_append(req)'s value.
-result<append_result> apply_append(connection& db, append_request& req, std::vector<std::string> data,
+result<append_result> apply_append(connection& db, const append_request& req, const std::vector<std::string>& data,
                                    const tether::clock& clock);
 
 }  // namespace tether::store::sqlite

@@ -67,9 +67,11 @@ result<Row> single(query& q, From from, std::string_view missing) {
 }
 
 #define TETHER_SESSION_SELECT                                                                                    \
-  "SELECT s.id, s.last_seq, s.generation, s.title, s.workspace, s.profile, s.open_execution, "                   \
+  "SELECT s.id, COALESCE((SELECT seq FROM events e WHERE e.session_id = s.id ORDER BY seq DESC LIMIT 1), 0), "   \
+  "s.generation, s.title, s.workspace, s.profile, s.open_execution, "                   \
   "s.continuation_pending, s.runtime, s.external_session_id, s.quarantined, s.quarantine_reason, s.created_at, " \
-  "s.updated_at, l.owner, l.expires_at, l.attempts FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
+  "COALESCE((SELECT time FROM events e WHERE e.session_id = s.id ORDER BY seq DESC LIMIT 1), s.created_at), "    \
+  "l.owner, l.expires_at, l.attempts FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
 
 result<session_row> session_from(const query& q) {
   session_row r;
@@ -244,7 +246,9 @@ result<session_row> get_session(connection& db, const session_id& s) {
 }
 
 result<std::vector<session_row>> list_sessions(connection& db, std::size_t limit) {
-  auto q = db.prepare(TETHER_SESSION_SELECT "ORDER BY s.updated_at DESC, s.id LIMIT ?");
+  // Sorting by a computed updated_at costs one index seek per session: fine
+  // for a listing, and it keeps appends from rewriting the sessions row.
+  auto q = db.prepare(TETHER_SESSION_SELECT "ORDER BY 14 DESC, s.id LIMIT ?");
   q.bind(sql_limit(limit));
   return collect<session_row>(q, session_from);
 }
@@ -263,14 +267,38 @@ result<std::vector<input_row>> pending_inputs(connection& db, const session_id& 
 }
 
 result<std::vector<message_row>> context(connection& db, const session_id& s) {
+  std::int64_t from = 0;
+  std::int64_t generation = 0;
+  std::optional<std::string> summary;
+  {
+    auto q = db.prepare("SELECT context_from_seq, generation, context_summary FROM sessions WHERE id = ?");
+    q.bind(s);
+    auto row = q.step();
+    if (!row) return row.error();
+    if (!*row) return make_error(store_errc::unknown_session, s.str() + " does not exist");
+    from = q.int64(0);
+    generation = q.int64(1);
+    summary = q.optional_text(2);
+  }
+  std::vector<message_row> out;
+  if (summary) {
+    // A compaction's summary stands for everything before `from`.
+    message_row m;
+    m.seq = event_seq{from};
+    m.generation = generation;
+    m.role = message_role::summary;
+    m.id = "summary";
+    m.text = std::move(*summary);
+    out.push_back(std::move(m));
+  }
   auto q = db.prepare(
-      "SELECT m.seq, m.generation, m.role, m.id, m.text, m.tool, m.input, m.is_error "
-      "FROM sessions s JOIN messages m ON m.session_id = s.id AND m.generation = s.generation "
-      "WHERE s.id = ? ORDER BY m.seq");
-  q.bind(s);
+      "SELECT seq, generation, role, id, text, tool, input, is_error FROM messages "
+      "WHERE session_id = ? AND seq >= ? ORDER BY seq");
+  q.bind(s, from);
   auto rows = collect<message_row>(q, [&s](const query& row) { return message_from(row, s); });
-  if (rows && rows->empty()) TETHER_TRY(require_session(db, s));
-  return rows;
+  if (!rows) return rows.error();
+  for (auto& r : *rows) out.push_back(std::move(r));
+  return out;
 }
 
 result<execution_row> get_execution(connection& db, const execution_id& id) {

@@ -127,6 +127,23 @@ CREATE TABLE interactions(
 );
 CREATE INDEX interactions_pending ON interactions(session_id, requested_seq) WHERE status = 'pending';
 )sql"},
+    // Fewer pages per group commit:
+    // - a session's last seq and update time are read from its events, so an
+    //   append no longer rewrites the sessions row (nor its index);
+    // - the model's context is the session's messages from context_from_seq
+    //   on (set by session.reset and compaction.ended, which also leaves its
+    //   summary), read through the messages key, so each message no longer
+    //   feeds a second per-session index.
+    migration{2, R"sql(
+DROP INDEX sessions_updated;
+ALTER TABLE sessions DROP COLUMN last_seq;
+ALTER TABLE sessions DROP COLUMN updated_at;
+ALTER TABLE sessions ADD COLUMN context_from_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN context_summary TEXT;
+UPDATE sessions SET context_from_seq = COALESCE(
+  (SELECT max(seq) FROM events e WHERE e.session_id = sessions.id AND e.type = 'session.reset'), 0);
+DROP INDEX messages_context;
+)sql"},
 };
 
 result<int> stored_version(connection& db) {
@@ -142,7 +159,9 @@ error open_error(const error& e) { return {store_errc::open_failed, "migrating t
 
 int latest_schema_version() { return migrations.back().version; }
 
-result<void> migrate(connection& db) {
+result<void> migrate(connection& db) { return migrate(db, latest_schema_version()); }
+
+result<void> migrate(connection& db, int target) {
   if (auto r = db.exec("BEGIN IMMEDIATE"); !r) return open_error(r.error());
   auto rollback = [&db](error e) -> result<void> {
     (void)db.exec("ROLLBACK");
@@ -155,16 +174,16 @@ result<void> migrate(connection& db) {
     return rollback(make_error(store_errc::schema_too_new, "database schema version " + std::to_string(*current) +
                                                                " is newer than this Tether (" + std::to_string(latest) +
                                                                "); upgrade Tether"));
-  if (*current == latest) {
+  if (*current >= target) {
     (void)db.exec("ROLLBACK");  // nothing to do; release the write lock
     return ok();
   }
   for (const auto& m : migrations) {
-    if (m.version <= *current) continue;
+    if (m.version <= *current || m.version > target) continue;
     if (auto r = db.exec(m.sql); !r) return rollback(open_error(r.error()));
   }
   // PRAGMA takes no bound parameters; the value is our own integer.
-  const std::string set_version = "PRAGMA user_version = " + std::to_string(latest);
+  const std::string set_version = "PRAGMA user_version = " + std::to_string(target);
   if (auto r = db.exec(set_version.c_str()); !r) return rollback(open_error(r.error()));
   if (auto r = db.exec("COMMIT"); !r) return rollback(open_error(r.error()));
   return ok();

@@ -18,5 +18,8 @@ int latest_schema_version();
 // Brings the database up to latest_schema_version(). Errors: schema_too_new,
 // open_failed.
 result<void> migrate(connection& db);
+// Brings it up to `target` only: for tests that build an old database and
+// check what a later step does to it.
+result<void> migrate(connection& db, int target);
 
 }  // namespace tether::store::sqlite

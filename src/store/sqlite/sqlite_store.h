@@ -3,8 +3,9 @@
 // One database file in WAL mode with synchronous=FULL, so an acknowledged
 // append survives kill -9 and power loss. One writer thread owns the write
 // connection and group-commits: it takes every request queued at that moment
-// (up to max_batch), runs each in its own savepoint, commits once (one
-// fsync), then resumes every waiter. Reads use separate connections on a
+// (up to max_batch), runs them in one transaction (a request that is
+// refused is rolled back alone, and the others still commit), commits once
+// (one fsync), then resumes every waiter from a completion thread. Reads use separate connections on a
 // small reader pool, so they never wait for the writer.
 //
 // open() applies the versioned schema migrations (store/sqlite/schema.cpp);
@@ -47,6 +48,7 @@ struct sqlite_stats {
   std::uint64_t commits = 0;        // successful group commits
   std::uint64_t requests = 0;       // write requests in those commits (rejected ones included)
   std::uint64_t largest_batch = 0;  // most requests in one commit
+  std::uint64_t writer_cpu_us = 0;  // CPU time the writer thread spent committing
 };
 // The counters of a store made by open_sqlite_store; zeroes for any other store.
 sqlite_stats sqlite_stats_of(const event_store& store);
