@@ -39,6 +39,15 @@ class reader {
     fail(key, "not an integer");
     return 0;
   }
+  std::optional<double> number(std::string_view key) {
+    const auto* v = o_.if_contains(key);
+    if (v == nullptr || v->is_null()) return std::nullopt;
+    if (v->is_double()) return v->get_double();
+    if (v->is_int64()) return static_cast<double>(v->get_int64());
+    if (v->is_uint64()) return static_cast<double>(v->get_uint64());
+    fail(key, "not a number");
+    return std::nullopt;
+  }
   bool boolean(std::string_view key) {
     const auto* v = o_.if_contains(key);
     if (v == nullptr) return false;
@@ -62,7 +71,8 @@ class reader {
     if (v == nullptr) return {};
     if (!v->is_object()) { fail(key, "not an object"); return {}; }
     reader r(v->get_object());
-    model::usage u{r.i64("input_tokens", false), r.i64("output_tokens", false), r.i64("cached_input_tokens", false)};
+    model::usage u{r.i64("input_tokens", false), r.i64("output_tokens", false), r.i64("cached_input_tokens", false),
+                   r.number("cost_usd"), r.str("cost_status", false)};
     if (!r.error_.empty()) fail(key, r.error_);
     return u;
   }
@@ -77,8 +87,11 @@ class reader {
 };
 
 json::object usage_json(const usage& u) {
-  return {{"input_tokens", u.input_tokens}, {"output_tokens", u.output_tokens},
-          {"cached_input_tokens", u.cached_input_tokens}};
+  json::object o{{"input_tokens", u.input_tokens}, {"output_tokens", u.output_tokens},
+                 {"cached_input_tokens", u.cached_input_tokens}};
+  if (u.cost_usd) o["cost_usd"] = *u.cost_usd;
+  if (!u.cost_status.empty()) o["cost_status"] = u.cost_status;
+  return o;
 }
 
 // encode_one / decode_one per payload type.
@@ -215,10 +228,30 @@ std::optional<outcome> parse_outcome(std::string_view s) {
   return std::nullopt;
 }
 
+boost::json::object encode_usage(const usage& u) { return usage_json(u); }
+
+result<usage> decode_usage(const boost::json::value& v) {
+  json::object wrapper;
+  wrapper["usage"] = v;
+  reader r(wrapper);
+  auto u = r.usage("usage");
+  if (!r.failure().empty()) return make_error(model_errc::undecodable, r.failure());
+  return u;
+}
+
 usage& usage::operator+=(const usage& o) {
   input_tokens += o.input_tokens;
   output_tokens += o.output_tokens;
   cached_input_tokens += o.cached_input_tokens;
+  if (o.cost_usd) cost_usd = cost_usd.value_or(0.0) + *o.cost_usd;
+  // Statuses combine from the most to the least certain.
+  if (cost_status.empty() || cost_status == o.cost_status) {
+    cost_status = o.cost_status;
+  } else if (!o.cost_status.empty()) {
+    const bool some_unpriced = cost_status == "unpriced" || o.cost_status == "unpriced" ||
+                               cost_status == "partial" || o.cost_status == "partial";
+    cost_status = some_unpriced ? "partial" : "estimated";
+  }
   return *this;
 }
 

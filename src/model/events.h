@@ -64,10 +64,17 @@ enum class outcome { succeeded, failed, interrupted, waiting };
 std::string_view to_string(outcome o);
 std::optional<outcome> parse_outcome(std::string_view s);
 
+// Tokens and cost of a step or a whole execution. cost_status says where the
+// cost comes from: "reported" (the provider sent it), "estimated" (the price
+// table), "unpriced" (no price known: cost_usd stays empty, never 0),
+// "partial" (a sum where some parts were unpriced), "" (nothing metered).
+// Adding usages adds tokens and known costs and combines the statuses.
 struct usage {
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;
   std::int64_t cached_input_tokens = 0;
+  std::optional<double> cost_usd;
+  std::string cost_status;
   usage& operator+=(const usage& o);
   bool operator==(const usage&) const = default;
 };
@@ -208,6 +215,10 @@ bool is_known_type(std::string_view name);
 // mismatch: unknown type, unsupported version, missing or mistyped field).
 boost::json::object encode(const payload& p);
 result<payload> decode(std::string_view type, int version, const boost::json::object& data);
+
+// The usage object as payloads store it (also the executions projection).
+boost::json::object encode_usage(const usage& u);
+result<usage> decode_usage(const boost::json::value& v);  // model_errc::undecodable when malformed
 
 // One recorded event.
 struct event {

@@ -77,7 +77,11 @@ bool same_payload(const payload& a, const payload& b) {
       a);
 }
 
-const usage some_usage{.input_tokens = 1200, .output_tokens = 340, .cached_input_tokens = 1000};
+const usage some_usage{.input_tokens = 1200,
+                       .output_tokens = 340,
+                       .cached_input_tokens = 1000,
+                       .cost_usd = 0.0042,
+                       .cost_status = "estimated"};
 
 // One sample of every payload type with every field set to a non-default value.
 std::vector<payload> full_samples() {
@@ -346,6 +350,25 @@ TEST(usage, adds_fieldwise) {
   usage u{.input_tokens = 1, .output_tokens = 2, .cached_input_tokens = 3};
   u += usage{.input_tokens = 10, .output_tokens = 20, .cached_input_tokens = 30};
   EXPECT_EQ(u, (usage{.input_tokens = 11, .output_tokens = 22, .cached_input_tokens = 33}));
+}
+
+TEST(usage, costs_add_and_an_unpriced_part_makes_the_sum_partial) {
+  usage u{.cost_usd = 0.5, .cost_status = "reported"};
+  u += usage{.cost_usd = 0.25, .cost_status = "reported"};
+  EXPECT_EQ(u.cost_usd, 0.75);
+  EXPECT_EQ(u.cost_status, "reported");
+  u += usage{.cost_usd = 0.25, .cost_status = "estimated"};
+  EXPECT_EQ(u.cost_status, "estimated");
+  u += usage{.input_tokens = 5, .cost_status = "unpriced"};
+  EXPECT_EQ(u.cost_usd, 1.0) << "an unpriced step adds no cost, never a zero that looks like a price";
+  EXPECT_EQ(u.cost_status, "partial");
+}
+
+TEST(usage, nothing_priced_keeps_the_cost_empty) {
+  usage u{.input_tokens = 1, .cost_status = "unpriced"};
+  u += usage{.input_tokens = 2, .cost_status = "unpriced"};
+  EXPECT_FALSE(u.cost_usd.has_value());
+  EXPECT_EQ(u.cost_status, "unpriced");
 }
 
 }  // namespace

@@ -28,28 +28,14 @@ result<model::payload> decode_payload(std::string_view type, int version, std::s
   return p;
 }
 
-std::string usage_text(const model::usage& u) {
-  return json::serialize(json::object{{"input_tokens", u.input_tokens},
-                                      {"output_tokens", u.output_tokens},
-                                      {"cached_input_tokens", u.cached_input_tokens}});
-}
+std::string usage_text(const model::usage& u) { return json::serialize(model::encode_usage(u)); }
 
 result<model::usage> parse_usage(std::string_view text, std::string_view what) {
   auto v = parse_column(text, what);
   if (!v) return v.error();
-  const auto* o = v->if_object();
-  if (o == nullptr) return make_error(store_errc::corrupt, std::string(what) + ": usage is not a JSON object");
-  model::usage u;
-  auto field = [&](std::string_view key, std::int64_t& out) -> bool {
-    const auto* f = o->if_contains(key);
-    if (f == nullptr) return true;
-    if (!f->is_int64()) return false;
-    out = f->get_int64();
-    return true;
-  };
-  if (!field("input_tokens", u.input_tokens) || !field("output_tokens", u.output_tokens) ||
-      !field("cached_input_tokens", u.cached_input_tokens))
-    return make_error(store_errc::corrupt, std::string(what) + ": usage has a non-integer count");
+  if (!v->is_object()) return make_error(store_errc::corrupt, std::string(what) + ": usage is not a JSON object");
+  auto u = model::decode_usage(*v);
+  if (!u) return make_error(store_errc::corrupt, std::string(what) + ": " + u.error().message);
   return u;
 }
 
