@@ -111,6 +111,7 @@ struct message_row {
   std::string tool;      // tool name for tool_call
   boost::json::value input;  // tool input for tool_call
   bool is_error = false; // tool_result that failed
+  bool hosted = false;   // tool_call/tool_result of a provider-executed (hosted) tool
 };
 
 enum class call_status { running, succeeded, failed };

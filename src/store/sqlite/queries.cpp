@@ -129,6 +129,7 @@ result<message_row> message_from(const query& q, const session_id& s) {
     r.input = std::move(*input);
   }
   r.is_error = q.int64(7) != 0;
+  r.hosted = q.int64(8) != 0;
   return r;
 }
 
@@ -292,8 +293,9 @@ result<std::vector<message_row>> context(connection& db, const session_id& s) {
     out.push_back(std::move(m));
   }
   auto q = db.prepare(
-      "SELECT seq, generation, role, id, text, tool, input, is_error FROM messages "
-      "WHERE session_id = ? AND seq >= ? ORDER BY seq");
+      "SELECT m.seq, m.generation, m.role, m.id, m.text, m.tool, m.input, m.is_error, "
+      "COALESCE((SELECT t.hosted FROM tool_calls t WHERE t.id = m.id AND m.role IN ('tool_call', 'tool_result')), 0) "
+      "FROM messages m WHERE m.session_id = ? AND m.seq >= ? ORDER BY m.seq");
   q.bind(s, from);
   auto rows = collect<message_row>(q, [&s](const query& row) { return message_from(row, s); });
   if (!rows) return rows.error();
