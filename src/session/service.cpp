@@ -177,9 +177,41 @@ task<result<void>> session_service::reset(session_id s) {
   co_return ok();
 }
 
+namespace {
+
+// The answer as the waiting tool call returns it to the model: each answer
+// also names its chosen options by label (looked up in the question), so the
+// model reads "Blue", not an option id.
+boost::json::value with_labels(const boost::json::value& question, boost::json::value answer) {
+  auto* answers = answer.is_object() ? answer.as_object().if_contains("answers") : nullptr;
+  const auto* questions = question.is_object() ? question.as_object().if_contains("questions") : nullptr;
+  if (answers == nullptr || !answers->is_array() || questions == nullptr || !questions->is_array()) return answer;
+  for (auto& a : answers->as_array()) {
+    if (!a.is_object()) continue;
+    auto& ao = a.as_object();
+    const auto* qid = ao.if_contains("question_id");
+    const auto* chosen = ao.if_contains("option_ids");
+    if (qid == nullptr || chosen == nullptr || !chosen->is_array()) continue;
+    boost::json::array labels;
+    for (const auto& q : questions->as_array()) {
+      if (!q.is_object() || q.as_object().if_contains("id") == nullptr || q.as_object().at("id") != *qid) continue;
+      const auto* options = q.as_object().if_contains("options");
+      if (options == nullptr || !options->is_array()) break;
+      for (const auto& id : chosen->as_array())
+        for (const auto& o : options->as_array())
+          if (o.is_object() && o.as_object().if_contains("id") != nullptr && o.as_object().at("id") == id &&
+              o.as_object().if_contains("label") != nullptr)
+            labels.push_back(o.as_object().at("label"));
+    }
+    ao["labels"] = std::move(labels);
+  }
+  return answer;
+}
+
+}  // namespace
+
 task<result<void>> session_service::answer(interaction_id id, boost::json::value answer) {
-  const auto text = boost::json::serialize(answer);
-  TETHER_CO_TRY(check_text("answer", text, impl_->options.max_prompt_bytes));
+  TETHER_CO_TRY(check_text("answer", boost::json::serialize(answer), impl_->options.max_prompt_bytes));
   auto row = co_await impl_->store.get_interaction(id);
   if (!row) {
     if (row.error() == store::store_errc::not_found)
@@ -188,6 +220,7 @@ task<result<void>> session_service::answer(interaction_id id, boost::json::value
   }
   if (row->status != store::interaction_status::pending)
     co_return make_error(session_errc::interaction_closed, "interaction " + id.str() + " is already resolved");
+  const std::string text = boost::json::serialize(with_labels(row->payload, answer));
   std::vector<model::payload> events;
   events.emplace_back(model::interaction_resolved{id, std::string("answered"), answer});
   if (row->call) events.emplace_back(model::tool_succeeded{*row->call, text, {}});

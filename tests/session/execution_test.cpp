@@ -143,6 +143,27 @@ TEST_F(execution_test, a_question_finishes_waiting_and_the_answer_resumes_the_tu
   EXPECT_EQ(again.error(), session::session_errc::interaction_closed);
 }
 
+TEST_F(execution_test, the_answer_reaches_the_model_with_the_labels_of_the_chosen_options) {
+  const auto s = new_session();
+  runtime_.script({ask("Which color?")});
+  runtime_.script({text("ok")});
+  admit(s, "ask me");
+  eventually([&] { return count(s, "execution.finished") == 1; });
+  idle(s);
+  auto asking = run(store_->pending_interactions(s));
+  ASSERT_TRUE(asking);
+  ASSERT_EQ(asking->size(), 1U);
+  ASSERT_TRUE(run(service_->answer((*asking)[0].id,
+                                   boost::json::parse(R"({"answers":[{"question_id":"q1","option_ids":["blue"]}]})"))));
+  eventually([&] { return count(s, "execution.finished") == 2; });
+  idle(s);
+  const auto ctx = runtime_.contexts();
+  ASSERT_EQ(ctx.size(), 2U);
+  const auto result = boost::json::parse(ctx[1].transcript.back().text);
+  EXPECT_EQ(result.at("answers").at(0).at("labels"), boost::json::parse(R"(["Blue"])"));
+  EXPECT_EQ(result.at("answers").at(0).at("option_ids"), boost::json::parse(R"(["blue"])"));
+}
+
 TEST_F(execution_test, inputs_wait_while_a_question_is_pending) {
   const auto s = new_session();
   runtime_.script({ask("Proceed?")});

@@ -100,8 +100,13 @@ session::task<session::turn_result> scripted_runtime::run_turn(session::turn_con
         std::vector<model::payload> events;
         events.emplace_back(model::tool_called{call, std::string("ask_user"),
                                                boost::json::object{{"question", a.arg}}, false});
-        events.emplace_back(model::interaction_requested{interaction_id::generate(), call, std::string("question"),
-                                                         boost::json::object{{"question", a.arg}}});
+        // The payload shape of the native ask_user tool.
+        auto question = boost::json::parse(R"({"questions":[{"id":"q1","question":"","options":[)"
+                                           R"({"id":"red","label":"Red"},{"id":"blue","label":"Blue"}],)"
+                                           R"("multi_select":false,"allow_other":true}]})");
+        question.at("questions").at(0).at("question") = a.arg;
+        events.emplace_back(
+            model::interaction_requested{interaction_id::generate(), call, std::string("question"), question});
         if (auto r = co_await host->record(std::move(events)); !r)
           co_return session::turn_result{session::turn_status::failed, r.error().describe(), out.usage};
         co_return session::turn_result{session::turn_status::waiting, {}, out.usage};
