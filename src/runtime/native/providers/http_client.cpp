@@ -1,0 +1,376 @@
+#include "runtime/native/providers/http_client.h"
+
+#include <array>
+#include <chrono>
+#include <mutex>
+#include <optional>
+
+#include <fmt/format.h>
+#include <openssl/ssl.h>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+
+namespace tether::runtime::native {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t read_chunk = 16 * 1024;
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
+  return true;
+}
+
+std::string base64(std::string_view in) {
+  static constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (const unsigned char c : in) {
+    acc = (acc << 8U) | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out.push_back(alphabet[(acc >> static_cast<unsigned>(bits)) & 0x3FU]);
+    }
+  }
+  if (bits > 0) out.push_back(alphabet[(acc << static_cast<unsigned>(6 - bits)) & 0x3FU]);
+  while (out.size() % 4 != 0) out.push_back('=');
+  return out;
+}
+
+bool is_ip_literal(const std::string& host) {
+  beast::error_code ec;
+  (void)asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+// The sockets of one exchange, shared with the stop callback and the
+// resolve watchdog, which may run after the exchange has returned.
+struct connection {
+  explicit connection(const asio::any_io_executor& ex) : resolver(ex), plain(ex), resolve_timer(ex) {}
+  tcp::resolver resolver;
+  beast::tcp_stream plain;
+  std::optional<ssl::stream<beast::tcp_stream>> tls;  // takes `plain` over for https
+  asio::steady_timer resolve_timer;
+  bool cancelled = false;
+  bool resolve_expired = false;
+
+  beast::tcp_stream& lowest() { return tls ? tls->next_layer() : plain; }
+  void abort() {
+    cancelled = true;
+    resolver.cancel();
+    resolve_timer.cancel();
+    beast::error_code ignored;
+    lowest().socket().close(ignored);
+  }
+};
+
+struct exchange {
+  const http_options* options = nullptr;
+  ssl::context* tls_context = nullptr;
+  http_request request;
+  http_handler handler;
+  http_url url;
+  std::optional<http_url> proxy;
+  std::shared_ptr<connection> conn;
+  std::stop_token stop;
+  http_result result;
+
+  [[nodiscard]] const http_url& hop() const { return proxy ? *proxy : url; }
+};
+
+// Records a failed step; cancellation and deadlines win over the step's own kind.
+void fail(exchange& x, const beast::error_code& ec, provider_errc otherwise, const std::string& what) {
+  if (x.conn->cancelled || x.stop.stop_requested()) {
+    x.result.error = provider_errc::cancelled;
+    x.result.message = "the request was cancelled";
+  } else if (ec == beast::error::timeout) {
+    x.result.error = provider_errc::timeout;
+    x.result.message = what + ": deadline passed";
+  } else {
+    x.result.error = otherwise;
+    x.result.message = what + ": " + ec.message();
+  }
+}
+
+http_response_head to_head(const http::response_header<>& h) {
+  http_response_head out;
+  out.status = static_cast<int>(h.result_int());
+  out.reason = std::string(h.reason());
+  for (const auto& f : h) out.headers.push_back({std::string(f.name_string()), std::string(f.value())});
+  return out;
+}
+
+asio::awaitable<bool> connect_phase(exchange& x, steady::time_point deadline) {
+  auto conn = x.conn;
+  const http_url& hop = x.hop();
+  const std::string where = hop.host_port();
+  // tcp_stream's expiry does not cover name resolution: a watchdog does.
+  conn->resolve_timer.expires_at(deadline);
+  conn->resolve_timer.async_wait([weak = std::weak_ptr<connection>(conn)](beast::error_code ec) {
+    if (ec) return;
+    if (auto c = weak.lock()) {
+      c->resolve_expired = true;
+      c->resolver.cancel();
+    }
+  });
+  const std::string port = std::to_string(hop.port);
+  auto [rec, endpoints] = co_await conn->resolver.async_resolve(hop.host, port, use_tuple);
+  conn->resolve_timer.cancel();
+  if (rec) {
+    fail(x, conn->resolve_expired ? beast::error_code(beast::error::timeout) : rec, provider_errc::transport,
+         "resolving " + hop.host);
+    co_return false;
+  }
+  conn->plain.expires_at(deadline);
+  auto [cec, ep] = co_await conn->plain.async_connect(endpoints, use_tuple);
+  if (cec) {
+    fail(x, cec, provider_errc::transport, "connecting to " + where);
+    co_return false;
+  }
+  co_return true;
+}
+
+asio::awaitable<bool> tunnel_phase(exchange& x, steady::time_point deadline) {
+  auto conn = x.conn;
+  const std::string target = x.url.host_port();
+  const std::string what = "proxy CONNECT to " + target + " via " + x.proxy->host_port();
+  http::request<http::empty_body> req;
+  req.method(http::verb::connect);
+  req.target(target);
+  req.version(11);
+  req.set(http::field::host, target);
+  if (!x.proxy->userinfo.empty()) req.set(http::field::proxy_authorization, "Basic " + base64(x.proxy->userinfo));
+  conn->plain.expires_at(deadline);
+  auto [wec, wn] = co_await http::async_write(conn->plain, req, use_tuple);
+  if (wec) {
+    fail(x, wec, provider_errc::transport, what);
+    co_return false;
+  }
+  beast::flat_buffer buf;
+  http::response_parser<http::empty_body> parser;
+  parser.skip(true);  // a 2xx answer to CONNECT has no body: the tunnel starts
+  auto [rec, rn] = co_await http::async_read_header(conn->plain, buf, parser, use_tuple);
+  if (rec) {
+    fail(x, rec, provider_errc::transport, what);
+    co_return false;
+  }
+  const int status = static_cast<int>(parser.get().result_int());
+  if (status < 200 || status > 299) {
+    x.result.error = provider_errc::transport;
+    x.result.message = fmt::format("{}: the proxy answered {}", what, status);
+    co_return false;
+  }
+  co_return true;
+}
+
+asio::awaitable<bool> tls_phase(exchange& x, steady::time_point deadline) {
+  auto conn = x.conn;
+  conn->tls.emplace(std::move(conn->plain), *x.tls_context);
+  auto& tls = *conn->tls;
+  if (!is_ip_literal(x.url.host)) SSL_set_tlsext_host_name(tls.native_handle(), x.url.host.c_str());
+  tls.set_verify_mode(ssl::verify_peer);
+  tls.set_verify_callback(ssl::host_name_verification(x.url.host));
+  tls.next_layer().expires_at(deadline);
+  auto [hec] = co_await tls.async_handshake(ssl::stream_base::client, use_tuple);
+  if (hec) {
+    fail(x, hec, provider_errc::transport, "TLS handshake with " + x.url.host_port());
+    co_return false;
+  }
+  co_return true;
+}
+
+http::request<http::string_body> build_request(exchange& x) {
+  http::request<http::string_body> req;
+  const auto verb = http::string_to_verb(x.request.method);
+  if (verb == http::verb::unknown)
+    req.method_string(x.request.method);
+  else
+    req.method(verb);
+  req.version(11);
+  const bool absolute_form = x.proxy && !x.url.tls();
+  req.target(absolute_form ? x.url.scheme + "://" + x.url.authority() + x.url.target : x.url.target);
+  req.set(http::field::host, x.url.authority());
+  req.set(http::field::user_agent, "tether/0.1");
+  for (const auto& h : x.request.headers) req.insert(h.name, h.value);
+  if (absolute_form && !x.proxy->userinfo.empty())
+    req.set(http::field::proxy_authorization, "Basic " + base64(x.proxy->userinfo));
+  req.body() = std::move(x.request.body);
+  req.prepare_payload();
+  return req;
+}
+
+template <class Stream>
+asio::awaitable<void> exchange_phase(exchange& x, Stream& stream) {
+  auto conn = x.conn;
+  const std::string peer = x.url.host_port();
+  auto req = build_request(x);
+  conn->lowest().expires_after(x.options->deadlines.first_byte);
+  auto [wec, wn] = co_await http::async_write(stream, req, use_tuple);
+  if (wec) {
+    fail(x, wec, provider_errc::transport, "sending the request to " + peer);
+    co_return;
+  }
+  x.result.request_sent = true;
+
+  beast::flat_buffer buf;
+  http::response_parser<http::buffer_body> parser;
+  parser.body_limit(boost::none);  // counted below against max_response_bytes
+  parser.header_limit(64 * 1024);
+  auto [hec, hn] = co_await http::async_read_header(stream, buf, parser, use_tuple);
+  if (hec) {
+    const bool malformed = hec.category() == http::make_error_code(http::error::bad_version).category() &&
+                           hec != http::error::end_of_stream && hec != http::error::partial_message;
+    fail(x, hec, malformed ? provider_errc::bad_response : provider_errc::incomplete_stream,
+         "waiting for the response head from " + peer);
+    co_return;
+  }
+  x.result.head_received = true;
+  const auto head = to_head(parser.get().base());
+  if (x.options->tap) x.options->tap->on_head(head);
+  if (x.handler.on_head) x.handler.on_head(head);
+
+  std::vector<char> chunk(read_chunk);
+  while (!parser.is_done()) {
+    parser.get().body().data = chunk.data();
+    parser.get().body().size = chunk.size();
+    conn->lowest().expires_after(x.options->deadlines.idle);
+    auto [rec, rn] = co_await http::async_read_some(stream, buf, parser, use_tuple);
+    if (rec == http::error::need_buffer) rec = {};
+    // A TLS peer that closes without close_notify ends an EOF-delimited body.
+    if (rec == ssl::error::stream_truncated && !parser.chunked() && !parser.content_length()) {
+      beast::error_code eof_ec;
+      parser.put_eof(eof_ec);
+      rec = eof_ec;
+    }
+    const std::size_t got = chunk.size() - parser.get().body().size;
+    if (got > 0) {
+      x.result.body_bytes += got;
+      if (x.result.body_bytes > x.options->max_response_bytes) {
+        x.result.error = provider_errc::bad_response;
+        x.result.message = fmt::format("the response from {} exceeds {} bytes", peer, x.options->max_response_bytes);
+        co_return;
+      }
+      const std::string_view piece(chunk.data(), got);
+      if (x.options->tap) x.options->tap->on_body(piece);
+      if (x.handler.on_body && x.handler.on_body(piece) == body_action::stop) co_return;
+    }
+    if (rec) {
+      fail(x, rec, provider_errc::incomplete_stream, "reading the response from " + peer);
+      co_return;
+    }
+  }
+}
+
+asio::awaitable<void> run(exchange& x) {
+  auto conn = x.conn;
+  const auto connect_deadline = steady::now() + x.options->deadlines.connect;
+  if (!co_await connect_phase(x, connect_deadline)) co_return;
+  if (x.proxy && x.url.tls() && !co_await tunnel_phase(x, connect_deadline)) co_return;
+  if (x.url.tls()) {
+    if (!co_await tls_phase(x, connect_deadline)) co_return;
+    co_await exchange_phase(x, *conn->tls);
+  } else {
+    co_await exchange_phase(x, conn->plain);
+  }
+}
+
+}  // namespace
+
+std::string http_response_head::header(std::string_view name) const {
+  for (const auto& h : headers)
+    if (iequals(h.name, name)) return h.value;
+  return {};
+}
+
+struct http_client::impl {
+  http_options options;
+  std::once_flag tls_once;
+  std::optional<ssl::context> tls_context;
+
+  ssl::context& tls() {
+    std::call_once(tls_once, [this] {
+      tls_context.emplace(ssl::context::tls_client);
+      SSL_CTX_set_min_proto_version(tls_context->native_handle(), TLS1_2_VERSION);
+      beast::error_code ignored;  // no CA store: every handshake fails verification, loudly
+      tls_context->set_default_verify_paths(ignored);
+    });
+    return *tls_context;
+  }
+};
+
+http_client::http_client(http_options options) : impl_(std::make_unique<impl>()) {
+  impl_->options = std::move(options);
+}
+
+http_client::~http_client() = default;
+
+asio::awaitable<http_result> http_client::send(http_request request, http_handler handler, std::stop_token stop) {
+  exchange x;
+  x.options = &impl_->options;
+  x.stop = stop;
+  auto url = parse_http_url(request.url);
+  if (!url) {
+    x.result.error = provider_errc::invalid_request;
+    x.result.message = url.error().message;
+    co_return x.result;
+  }
+  x.url = std::move(*url);
+  auto proxy = select_proxy(x.url, impl_->options.proxies);
+  if (!proxy) {
+    x.result.error = provider_errc::invalid_request;
+    x.result.message = proxy.error().message;
+    co_return x.result;
+  }
+  x.proxy = std::move(*proxy);
+  if (x.url.tls()) x.tls_context = &impl_->tls();
+  if (impl_->options.tap) impl_->options.tap->on_request(request);
+  x.request = std::move(request);
+  x.handler = std::move(handler);
+
+  const auto ex = co_await asio::this_coro::executor;
+  x.conn = std::make_shared<connection>(ex);
+  {
+    std::stop_callback on_stop(stop, [conn = x.conn, ex] { asio::post(ex, [conn] { conn->abort(); }); });
+    if (stop.stop_requested()) {
+      x.result.error = provider_errc::cancelled;
+      x.result.message = "the request was cancelled";
+    } else {
+      co_await run(x);
+    }
+  }
+  beast::error_code ignored;
+  x.conn->lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+  x.conn->lowest().socket().close(ignored);
+  co_return x.result;
+}
+
+}  // namespace tether::runtime::native

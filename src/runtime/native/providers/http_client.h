@@ -1,0 +1,127 @@
+// One HTTP/1.1 exchange with a streamed response body: the transport of the
+// model providers.
+//
+//   http_client client(options);
+//   http_handler h{.on_head = ..., .on_body = ...};
+//   http_result r = co_await client.send(request, h, stop);
+//
+// send() connects (directly or through a proxy, see proxy.h), sends the
+// request, reports the response head to on_head and then the body, as it
+// arrives and already de-chunked, to on_body in pieces of any size. on_body
+// may return body_action::stop to end the exchange early (the end marker was
+// seen, an error body is long enough); that is not an error. Handlers run on
+// the awaiting coroutine's executor, inside send().
+//
+// https:// uses TLS with the system's CA store, SNI and host name
+// verification. Through a proxy, http:// requests use the absolute-form
+// target and https:// requests a CONNECT tunnel.
+//
+// Deadlines (http_deadlines): `connect` bounds name resolution, TCP connect,
+// the proxy's CONNECT and the TLS handshake together; `first_byte` bounds
+// writing the request and reading the response head; `idle` bounds each read
+// of the body. A passed deadline is provider_errc::timeout.
+//
+// Errors (http_result::error, always a provider_errc):
+//   invalid_request    the URL or a proxy setting is malformed
+//   transport          no connection, proxy refusal, TLS failure, or the
+//                      request could not be written (request_sent false)
+//   incomplete_stream  the connection broke after the request was sent:
+//                      before the head or in the middle of the body
+//   timeout            a deadline passed (request_sent says at which side)
+//   bad_response       the head is malformed or the body exceeds
+//                      max_response_bytes
+//   cancelled          `stop` was requested
+//
+// Cancellation: a std::stop_callback posts the socket's close to the
+// awaiting coroutine's executor (so that executor must be a strand or run on
+// one thread, as every session's is); send() then returns cancelled.
+//
+// One client may run several exchanges at once; each has its own connection
+// (no keep-alive pool: a model request lasts seconds to minutes).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "runtime/native/providers/provider.h"
+#include "runtime/native/providers/proxy.h"
+
+namespace tether::runtime::native {
+
+struct http_header {
+  std::string name;
+  std::string value;
+};
+
+struct http_request {
+  std::string method = "POST";
+  std::string url;                   // absolute http:// or https:// URL
+  std::vector<http_header> headers;  // Host, Content-Length and User-Agent are added
+  std::string body;
+};
+
+struct http_response_head {
+  int status = 0;
+  std::string reason;
+  std::vector<http_header> headers;
+  // The first header of that name (case-insensitive), or "".
+  [[nodiscard]] std::string header(std::string_view name) const;
+};
+
+enum class body_action { more, stop };
+
+struct http_handler {
+  std::function<void(const http_response_head&)> on_head;
+  std::function<body_action(std::string_view)> on_body;
+};
+
+// Sees every exchange as it happens: used to record cassettes from a live
+// provider (tests, TETHER_RECORD=1). on_request sees the headers as sent,
+// secrets included: a tap must redact them before writing anything.
+class http_tap {
+ public:
+  virtual ~http_tap() = default;
+  virtual void on_request(const http_request& request) = 0;
+  virtual void on_head(const http_response_head& head) = 0;
+  virtual void on_body(std::string_view bytes) = 0;
+};
+
+struct http_options {
+  http_deadlines deadlines;
+  proxy_config proxies;
+  std::size_t max_response_bytes = 64U << 20U;
+  std::shared_ptr<http_tap> tap;
+};
+
+struct http_result {
+  std::error_code error;      // empty: the body ended, or on_body said stop
+  std::string message;        // one line for logs, no secrets
+  bool request_sent = false;  // the whole request was written
+  bool head_received = false;
+  std::uint64_t body_bytes = 0;
+};
+
+class http_client {
+ public:
+  explicit http_client(http_options options);
+  ~http_client();
+  http_client(const http_client&) = delete;
+  http_client& operator=(const http_client&) = delete;
+
+  // `handler` is copied into the exchange; it runs on the caller's executor.
+  boost::asio::awaitable<http_result> send(http_request request, http_handler handler, std::stop_token stop);
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace tether::runtime::native

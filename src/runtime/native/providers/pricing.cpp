@@ -1,0 +1,143 @@
+#include "runtime/native/providers/pricing.h"
+
+#include <algorithm>
+#include <string>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+namespace tether::runtime::native {
+
+namespace {
+
+struct default_price {
+  const char* pattern;
+  model_price price;
+};
+
+// Public list prices (USD per million tokens: input, output, cached input)
+// as published by OpenAI and Anthropic at the time of writing. They change:
+// override them in the configuration's [prices] table.
+constexpr default_price default_prices[] = {
+    {"gpt-4o*", {2.50, 10.00, 1.25}},
+    {"gpt-4o-mini*", {0.15, 0.60, 0.075}},
+    {"gpt-4.1*", {2.00, 8.00, 0.50}},
+    {"gpt-4.1-mini*", {0.40, 1.60, 0.10}},
+    {"gpt-4.1-nano*", {0.10, 0.40, 0.025}},
+    {"gpt-5*", {1.25, 10.00, 0.125}},
+    {"gpt-5-mini*", {0.25, 2.00, 0.025}},
+    {"gpt-5-nano*", {0.05, 0.40, 0.005}},
+    {"o1*", {15.00, 60.00, 7.50}},
+    {"o1-mini*", {1.10, 4.40, 0.55}},
+    {"o3*", {2.00, 8.00, 0.50}},
+    {"o3-mini*", {1.10, 4.40, 0.55}},
+    {"o4-mini*", {1.10, 4.40, 0.275}},
+    {"claude-opus-4*", {15.00, 75.00, 1.50}},
+    {"claude-opus-4-5*", {5.00, 25.00, 0.50}},
+    {"claude-sonnet-4*", {3.00, 15.00, 0.30}},
+    {"claude-haiku-4-5*", {1.00, 5.00, 0.10}},
+    {"claude-3-7-sonnet*", {3.00, 15.00, 0.30}},
+    {"claude-3-5-sonnet*", {3.00, 15.00, 0.30}},
+    {"claude-3-5-haiku*", {0.80, 4.00, 0.08}},
+    {"claude-3-haiku*", {0.25, 1.25, 0.03}},
+};
+
+bool is_pattern(std::string_view p) { return !p.empty() && p.back() == '*'; }
+
+tether::error bad_prices(std::string message) {
+  return make_error(util_errc::invalid_argument, "prices: " + std::move(message));
+}
+
+result<double> read_price(const toml::table& t, std::string_view model, std::string_view key) {
+  const auto* node = t.get(key);
+  if (node == nullptr) return bad_prices(fmt::format("\"{}\" has no {}", model, key));
+  std::optional<double> v = node->value<double>();  // integers convert too
+  if (!v || !(*v >= 0)) return bad_prices(fmt::format("\"{}\".{} must be a non-negative number", model, key));
+  return *v;
+}
+
+}  // namespace
+
+price_table price_table::defaults() {
+  price_table t;
+  for (const auto& d : default_prices) t.set(d.pattern, d.price);
+  return t;
+}
+
+void price_table::set(std::string pattern, model_price price) { entries_[std::move(pattern)] = price; }
+
+std::optional<model_price> price_table::find_name(std::string_view model) const {
+  if (auto it = entries_.find(model); it != entries_.end() && !is_pattern(it->first)) return it->second;
+  const model_price* best = nullptr;
+  std::size_t best_len = 0;
+  for (const auto& [pattern, price] : entries_) {
+    if (!is_pattern(pattern)) continue;
+    const std::string_view prefix = std::string_view(pattern).substr(0, pattern.size() - 1);
+    if (model.starts_with(prefix) && (best == nullptr || prefix.size() > best_len)) {
+      best = &price;
+      best_len = prefix.size();
+    }
+  }
+  if (best != nullptr) return *best;
+  return std::nullopt;
+}
+
+std::optional<model_price> price_table::find(std::string_view model) const {
+  if (auto p = find_name(model)) return p;
+  if (const auto slash = model.rfind('/'); slash != std::string_view::npos) return find_name(model.substr(slash + 1));
+  return std::nullopt;
+}
+
+result<price_table> load_prices(std::string_view toml_text, price_table base) {
+  toml::table doc;
+  try {
+    doc = toml::parse(toml_text);
+  } catch (const toml::parse_error& e) {
+    return bad_prices(
+        fmt::format("line {}, column {}: {}", e.source().begin.line, e.source().begin.column, e.description()));
+  }
+  const auto* prices_node = doc.get("prices");
+  if (prices_node == nullptr) return base;
+  const auto* prices = prices_node->as_table();
+  if (prices == nullptr) return bad_prices("[prices] must be a table of models");
+  for (const auto& [key, node] : *prices) {
+    const std::string model(key.str());
+    const auto* entry = node.as_table();
+    if (entry == nullptr || model.empty())
+      return bad_prices(fmt::format("\"{}\" must be a table: [prices.\"{}\"] input = …, output = …", model, model));
+    for (const auto& [field, value] : *entry) {
+      (void)value;
+      if (field.str() != "input" && field.str() != "output" && field.str() != "cached_input")
+        return bad_prices(
+            fmt::format("\"{}\" has an unknown key \"{}\" (input, output, cached_input)", model, field.str()));
+    }
+    auto input = read_price(*entry, model, "input");
+    if (!input) return input.error();
+    auto output = read_price(*entry, model, "output");
+    if (!output) return output.error();
+    double cached = *input;
+    if (entry->contains("cached_input")) {
+      auto c = read_price(*entry, model, "cached_input");
+      if (!c) return c.error();
+      cached = *c;
+    }
+    base.set(model, model_price{*input, *output, cached});
+  }
+  return base;
+}
+
+priced_cost price_usage(const price_table& table, std::string_view model, const model::usage& usage,
+                        std::optional<double> reported_cost_usd) {
+  if (reported_cost_usd) return {reported_cost_usd, cost_status::reported};
+  const auto price = table.find(model);
+  if (!price) return {std::nullopt, cost_status::unpriced};
+  const auto cached =
+      std::clamp<std::int64_t>(usage.cached_input_tokens, 0, std::max<std::int64_t>(usage.input_tokens, 0));
+  const auto fresh = std::max<std::int64_t>(usage.input_tokens, 0) - cached;
+  const double usd = (static_cast<double>(fresh) * price->input + static_cast<double>(cached) * price->cached_input +
+                      static_cast<double>(std::max<std::int64_t>(usage.output_tokens, 0)) * price->output) /
+                     1e6;
+  return {usd, cost_status::estimated};
+}
+
+}  // namespace tether::runtime::native

@@ -1,0 +1,119 @@
+#include "runtime/native/providers/wire.h"
+
+#include <fmt/format.h>
+#include <boost/json/parse.hpp>
+
+namespace tether::runtime::native {
+
+namespace json = boost::json;
+
+wire_mapper::wire_mapper(provider_options options, stream_sink sink)
+    : options_(std::move(options)), sink_(std::move(sink)) {
+  model_ = options_.model;
+}
+
+void wire_mapper::emit(stream_event e) {
+  std::visit(
+      [this](const auto& ev) {
+        using T = std::decay_t<decltype(ev)>;
+        if constexpr (std::is_same_v<T, text_delta_event>) {
+          done_.text += ev.text;
+          output_seen_ = true;
+        } else if constexpr (std::is_same_v<T, reasoning_delta_event>) {
+          done_.reasoning += ev.text;
+        } else if constexpr (std::is_same_v<T, tool_input_delta_event>) {
+          output_seen_ = true;
+        } else if constexpr (std::is_same_v<T, tool_call_event>) {
+          done_.calls.push_back(ev.call);
+          output_seen_ = true;
+        } else if constexpr (std::is_same_v<T, hosted_result_event>) {
+          done_.hosted_results.push_back(ev.result);
+        } else if constexpr (std::is_same_v<T, reasoning_state_event>) {
+          done_.reasoning_meta = ev.state;
+        }
+      },
+      e);
+  if (sink_) sink_(e);
+}
+
+std::string wire_mapper::url(std::string_view default_base, std::string_view path) const {
+  std::string base = options_.base_url.empty() ? std::string(default_base) : options_.base_url;
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  return base + std::string(path);
+}
+
+const json::value* wire_mapper::own_reasoning(const chat_message& m, std::string_view provider) const {
+  if (!m.reasoning_meta || m.reasoning_meta->provider != provider || m.reasoning_meta->model != model_) return nullptr;
+  return &m.reasoning_meta->data;
+}
+
+std::unique_ptr<wire_mapper> make_wire_mapper(provider_options options, stream_sink sink) {
+  switch (options.api) {
+    case wire_api::openai_chat:
+      return make_openai_chat(std::move(options), std::move(sink));
+    case wire_api::openai_responses:
+      return make_openai_responses(std::move(options), std::move(sink));
+    case wire_api::anthropic:
+      return make_anthropic(std::move(options), std::move(sink));
+  }
+  return make_openai_chat(std::move(options), std::move(sink));
+}
+
+failure_info bad_response(std::string message) {
+  failure_info f;
+  f.kind = provider_errc::bad_response;
+  f.request_sent = true;
+  f.message = std::move(message);
+  return f;
+}
+
+std::optional<failure_info> parse_payload(const sse_event& e, json::object& out) {
+  boost::system::error_code ec;
+  auto v = json::parse(e.data, ec);
+  if (ec || !v.is_object()) {
+    return bad_response(fmt::format("a stream event{}{} is not a JSON object", e.event.empty() ? "" : " ", e.event));
+  }
+  out = std::move(v.get_object());
+  return std::nullopt;
+}
+
+std::optional<failure_info> parse_arguments(std::string_view json_text, std::string_view tool, json::value& out) {
+  std::string_view t = json_text;
+  while (!t.empty() && (t.front() == ' ' || t.front() == '\n' || t.front() == '\t' || t.front() == '\r'))
+    t.remove_prefix(1);
+  if (t.empty()) {
+    out = json::object();
+    return std::nullopt;
+  }
+  boost::system::error_code ec;
+  out = json::parse(t, ec);
+  if (ec) return bad_response(fmt::format("the arguments of the tool call {} are not valid JSON", tool));
+  return std::nullopt;
+}
+
+std::string str(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+std::int64_t integer(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  if (v == nullptr) return 0;
+  if (v->is_int64()) return v->get_int64();
+  if (v->is_uint64()) return static_cast<std::int64_t>(v->get_uint64());
+  if (v->is_double()) return static_cast<std::int64_t>(v->get_double());
+  return 0;
+}
+
+const json::object* object(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v != nullptr && v->is_object() ? &v->get_object() : nullptr;
+}
+
+std::string data_url(const image_part& image) { return "data:" + image.media_type + ";base64," + image.base64; }
+
+bool ends_tool_run(const model_request& r, std::size_t i) {
+  return i + 1 >= r.messages.size() || r.messages[i + 1].role != chat_role::tool_result;
+}
+
+}  // namespace tether::runtime::native
