@@ -1,0 +1,260 @@
+// bash: one shell command in its own process group, driven asynchronously.
+//
+// All of a run's state lives on one strand: the coroutine that waits, the
+// reader that drains the pipe, the pidfd watcher and the stop notification
+// (posted there from the interrupting thread). The main coroutine checks the
+// flags and then waits on `wake`, whose cancellation is the signal; since
+// nothing else runs on the strand between the check and the wait, no
+// notification is lost.
+//
+// A stop is ctx.stop or an Asio cancellation of the coroutine awaiting run().
+//
+// Ending, whatever the reason: SIGTERM to the whole group, wait until the
+// shell has exited and the pipe has closed (at most bash_kill_grace), SIGKILL
+// to the group, stop reading if something outside the group still holds the
+// pipe, then reap the shell. The shell stays an unreaped zombie until that
+// last step, so its pid (the group id) cannot be reused while we signal it.
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/cancellation_state.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "runtime/native/tools/args.h"
+#include "runtime/native/tools/local_tools.h"
+#include "runtime/native/tools/process.h"
+
+namespace tether::runtime::native::tool_detail {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using asio::awaitable;
+using std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+constexpr std::chrono::milliseconds exit_poll_interval{20};  // without a pidfd
+
+struct run_state {
+  run_state(const asio::any_io_executor& ex, pid_t p, std::size_t output_cap)
+      : pipe(ex), pidfd(ex), wake(ex), pid(p), cap(output_cap) {}
+
+  void notify() { wake.cancel(); }
+
+  // Without a (working) pidfd the exit is polled.
+  void poll_exit() {
+    if (!exited && polling) exited = has_exited(pid);
+  }
+
+  asio::posix::stream_descriptor pipe;
+  asio::posix::stream_descriptor pidfd;
+  asio::steady_timer wake;
+  pid_t pid;
+  std::size_t cap;
+  std::string output;
+  std::size_t dropped = 0;
+  bool polling = true;
+  bool exited = false;
+  bool reader_done = false;
+  bool watcher_done = true;
+  bool stop_requested = false;
+};
+
+enum class condition { exited_or_stopped, exited_and_drained, drained, exited, watcher_done };
+
+bool holds(const run_state& st, condition c) {
+  switch (c) {
+    case condition::exited_or_stopped: return st.exited || st.stop_requested;
+    case condition::exited_and_drained: return st.exited && st.reader_done;
+    case condition::drained: return st.reader_done;
+    case condition::exited: return st.exited;
+    case condition::watcher_done: return st.watcher_done;
+  }
+  return true;
+}
+
+// Waits until `c` holds (true) or `deadline` passes (false). Asio
+// cancellation of the run (emitted on the strand by co_spawn) is a stop.
+awaitable<bool> wait_for(std::shared_ptr<run_state> st, condition c, steady_clock::time_point deadline) {
+  for (;;) {
+    const auto cancellation = co_await asio::this_coro::cancellation_state;
+    if (cancellation.cancelled() != asio::cancellation_type::none) st->stop_requested = true;
+    st->poll_exit();
+    if (holds(*st, c)) co_return true;
+    const auto now = steady_clock::now();
+    if (now >= deadline) co_return false;
+    st->wake.expires_at(st->polling ? std::min(deadline, now + exit_poll_interval) : deadline);
+    co_await st->wake.async_wait(use_tuple);
+  }
+}
+
+awaitable<void> read_output(std::shared_ptr<run_state> st) {
+  std::vector<char> buf(64 * 1024);
+  for (;;) {
+    auto [ec, n] = co_await st->pipe.async_read_some(asio::buffer(buf), use_tuple);
+    const std::size_t keep = std::min(n, st->cap - std::min(st->cap, st->output.size()));
+    st->output.append(buf.data(), keep);
+    st->dropped += n - keep;  // drained all the same, so the writer never blocks
+    if (ec) break;
+  }
+}
+
+awaitable<void> watch_exit(std::shared_ptr<run_state> st) {
+  auto [ec] = co_await st->pidfd.async_wait(asio::posix::descriptor_base::wait_read, use_tuple);
+  if (ec) {
+    st->polling = true;  // the reactor would not take the pidfd
+  } else {
+    st->exited = true;
+  }
+}
+
+// Completion of the reader and the watcher: they are owned by the run, which
+// waits for both flags before it returns.
+struct mark_done {
+  std::shared_ptr<run_state> st;
+  bool run_state::*flag;
+  void operator()(const std::exception_ptr&) const {
+    st.get()->*flag = true;
+    st->notify();
+  }
+};
+
+struct stop_notifier {
+  std::shared_ptr<run_state> st;
+  asio::any_io_executor ex;
+  void operator()() const {
+    asio::post(ex, [s = st] {
+      s->stop_requested = true;
+      s->notify();
+    });
+  }
+};
+
+awaitable<void> kill_group(std::shared_ptr<run_state> st, std::chrono::milliseconds grace) {
+  ::kill(-st->pid, SIGTERM);
+  co_await wait_for(st, condition::exited_and_drained, steady_clock::now() + grace);
+  ::kill(-st->pid, SIGKILL);
+  // Something that left the group (setsid) may still hold the pipe open.
+  if (!co_await wait_for(st, condition::drained, steady_clock::now() + grace)) {
+    boost::system::error_code ignored;
+    st->pipe.close(ignored);
+    co_await wait_for(st, condition::drained, steady_clock::time_point::max());
+    st->output += "\n(stopped reading: a process outside the command's process group still holds its output open)";
+  }
+  co_await wait_for(st, condition::exited, steady_clock::time_point::max());
+}
+
+std::string render_output(const run_state& st) {
+  std::string out = sanitize_utf8(st.output);
+  if (out.empty()) out = "(no output)";
+  if (!out.ends_with('\n')) out += '\n';
+  if (st.dropped > 0)
+    out += "(" + std::to_string(st.dropped) + " more bytes of output were dropped: only the first " +
+           std::to_string(st.cap) + " bytes are kept)\n";
+  return out;
+}
+
+awaitable<tool_outcome> run_command(std::string command, std::chrono::milliseconds timeout, tool_context ctx) {
+  // Asio cancellation forwarded from the awaiting coroutine counts as a stop
+  // (wait_for sees it); it must never throw out of the cleanup below.
+  co_await asio::this_coro::throw_if_cancelled(false);
+  const auto ex = co_await asio::this_coro::executor;  // the run's strand
+  auto spawned = spawn_shell(command, ctx.workspace);
+  if (!spawned) co_return failed(spawned.error());
+
+  auto st = std::make_shared<run_state>(ex, spawned->pid, ctx.limits.bash_output_cap);
+  st->pipe.assign(spawned->output.release());
+  if (unique_fd pidfd = open_pidfd(st->pid); pidfd.get() >= 0) {
+    st->pidfd.assign(pidfd.release());
+    st->polling = false;
+    st->watcher_done = false;
+    mark_done on_watched{st, &run_state::watcher_done};
+    asio::co_spawn(ex, watch_exit(st), on_watched);
+  }
+  mark_done on_read{st, &run_state::reader_done};
+  asio::co_spawn(ex, read_output(st), on_read);
+
+  std::stop_callback<stop_notifier> on_stop(ctx.stop, stop_notifier{st, ex});
+  co_await wait_for(st, condition::exited_or_stopped, steady_clock::now() + timeout);
+  // A command that finished before the stop or the deadline reports its exit.
+  const bool completed = st->exited;
+  const bool stopped = !completed && st->stop_requested;
+  co_await kill_group(st, ctx.limits.bash_kill_grace);
+  boost::system::error_code ignored;
+  st->pidfd.close(ignored);
+  co_await wait_for(st, condition::watcher_done, steady_clock::time_point::max());
+  const std::string ending = reap(st->pid);
+
+  if (stopped) co_return interrupted();
+  if (!completed)
+    co_return failed(render_output(*st) + "timed out after " + std::to_string(timeout.count()) +
+                     " ms; the command and every process it started were killed");
+  co_return succeeded(render_output(*st) + ending);
+}
+
+class bash_tool final : public tool {
+ public:
+  bash_tool();
+  [[nodiscard]] const tool_spec& spec() const override { return spec_; }
+  awaitable<tool_outcome> run(json::value input, tool_context ctx) const override;
+
+ private:
+  tool_spec spec_;
+};
+
+bash_tool::bash_tool() {
+  json::object props;
+  props["command"] = string_property("The command line, run by /bin/bash -c in the workspace root.");
+  props["timeout_ms"] = integer_property(
+      "Time limit in milliseconds. Default and maximum: 120000 (or the configured limit).", 1);
+  spec_.name = "bash";
+  spec_.description =
+      "Run a shell command in the workspace root with /bin/bash -c. stdin is empty; stdout and stderr are merged. "
+      "The output ends with 'exit code N': a non-zero exit is reported there, not as a tool failure. The command "
+      "runs in its own process group; when it ends, times out or is interrupted, every process it started "
+      "(background jobs included) is killed. Output is capped, and long output is shortened to its head and tail.";
+  spec_.parameters = object_schema(std::move(props), {"command"});
+}
+
+awaitable<tool_outcome> bash_tool::run(json::value input, tool_context ctx) const {
+  co_await asio::this_coro::throw_if_cancelled(false);  // an outcome, never operation_aborted
+  auto args = tool_args::parse(input, {"command", "timeout_ms"});
+  if (!args) co_return failed(args.error());
+  auto command = args->required_string("command");
+  if (!command) co_return failed(command.error());
+  auto timeout_ms = args->optional_int("timeout_ms");
+  if (!timeout_ms) co_return failed(timeout_ms.error());
+  if (command->find_first_not_of(" \t\r\n") == std::string::npos) co_return failed("the command is empty");
+  if (command->find('\0') != std::string::npos) co_return failed("the command contains a NUL byte");
+  if (timeout_ms.value() && *timeout_ms.value() < 1) co_return failed("argument 'timeout_ms' must be 1 or more");
+  if (ctx.stop.stop_requested()) co_return interrupted();
+
+  auto timeout = ctx.limits.bash_timeout;
+  if (timeout_ms.value()) timeout = std::min(timeout, std::chrono::milliseconds(*timeout_ms.value()));
+  auto strand = asio::make_strand(co_await asio::this_coro::executor);
+  auto work = run_command(std::move(command.value()), timeout, ctx);
+  tool_outcome out;
+  try {
+    out = co_await asio::co_spawn(strand, std::move(work), asio::use_awaitable);
+  } catch (const std::exception& e) {
+    out = failed(std::string("internal error: ") + e.what());
+  }
+  co_return co_await spill_on_blocking(std::move(out), std::move(ctx));
+}
+
+}  // namespace
+
+std::unique_ptr<tool> make_bash_tool() { return std::make_unique<bash_tool>(); }
+
+}  // namespace tether::runtime::native::tool_detail

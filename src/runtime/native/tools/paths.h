@@ -1,0 +1,86 @@
+// Workspace confinement and file I/O for the local tools (internal).
+//
+// resolve() walks a path argument component by component the way the kernel
+// does (`..` and symbolic links in every component, the final one included;
+// a dangling final link is followed to where it would create the file) and
+// refuses a result outside the workspace. The check is on the physical path,
+// so `ws/link/../x` means "the parent of link's target", not `ws/x`.
+//
+// Time of check vs time of use: files are then opened with O_NOFOLLOW on the
+// final component, and the opened descriptor's real path (/proc/self/fd) is
+// checked again, so a file or directory swapped for a symlink between the
+// check and the open is refused. write_atomic() works relative to a checked
+// descriptor of the parent directory (openat/renameat), so the final rename
+// lands in the checked directory. What remains: without /proc the second
+// check is skipped; and create_directories() for missing parents runs before
+// the parent is opened (a hostile process in the workspace could redirect
+// the creation of empty directories, never the write itself, which is
+// checked). Confinement guards the model's path arguments; it is not a
+// sandbox (bash runs arbitrary commands).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "util/result.h"
+
+namespace tether::runtime::native::tool_detail {
+
+// An owned file descriptor.
+class unique_fd {
+ public:
+  unique_fd() = default;
+  explicit unique_fd(int fd) : fd_(fd) {}
+  unique_fd(unique_fd&& o) noexcept : fd_(o.release()) {}
+  unique_fd& operator=(unique_fd&& o) noexcept;
+  unique_fd(const unique_fd&) = delete;
+  unique_fd& operator=(const unique_fd&) = delete;
+  ~unique_fd();
+  [[nodiscard]] int get() const { return fd_; }
+  int release();
+
+ private:
+  int fd_ = -1;
+};
+
+enum class path_kind { must_exist, may_be_missing };
+
+struct workspace_path {
+  std::filesystem::path abs;  // physical: absolute, no symlink, no `.` or `..`
+  std::string shown;          // relative to the workspace, '/'-separated; "." for the workspace itself
+};
+
+// Resolves `arg` (relative to `workspace`, or absolute). Errors, each naming
+// the argument: empty, NUL byte or invalid UTF-8; "outside the workspace";
+// "no such file or directory" (must_exist, or a missing directory in the
+// middle of a path that is then used as a directory); "not a directory";
+// a symlink loop. `workspace` must be canonical.
+result<workspace_path> resolve(const std::filesystem::path& workspace, std::string_view arg, path_kind kind);
+
+bool is_within(const std::filesystem::path& workspace, const std::filesystem::path& abs);
+std::string shown_path(const std::filesystem::path& workspace, const std::filesystem::path& abs);
+
+// Opens a resolved path with O_NOFOLLOW | O_CLOEXEC added to `flags` and
+// refuses it when the opened file is no longer inside the workspace.
+result<unique_fd> open_inside(const std::filesystem::path& workspace, const workspace_path& p, int flags);
+
+// Reads a whole regular file from `fd`; refuses more than `max_bytes`.
+result<std::string> read_all(int fd, std::size_t max_bytes, std::string_view shown);
+
+// Writes `data` as file `p` atomically: creates missing parent directories,
+// opens and re-checks the parent, writes a temporary file beside the target,
+// fsyncs it and renames it over the target. An existing file keeps its
+// permission bits. A symlink that appeared at the final component since
+// resolve() is replaced, never written through.
+result<void> write_atomic(const std::filesystem::path& workspace, const workspace_path& p, std::string_view data);
+
+// The same temp + fsync + rename into an already-open directory (no
+// confinement): spill files and image blobs.
+result<void> replace_file_at(int dir_fd, const std::string& name, std::string_view data, std::string_view shown);
+
+// "<what>: <strerror(err)>" as an error value.
+tether::error os_error(std::string_view what, int err);
+
+}  // namespace tether::runtime::native::tool_detail
