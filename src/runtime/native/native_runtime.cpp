@@ -1,0 +1,46 @@
+#include "runtime/native/native_runtime.h"
+
+#include <boost/asio/thread_pool.hpp>
+
+#include "runtime/native/turn.h"
+
+namespace tether::runtime::native {
+
+struct native_runtime::impl {
+  explicit impl(native_options o) : options(std::move(o)), model(make_provider(options.provider)), tools(make_local_tools()) {
+    if (options.blocking) {
+      blocking = options.blocking;
+    } else {
+      own_pool.emplace(2);
+      blocking = own_pool->get_executor();
+    }
+  }
+  ~impl() {
+    if (own_pool) own_pool->join();
+  }
+  impl(const impl&) = delete;
+  impl& operator=(const impl&) = delete;
+
+  native_options options;
+  std::unique_ptr<provider> model;
+  tool_set tools;
+  std::optional<boost::asio::thread_pool> own_pool;
+  boost::asio::any_io_executor blocking;
+};
+
+native_runtime::native_runtime(native_options o) : impl_(std::make_unique<impl>(std::move(o))) {}
+native_runtime::~native_runtime() = default;
+
+const native_options& native_runtime::options() const { return impl_->options; }
+
+session::task<session::turn_result> native_runtime::run_turn(session::turn_context ctx,
+                                                             std::shared_ptr<session::turn_host> host) {
+  turn t(runtime_parts{impl_->options, *impl_->model, impl_->tools, impl_->blocking}, std::move(ctx), std::move(host));
+  co_return co_await t.run();
+}
+
+std::unique_ptr<native_runtime> make_native_runtime(native_options o) {
+  return std::make_unique<native_runtime>(std::move(o));
+}
+
+}  // namespace tether::runtime::native
