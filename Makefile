@@ -2,6 +2,7 @@
 BUILD_DIR := build
 JOBS      := 2
 BENCH     := $(BUILD_DIR)/bench/tether_bench
+STREAM    := $(BUILD_DIR)/bench/tether_stream_bench
 
 .PHONY: all setup build test bench demo format tidy clean
 
@@ -17,11 +18,13 @@ build: setup
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
 
-# Durable append / admission benchmark; JSON goes under bench-results/.
+# The benchmarks (durable appends and admission; the native runtime's stream
+# relay and step overhead); JSON goes under bench-results/.
 bench: setup
-	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether_bench
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether_bench tether_stream_bench
 	@mkdir -p bench-results
 	$(BENCH) --out bench-results/append.json
+	$(STREAM) --out bench-results/stream.json
 
 # Placeholder demo until the server and CLI exist: a quick run of the
 # durable-append benchmark, printed as a table. Replace this recipe with the
