@@ -115,9 +115,9 @@ TEST(write_arguments, a_relative_path_becomes_absolute_when_the_schema_requires_
   auto c = offering({test::claude_write_tool()});
   message sys;
   sys.role = role::system;
-  sys.text = "You are Claude.\nPrimary working directory: /work/ws\nIs a git repo: no";
+  sys.text = "You are Claude.\nPrimary working directory: /srv/project\nIs a git repo: no";
   c.messages.push_back(sys);
-  EXPECT_EQ(args_of(write_call(c, "out/a.txt", "x")).at("file_path"), "/work/ws/out/a.txt");
+  EXPECT_EQ(args_of(write_call(c, "out/a.txt", "x")).at("file_path"), "/srv/project/out/a.txt");
   auto t = offering({test::write_tool()});
   t.messages.push_back(sys);
   EXPECT_EQ(args_of(write_call(t, "out/a.txt", "x")).at("path"), "out/a.txt");
