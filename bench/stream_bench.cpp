@@ -42,7 +42,7 @@ using namespace tether::bench;
 using runtime::native::wire_api;
 
 struct options {
-  std::size_t chars = 400'000;  // about 100k tokens of relayed text
+  std::size_t chars = 200'000;  // about 50k tokens of relayed text (prompts are capped at 256 KiB)
   int steps = 20;
   bool quick = false;
   std::string out;
