@@ -124,13 +124,9 @@ class anthropic final : public wire_mapper {
     if (budget > 0) body["thinking"] = json::object{{"type", "enabled"}, {"budget_tokens", budget}};
     body["stream"] = true;
 
-    http_request req;
-    req.url = url("https://api.anthropic.com/v1", "/messages");
-    req.headers.push_back({"Content-Type", "application/json"});
-    req.headers.push_back({"Accept", "text/event-stream"});
+    auto req = sse_post("https://api.anthropic.com/v1", "/messages", body);
     req.headers.push_back({"anthropic-version", options_.anthropic_version});
     if (!options_.api_key.empty()) req.headers.push_back({"x-api-key", options_.api_key});
-    req.body = json::serialize(body);
     return req;
   }
 

@@ -80,12 +80,8 @@ class openai_chat final : public wire_mapper {
     body["stream"] = true;
     body["stream_options"] = json::object{{"include_usage", true}};
 
-    http_request req;
-    req.url = url("https://api.openai.com/v1", "/chat/completions");
-    req.headers.push_back({"Content-Type", "application/json"});
-    req.headers.push_back({"Accept", "text/event-stream"});
+    auto req = sse_post("https://api.openai.com/v1", "/chat/completions", body);
     if (!options_.api_key.empty()) req.headers.push_back({"Authorization", "Bearer " + options_.api_key});
-    req.body = json::serialize(body);
     return req;
   }
 

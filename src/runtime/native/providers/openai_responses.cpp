@@ -106,12 +106,8 @@ class openai_responses final : public wire_mapper {
     body["store"] = false;
     body["stream"] = true;
 
-    http_request req;
-    req.url = url("https://api.openai.com/v1", "/responses");
-    req.headers.push_back({"Content-Type", "application/json"});
-    req.headers.push_back({"Accept", "text/event-stream"});
+    auto req = sse_post("https://api.openai.com/v1", "/responses", body);
     if (!options_.api_key.empty()) req.headers.push_back({"Authorization", "Bearer " + options_.api_key});
-    req.body = json::serialize(body);
     return req;
   }
 

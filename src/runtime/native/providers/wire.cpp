@@ -36,6 +36,16 @@ void wire_mapper::emit(stream_event e) {
   if (sink_) sink_(e);
 }
 
+http_request wire_mapper::sse_post(std::string_view default_base, std::string_view path,
+                                   const json::object& body) const {
+  http_request req;
+  req.url = url(default_base, path);
+  req.headers.push_back({"Content-Type", "application/json"});
+  req.headers.push_back({"Accept", "text/event-stream"});
+  req.body = json::serialize(body);
+  return req;
+}
+
 std::string wire_mapper::url(std::string_view default_base, std::string_view path) const {
   std::string base = options_.base_url.empty() ? std::string(default_base) : options_.base_url;
   while (!base.empty() && base.back() == '/') base.pop_back();

@@ -50,6 +50,9 @@ class wire_mapper {
   // Passes `e` to the sink and records it in the completion.
   void emit(stream_event e);
   [[nodiscard]] std::string url(std::string_view default_base, std::string_view path) const;
+  // A streaming JSON POST to {base}{path} (the format adds its auth headers).
+  [[nodiscard]] http_request sse_post(std::string_view default_base, std::string_view path,
+                                      const boost::json::object& body) const;
   // The model of this request: the request's, else the options'.
   [[nodiscard]] const std::string& model() const { return model_; }
   void set_model(const model_request& r) { model_ = r.model.empty() ? options_.model : r.model; }
