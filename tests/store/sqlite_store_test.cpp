@@ -39,6 +39,24 @@ TEST_F(append_sqlite, assigns_consecutive_seqs_without_gaps_and_survives_reopen)
   EXPECT_EQ(next->last_seq.value, 12);
 }
 
+TEST_F(append_sqlite, the_wal_is_copied_into_the_database_in_the_background_while_the_store_is_open) {
+  auto o = options();
+  o.checkpoint_pages = 1'000;
+  open(o);
+  const auto before = std::filesystem::file_size(db_path());
+  const auto s = new_session();
+  // Enough commits to pass the checkpoint threshold (1,000 WAL pages).
+  const std::string big(3'000, 'x');
+  for (int i = 0; i < 1'500; ++i) ASSERT_TRUE(append(s, {notice(big + std::to_string(i))}));
+  bool grew = false;
+  for (int i = 0; i < 10'000 && !grew; ++i) {
+    grew = std::filesystem::file_size(db_path()) > before + 1'000'000;
+    if (!grew) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(grew) << "the database file holds the checkpointed pages before the store closes";
+  EXPECT_EQ(last_seq(s), 1'501);
+}
+
 TEST_F(append_sqlite, stored_events_read_back_with_ids_times_and_payloads) {
   open();
   const auto s = new_session("hello");

@@ -110,6 +110,26 @@ connection::~connection() {
   sqlite3_close_v2(db_);
 }
 
+void connection::on_wal_commit(std::function<void(int)> hook) {
+  wal_hook_ = std::move(hook);
+  sqlite3_wal_hook(
+      db_,
+      [](void* self, sqlite3*, const char*, int pages) {
+        static_cast<connection*>(self)->wal_hook_(pages);
+        return SQLITE_OK;
+      },
+      this);
+}
+
+result<void> connection::checkpoint() {
+  // A connection that has not read the database yet has not opened its WAL,
+  // and its checkpoint would do nothing.
+  if (auto r = exec("PRAGMA schema_version"); !r) return r;
+  const int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  if (rc != SQLITE_OK && rc != SQLITE_BUSY) return failure(rc, "checkpoint");
+  return ok();
+}
+
 result<void> connection::exec(const char* sql) {
   const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) return failure(rc, "exec");

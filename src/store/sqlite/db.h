@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -106,6 +107,14 @@ class connection {
   // Runs one cached statement that returns no rows (BEGIN, SAVEPOINT, …).
   result<void> run(std::string_view sql) { return prepare(sql).run(); }
 
+  // Replaces SQLite's automatic checkpoint: `hook(pages)` runs on the
+  // committing thread after each commit with the number of frames now in the
+  // WAL. The hook must not use this connection.
+  void on_wal_commit(std::function<void(int)> hook);
+  // A PASSIVE checkpoint: copies what it can from the WAL into the database
+  // without waiting for readers or writers.
+  result<void> checkpoint();
+
   [[nodiscard]] std::int64_t changes() const;
   // False when SQLite is in autocommit mode (e.g. it rolled back on its own).
   [[nodiscard]] bool in_transaction() const;
@@ -122,6 +131,7 @@ class connection {
   store_errc io_code_;
   std::unordered_map<std::string_view, sqlite3_stmt*> cache_;
   std::optional<error> fatal_;
+  std::function<void(int)> wal_hook_;
 };
 
 }  // namespace tether::store::sqlite

@@ -1,5 +1,7 @@
 #include "store/sqlite/sqlite_store.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <ctime>
@@ -81,7 +83,11 @@ using batch = std::vector<std::unique_ptr<write_op>>;
 // the store's bottleneck, about a tenth of its time.
 class completer {
  public:
-  explicit completer(std::shared_ptr<tail_hub> hub) : hub_(std::move(hub)), thread_([this] { loop(); }) {}
+  explicit completer(std::shared_ptr<tail_hub> hub)
+      : hub_(std::move(hub)), thread_([this] {
+          pthread_setname_np(pthread_self(), "store-complete");
+          loop();
+        }) {}
   ~completer() { stop(); }
   completer(const completer&) = delete;
   completer& operator=(const completer&) = delete;
@@ -127,10 +133,68 @@ class completer {
   std::thread thread_;  // last: starts after the members it uses
 };
 
+// Copies the WAL back into the database on a thread of its own, with its own
+// connection, when the writer's commits have grown the WAL past a threshold.
+// SQLite would otherwise checkpoint inside the writer's COMMIT, every few
+// group commits, and the writer is the store's bottleneck. A PASSIVE
+// checkpoint never blocks the writer or readers; if the checkpointer falls
+// far behind, the writer checkpoints itself so the WAL stays bounded.
+class checkpointer {
+ public:
+  explicit checkpointer(std::unique_ptr<connection> db) : db_(std::move(db)), thread_([this] {
+    pthread_setname_np(pthread_self(), "store-checkpt");
+    loop();
+  }) {}
+  ~checkpointer() { stop(); }
+  checkpointer(const checkpointer&) = delete;
+  checkpointer& operator=(const checkpointer&) = delete;
+
+  // From the writer's WAL hook: a checkpoint is due.
+  void request() {
+    {
+      std::lock_guard lock(mu_);
+      due_ = true;
+    }
+    cv_.notify_one();
+  }
+
+  // Ends the thread and closes its connection. Idempotent.
+  void stop() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_one();
+    if (thread_.joinable()) thread_.join();
+    db_.reset();
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [this] { return stopping_ || due_; });
+        if (stopping_) return;
+        due_ = false;
+      }
+      if (auto r = db_->checkpoint(); !r) spdlog::warn("store: background checkpoint failed: {}", r.error().message);
+      (void)db_->take_fatal();
+    }
+  }
+
+  std::unique_ptr<connection> db_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool due_ = false;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts after the members it uses
+};
+
 class sqlite_event_store final : public event_store {
  public:
   sqlite_event_store(sqlite_options options, std::unique_ptr<connection> writer,
-                     std::vector<std::unique_ptr<connection>> readers)
+                     std::vector<std::unique_ptr<connection>> readers, std::unique_ptr<connection> checkpoints)
       : options_(std::move(options)),
         clock_(options_.clock != nullptr ? *options_.clock : real_clock()),
         max_batch_(std::max<std::size_t>(options_.max_batch, 1)),
@@ -138,8 +202,18 @@ class sqlite_event_store final : public event_store {
         free_readers_(std::move(readers)),
         pool_(free_readers_.size()),
         hub_(std::make_shared<tail_hub>(options_.tail_buffer, clock_)),
-        completer_(hub_) {
-    writer_ = std::thread([this] { writer_loop(); });
+        completer_(hub_),
+        checkpointer_(std::move(checkpoints)) {
+    writer_db_->on_wal_commit([this](int pages) {
+      if (pages >= options_.checkpoint_pages) checkpointer_.request();
+      // Far behind (readers pinning old frames, or a slow disk): the writer
+      // helps, so the WAL cannot grow without bound.
+      if (pages >= std::max(writer_checkpoint_pages, 4 * options_.checkpoint_pages)) wal_over_limit_ = true;
+    });
+    writer_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "store-writer");  // names it in top, perf and gdb
+      writer_loop();
+    });
   }
 
   ~sqlite_event_store() override { stop(); }
@@ -261,6 +335,7 @@ class sqlite_event_store final : public event_store {
     write_cv_.notify_all();
     if (writer_.joinable()) writer_.join();  // drains the queue first
     completer_.stop();                       // and every commit reaches its waiter
+    checkpointer_.stop();
     {
       std::lock_guard lock(read_mu_);
       reads_closed_ = true;
@@ -402,6 +477,11 @@ class sqlite_event_store final : public event_store {
     if (options_.fail_commit && options_.fail_commit())
       return abort(ops, tether::error(store_errc::write_failed, "commit failed (injected by fail_commit)"));
     if (auto r = db.run("COMMIT"); !r) return abort(ops, r.error());
+    if (wal_over_limit_) {
+      wal_over_limit_ = false;
+      if (auto r = db.checkpoint(); !r) spdlog::warn("store: checkpoint failed: {}", r.error().message);
+      (void)db.take_fatal();
+    }
 
     commits_.fetch_add(1);
     requests_.fetch_add(ops.size());
@@ -475,6 +555,9 @@ class sqlite_event_store final : public event_store {
 
   std::shared_ptr<tail_hub> hub_;
   completer completer_;
+  checkpointer checkpointer_;
+  static constexpr int writer_checkpoint_pages = 65'536;    // 256 MiB of WAL at 4 KiB pages
+  bool wal_over_limit_ = false;                             // writer thread only
 
   std::mutex stop_mu_;
   bool stopped_ = false;
@@ -518,6 +601,9 @@ result<std::unique_ptr<event_store>> open_sqlite_store(sqlite_options options) {
   if (auto r = sqlite::migrate(**writer); !r) return sqlite::open_error(path, r.error());
   (void)(*writer)->take_fatal();
 
+  auto checkpoints = connection::open(path, open_mode::read_write);
+  if (!checkpoints) return sqlite::open_error(path, checkpoints.error());
+
   std::vector<std::unique_ptr<connection>> readers;
   const std::size_t n = std::max<std::size_t>(options.readers, 1);
   for (std::size_t i = 0; i < n; ++i) {
@@ -526,7 +612,8 @@ result<std::unique_ptr<event_store>> open_sqlite_store(sqlite_options options) {
     readers.push_back(std::move(*reader));
   }
   return std::unique_ptr<event_store>(
-      std::make_unique<sqlite::sqlite_event_store>(std::move(options), std::move(*writer), std::move(readers)));
+      std::make_unique<sqlite::sqlite_event_store>(std::move(options), std::move(*writer), std::move(readers),
+                                                   std::move(*checkpoints)));
 }
 
 sqlite_stats sqlite_stats_of(const event_store& store) {

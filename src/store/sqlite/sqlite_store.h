@@ -5,7 +5,8 @@
 // connection and group-commits: it takes every request queued at that moment
 // (up to max_batch), runs them in one transaction (a request that is
 // refused is rolled back alone, and the others still commit), commits once
-// (one fsync), then resumes every waiter from a completion thread. Reads use separate connections on a
+// (one fsync), then resumes every waiter from a completion thread. A third
+// thread checkpoints the WAL in the background (see checkpoint_pages). Reads use separate connections on a
 // small reader pool, so they never wait for the writer.
 //
 // open() applies the versioned schema migrations (store/sqlite/schema.cpp);
@@ -33,6 +34,9 @@ struct sqlite_options {
   std::size_t readers = 2;              // reader threads/connections
   std::size_t max_batch = 1024;         // write requests per group commit
   std::size_t tail_buffer = 4096;       // items a live tail buffers before re-reading
+  // WAL frames after which a background thread checkpoints the WAL into the
+  // database. Large, so a page rewritten by many commits is copied once.
+  int checkpoint_pages = 16'384;
   // Test hook, called by the writer before each COMMIT: returning true makes
   // that commit fail as if the disk had failed.
   std::function<bool()> fail_commit;
