@@ -13,6 +13,7 @@ namespace json = boost::json;
 // The session row as the request sees it, kept current event by event.
 struct session_state {
   bool exists = false;
+  std::int64_t key = 0;  // the session's key in the events table
   std::int64_t last_seq = 0;
   std::int64_t generation = 0;
   std::optional<std::string> open_execution;
@@ -37,7 +38,7 @@ result<session_state> load_session(connection& db, const session_id& s) {
   // group commit does not dirty the sessions table's pages.
   auto q = db.prepare(
       "SELECT generation, open_execution, quarantined, "
-      "(SELECT seq FROM events WHERE session_id = s.id ORDER BY seq DESC LIMIT 1) FROM sessions s WHERE id = ?");
+      "(SELECT seq FROM events WHERE session = s.key ORDER BY seq DESC LIMIT 1), key FROM sessions s WHERE id = ?");
   q.bind(s);
   auto row = q.step();
   if (!row) return row.error();
@@ -48,6 +49,7 @@ result<session_state> load_session(connection& db, const session_id& s) {
   st.open_execution = q.optional_text(1);
   st.quarantined = q.int64(2) != 0;
   st.last_seq = q.is_null(3) ? 0 : q.int64(3);
+  st.key = q.int64(4);
   return st;
 }
 
@@ -141,9 +143,13 @@ result<void> require_open(const applying& a, const execution_id& e, std::string_
 result<void> project(applying& a, model::session_created& p) {
   if (a.state.exists) return make_error(store_errc::session_exists, a.session.str() + " already exists");
   auto q = a.db.prepare(
-      "INSERT INTO sessions(id, title, workspace, profile, created_at) VALUES(?, ?, ?, ?, ?)");
-  TETHER_TRY(q.bind(a.session, p.title, p.workspace, p.profile, a.time).run());
-  a.state = session_state{.exists = true};
+      "INSERT INTO sessions(id, title, workspace, profile, created_at, key) "
+      "VALUES(?, ?, ?, ?, ?, (SELECT coalesce(max(key), 0) + 1 FROM sessions)) RETURNING key");
+  q.bind(a.session, p.title, p.workspace, p.profile, a.time);
+  auto row = q.step();
+  if (!row) return row.error();
+  if (!*row) return reject("session.created: no key was assigned");
+  a.state = session_state{.exists = true, .key = q.int64(0)};
   return ok();
 }
 
@@ -393,9 +399,8 @@ result<append_result> apply_append(connection& db, const append_request& req, co
     // session.reset learns its generation from the projection.
     const bool reencode = std::holds_alternative<model::session_reset>(p);
     const std::string reset_data = reencode ? json::serialize(model::encode(p)) : std::string();
-    auto q =
-        db.prepare("INSERT INTO events(session_id, seq, id, type, version, time, data) VALUES(?, ?, ?, ?, ?, ?, ?)");
-    TETHER_TRY(q.bind(req.session, seq, id, model::type_name(p), model::type_version(p), time,
+    auto q = db.prepare("INSERT INTO events(session, seq, id, type, version, time, data) VALUES(?, ?, ?, ?, ?, ?, ?)");
+    TETHER_TRY(q.bind(state->key, seq, id, model::type_name(p), model::type_version(p), time,
                       reencode ? reset_data : data[i])
                    .run());
     state->last_seq = seq;

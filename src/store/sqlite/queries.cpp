@@ -67,10 +67,10 @@ result<Row> single(query& q, From from, std::string_view missing) {
 }
 
 #define TETHER_SESSION_SELECT                                                                                    \
-  "SELECT s.id, COALESCE((SELECT seq FROM events e WHERE e.session_id = s.id ORDER BY seq DESC LIMIT 1), 0), "   \
+  "SELECT s.id, COALESCE((SELECT seq FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), 0), "      \
   "s.generation, s.title, s.workspace, s.profile, s.open_execution, "                   \
   "s.continuation_pending, s.runtime, s.external_session_id, s.quarantined, s.quarantine_reason, s.created_at, " \
-  "COALESCE((SELECT time FROM events e WHERE e.session_id = s.id ORDER BY seq DESC LIMIT 1), s.created_at), "    \
+  "COALESCE((SELECT time FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), s.created_at), "       \
   "l.owner, l.expires_at, l.attempts FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
 
 result<session_row> session_from(const query& q) {
@@ -216,7 +216,8 @@ result<void> require_session(connection& db, const session_id& s) {
 result<event_page> read_events(connection& db, const session_id& s, event_seq after, std::size_t limit) {
   const std::int64_t n = sql_limit(limit);
   auto q = db.prepare(
-      "SELECT id, seq, type, version, time, data FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?");
+      "SELECT id, seq, type, version, time, data FROM events "
+      "WHERE session = (SELECT key FROM sessions WHERE id = ?) AND seq > ? ORDER BY seq LIMIT ?");
   q.bind(s, after, n + 1);
   event_page page;
   for (;;) {

@@ -144,6 +144,31 @@ UPDATE sessions SET context_from_seq = COALESCE(
   (SELECT max(seq) FROM events e WHERE e.session_id = sessions.id AND e.type = 'session.reset'), 0);
 DROP INDEX messages_context;
 )sql"},
+    // The log is keyed by a small integer per session instead of its 30-byte
+    // id: the (session, seq) key every append inserts into is a quarter of
+    // the size, compares as an integer, and needs no foreign-key lookup (the
+    // append checks that the session exists). sessions.key is assigned at
+    // creation and never changes (unlike a rowid, which VACUUM may renumber).
+    migration{3, R"sql(
+ALTER TABLE sessions ADD COLUMN key INTEGER;
+UPDATE sessions SET key = rowid;
+CREATE UNIQUE INDEX sessions_key ON sessions(key);
+CREATE TABLE events_by_key(
+  session INTEGER NOT NULL,
+  seq     INTEGER NOT NULL,
+  id      TEXT NOT NULL UNIQUE,
+  type    TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  time    INTEGER NOT NULL,
+  data    TEXT NOT NULL,
+  PRIMARY KEY(session, seq)
+);
+INSERT INTO events_by_key(session, seq, id, type, version, time, data)
+  SELECT s.key, e.seq, e.id, e.type, e.version, e.time, e.data FROM events e JOIN sessions s ON s.id = e.session_id
+  ORDER BY e.rowid;
+DROP TABLE events;
+ALTER TABLE events_by_key RENAME TO events;
+)sql"},
 };
 
 result<int> stored_version(connection& db) {

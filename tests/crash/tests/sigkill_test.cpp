@@ -523,7 +523,7 @@ replay check_log_and_projections(pool& p, store::event_store& st, const std::str
   {
     // The child never compacts: the context starts at the last reset.
     for (auto& r : sql.rows("SELECT s.id, s.context_from_seq, (SELECT coalesce(max(seq), 0) FROM events e "
-                            "WHERE e.session_id = s.id AND e.type = 'session.reset') FROM sessions s"))
+                            "WHERE e.session = s.key AND e.type = 'session.reset') FROM sessions s"))
       EXPECT_EQ(r[1], r[2]) << r[0] << ": sessions.context_from_seq vs the last session.reset";
   }
   return rp;
