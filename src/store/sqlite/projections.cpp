@@ -170,10 +170,16 @@ result<void> project(applying& a, model::input_admitted& p) {
   if (a.state.quarantined)
     return make_error(store_errc::quarantined, a.session.str() + " is quarantined; it takes no new inputs");
   {
-    auto q = a.db.prepare("SELECT session_id, prompt, delivery FROM inputs WHERE id = ?");
+    // One statement for both checks (an admission is the hot path): the
+    // input with this id, else a transcript message with it.
+    auto q = a.db.prepare(
+        "SELECT session_id, prompt, delivery FROM inputs WHERE id = ?1 UNION ALL "
+        "SELECT NULL, NULL, NULL FROM messages WHERE id = ?1 AND role IN ('user', 'assistant') LIMIT 1");
     q.bind(p.input);
     auto row = q.step();
     if (!row) return row.error();
+    if (*row && q.is_null(0))
+      return make_error(store_errc::input_conflict, p.input.str() + " names a message of a transcript");
     if (*row) {
       if (q.text(0) == a.session.str() && q.text(1) == p.prompt && q.text(2) == model::to_string(p.delivery))
         return make_error(store_errc::duplicate_input, p.input.str() + " was already admitted");
@@ -183,9 +189,6 @@ result<void> project(applying& a, model::input_admitted& p) {
       return make_error(store_errc::input_conflict, p.input.str() + " is already admitted " + why);
     }
   }
-  auto used = exists(a.db, "SELECT 1 FROM messages WHERE id = ? AND role IN ('user', 'assistant')", p.input.str());
-  if (!used) return used.error();
-  if (*used) return make_error(store_errc::input_conflict, p.input.str() + " names a message of a transcript");
   auto q = a.db.prepare(
       "INSERT INTO inputs(id, session_id, prompt, delivery, status, admitted_seq) VALUES(?, ?, ?, ?, 'pending', ?)");
   return q.bind(p.input, a.session, p.prompt, model::to_string(p.delivery), a.seq).run();
