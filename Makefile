@@ -26,13 +26,15 @@ bench: setup
 	$(BENCH) --out bench-results/append.json
 	$(STREAM) --out bench-results/stream.json
 
-# Placeholder demo until the server and CLI exist: a quick run of the
-# durable-append benchmark, printed as a table. Replace this recipe with the
-# real end-to-end demo when `tether` can serve a session.
+# The demo: one turn of an agent, embedded (`tether run`; the server comes
+# next), with the built-in scripted model since no API key is configured: a
+# tool writes a file, the agent answers, the transcript and the data
+# directory are printed.
+DEMO_DATA := tether-data
 demo: setup
-	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether_bench
-	@mkdir -p bench-results
-	$(BENCH) --quick --out bench-results/demo.json
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether
+	$(BUILD_DIR)/src/tether run --data $(DEMO_DATA) \
+	  "$$(printf 'Write file hello.txt: Hello from Tether\\nwritten by a tool\nRun: cat hello.txt\nReply with exactly: I wrote hello.txt and read it back.')"
 
 format:
 	find src tests bench \( -name '*.h' -o -name '*.cpp' \) -print0 | xargs -0 clang-format -i
@@ -42,4 +44,4 @@ tidy: build
 	scripts/tidy
 
 clean:
-	rm -rf $(BUILD_DIR) bench-results
+	rm -rf $(BUILD_DIR) bench-results $(DEMO_DATA)
