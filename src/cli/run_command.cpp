@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "config/config.h"
 #include "mock/server.h"
 #include "runtime/native/native_runtime.h"
 #include "session/service.h"
@@ -28,14 +29,17 @@ namespace {
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 
+// Empty strings and 0 mean "from the profile".
 struct run_args {
-  std::string data = "tether-data";
+  std::string config;
+  std::string profile = "default";
+  std::string data;
   std::string workspace;
-  std::string provider = "openai-chat";
+  std::string provider;
   std::string base_url;
-  std::string model = "scripted";
+  std::string model;
   std::string api_key_env;
-  int max_steps = 50;
+  int max_steps = 0;
   std::vector<std::string> prompt;
 };
 
@@ -106,26 +110,50 @@ int run_once(const run_args& args) {
     fmt::print(stderr, "tether run: give a prompt\n");
     return 2;
   }
-  const auto api = runtime::native::parse_wire_api(args.provider);
-  if (!api) {
-    fmt::print(stderr, "tether run: unknown provider '{}' (openai-chat, openai-responses, anthropic)\n", args.provider);
+  auto settings = config::load(args.config.empty() ? std::nullopt : std::optional<fs::path>(args.config));
+  if (!settings) {
+    fmt::print(stderr, "tether run: {}\n", settings.error().message);
     return 2;
   }
+  auto chosen = settings->find(args.profile);
+  if (!chosen) {
+    fmt::print(stderr, "tether run: {}\n", chosen.error().message);
+    return 2;
+  }
+  config::profile prof = *chosen;
+  if (!args.provider.empty()) {
+    const auto api = runtime::native::parse_wire_api(args.provider);
+    if (!api) {
+      fmt::print(stderr, "tether run: unknown provider '{}' (openai-chat, openai-responses, anthropic)\n",
+                 args.provider);
+      return 2;
+    }
+    prof.provider = *api;
+  }
+  if (!args.base_url.empty()) prof.base_url = args.base_url;
+  if (!args.model.empty()) prof.model = args.model;
+  if (!args.api_key_env.empty()) prof.api_key_env = args.api_key_env;
+  if (args.max_steps > 0) prof.max_steps = args.max_steps;
+  const std::string data_arg =
+      !args.data.empty() ? args.data : !settings->data_dir.empty() ? settings->data_dir : std::string("tether-data");
   std::error_code ec;
-  fs::create_directories(args.data, ec);
+  fs::create_directories(data_arg, ec);
   if (ec) {
-    fmt::print(stderr, "tether run: cannot create {}: {}\n", args.data, ec.message());
+    fmt::print(stderr, "tether run: cannot create {}: {}\n", data_arg, ec.message());
     return 2;
   }
-  const fs::path data = fs::canonical(args.data);
+  const fs::path data = fs::canonical(data_arg);
 
   std::optional<mock::server> scripted;
   runtime::native::native_options o;
-  o.provider.api = *api;
-  o.provider.model = args.model;
+  o.provider.api = prof.provider;
+  o.provider.model = prof.model;
   o.data_dir = data;
-  o.max_steps = args.max_steps;
-  if (args.base_url.empty()) {
+  o.max_steps = prof.max_steps;
+  o.compaction.context_window = prof.context_window;
+  o.compaction.reserve = std::min<std::int64_t>(o.compaction.reserve, prof.context_window / 4);
+  o.prices = settings->prices;
+  if (prof.scripted()) {
     scripted.emplace(mock::server_options{});
     if (auto r = scripted->start(); !r) {
       fmt::print(stderr, "tether run: cannot start the scripted model: {}\n", r.error().describe());
@@ -135,11 +163,11 @@ int run_once(const run_args& args) {
     o.provider.no_proxy = "*";  // it is ours, on loopback
     fmt::print(stderr, "no model configured: using the built-in scripted model at {}\n", o.provider.base_url);
   } else {
-    o.provider.base_url = args.base_url;
-    if (!args.api_key_env.empty()) {
-      const char* key = std::getenv(args.api_key_env.c_str());
+    o.provider.base_url = prof.base_url;
+    if (!prof.api_key_env.empty()) {
+      const char* key = std::getenv(prof.api_key_env.c_str());
       if (key == nullptr || *key == '\0') {
-        fmt::print(stderr, "tether run: {} is not set\n", args.api_key_env);
+        fmt::print(stderr, "tether run: {} is not set (profile {})\n", prof.api_key_env, prof.name);
         return 2;
       }
       o.provider.api_key = key;
@@ -203,14 +231,15 @@ int run_once(const run_args& args) {
 void add_run_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<run_args>();
   auto* cmd = app.add_subcommand("run", "Run one turn of a new session here, without a server, and print it");
-  cmd->add_option("--data", args->data, "data directory (the store, spilled outputs, workspaces)")->capture_default_str();
+  cmd->add_option("--config", args->config, "the TOML configuration (default: $TETHER_CONFIG, else built-in defaults)");
+  cmd->add_option("--profile", args->profile, "the profile to run")->capture_default_str();
+  cmd->add_option("--data", args->data, "data directory (default: the config's data_dir, else ./tether-data)");
   cmd->add_option("--workspace", args->workspace, "the agent's working directory (default: one per session under --data)");
-  cmd->add_option("--provider", args->provider, "openai-chat | openai-responses | anthropic")->capture_default_str();
-  cmd->add_option("--base-url", args->base_url, "the provider's API base, e.g. https://api.openai.com/v1 "
-                                                "(default: the built-in scripted model)");
-  cmd->add_option("--model", args->model, "model name")->capture_default_str();
-  cmd->add_option("--api-key-env", args->api_key_env, "environment variable holding the API key");
-  cmd->add_option("--max-steps", args->max_steps, "model requests per turn at most")->capture_default_str();
+  cmd->add_option("--provider", args->provider, "override: openai-chat | openai-responses | anthropic");
+  cmd->add_option("--base-url", args->base_url, "override: the provider's API base, e.g. https://api.openai.com/v1");
+  cmd->add_option("--model", args->model, "override: the model name");
+  cmd->add_option("--api-key-env", args->api_key_env, "override: the environment variable holding the API key");
+  cmd->add_option("--max-steps", args->max_steps, "override: model requests per turn at most");
   cmd->add_option("prompt", args->prompt, "what to ask (the words are joined with spaces)")->required();
   cmd->callback([args, &exit_code] { exit_code = run_once(*args); });
 }

@@ -31,4 +31,19 @@ rc=$?
 set -e
 [[ $rc -eq 1 ]] || { echo "an auth failure exited $rc"; cat "$dir/fail"; exit 1; }
 grep -q "^run failed" "$dir/fail" || { echo "the failure is not printed"; exit 1; }
+# A profile from a configuration file; a typo in it is refused with the key named.
+cat >"$dir/tether.toml" <<'TOML'
+[profiles.scripted]
+provider = "anthropic"
+max_steps = 5
+TOML
+out=$("$tether" run --config "$dir/tether.toml" --profile scripted --data "$dir/data" "Reply with exactly: via anthropic" 2>/dev/null)
+grep -q "via anthropic" <<<"$out" || { echo "the profile did not run"; echo "$out"; exit 1; }
+printf '[profiles.scripted]\nmodle = "x"\n' >"$dir/bad.toml"
+set +e
+"$tether" run --config "$dir/bad.toml" --profile scripted --data "$dir/data" "hi" >/dev/null 2>"$dir/bad.err"
+rc=$?
+set -e
+[[ $rc -eq 2 ]] || { echo "a bad config exited $rc"; exit 1; }
+grep -q "modle" "$dir/bad.err" || { echo "the bad key is not named"; cat "$dir/bad.err"; exit 1; }
 echo ok

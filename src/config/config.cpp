@@ -1,0 +1,148 @@
+#include "config/config.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "util/errors.h"
+
+namespace tether::config {
+
+namespace {
+
+tether::error bad(std::string message) { return make_error(util_errc::invalid_argument, "config: " + std::move(message)); }
+
+profile default_profile() {
+  profile p;
+  p.name = "default";
+  return p;
+}
+
+result<void> only_keys(const toml::table& t, std::string_view where, const std::set<std::string_view>& known) {
+  for (const auto& [key, value] : t) {
+    (void)value;
+    if (!known.contains(key.str())) {
+      std::string list;
+      for (const auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+      return bad(fmt::format("{}: unknown key \"{}\" (known: {})", where, key.str(), list));
+    }
+  }
+  return ok();
+}
+
+result<std::string> text(const toml::table& t, std::string_view where, std::string_view key, std::string fallback) {
+  const auto* node = t.get(key);
+  if (node == nullptr) return fallback;
+  auto v = node->value<std::string>();
+  if (!v) return bad(fmt::format("{}.{} must be a string", where, key));
+  return *v;
+}
+
+result<std::int64_t> integer(const toml::table& t, std::string_view where, std::string_view key, std::int64_t fallback,
+                             std::int64_t min) {
+  const auto* node = t.get(key);
+  if (node == nullptr) return fallback;
+  if (!node->is_integer()) return bad(fmt::format("{}.{} must be an integer", where, key));
+  const auto v = node->value<std::int64_t>().value_or(0);
+  if (v < min) return bad(fmt::format("{}.{} must be at least {}", where, key, min));
+  return v;
+}
+
+result<profile> read_profile(std::string name, const toml::table& t) {
+  const std::string where = "profiles." + name;
+  TETHER_TRY(only_keys(t, where,
+                       {"runtime", "provider", "base_url", "model", "api_key_env", "max_steps", "context_window"}));
+  profile p;
+  p.name = std::move(name);
+  auto runtime = text(t, where, "runtime", p.runtime);
+  if (!runtime) return runtime.error();
+  if (*runtime != "native") return bad(fmt::format("{}.runtime: \"{}\" is not a runtime (native)", where, *runtime));
+  p.runtime = *runtime;
+  auto provider = text(t, where, "provider", "openai-chat");
+  if (!provider) return provider.error();
+  const auto api = runtime::native::parse_wire_api(*provider);
+  if (!api)
+    return bad(fmt::format("{}.provider: \"{}\" is not a provider (openai-chat, openai-responses, anthropic)", where,
+                           *provider));
+  p.provider = *api;
+  auto base_url = text(t, where, "base_url", "");
+  if (!base_url) return base_url.error();
+  p.base_url = *base_url;
+  if (!p.base_url.empty() && !p.base_url.starts_with("http://") && !p.base_url.starts_with("https://"))
+    return bad(fmt::format("{}.base_url must start with http:// or https://", where));
+  auto model = text(t, where, "model", p.model);
+  if (!model) return model.error();
+  p.model = *model;
+  auto key_env = text(t, where, "api_key_env", "");
+  if (!key_env) return key_env.error();
+  p.api_key_env = *key_env;
+  auto steps = integer(t, where, "max_steps", p.max_steps, 1);
+  if (!steps) return steps.error();
+  p.max_steps = static_cast<int>(std::min<std::int64_t>(*steps, 100'000));
+  auto window = integer(t, where, "context_window", p.context_window, 1'000);
+  if (!window) return window.error();
+  p.context_window = *window;
+  return p;
+}
+
+}  // namespace
+
+result<profile> settings::find(std::string_view name) const {
+  if (auto it = profiles.find(name); it != profiles.end()) return it->second;
+  std::string known;
+  for (const auto& [n, p] : profiles) known += (known.empty() ? "" : ", ") + n;
+  return bad(fmt::format("no profile \"{}\" (profiles: {})", name, known));
+}
+
+result<settings> parse(std::string_view toml_text) {
+  toml::table doc;
+  try {
+    doc = toml::parse(toml_text);
+  } catch (const toml::parse_error& e) {
+    return bad(fmt::format("line {}, column {}: {}", e.source().begin.line, e.source().begin.column, e.description()));
+  }
+  TETHER_TRY(only_keys(doc, "the file", {"data_dir", "profiles", "prices"}));
+  settings s;
+  auto data_dir = text(doc, "the file", "data_dir", "");
+  if (!data_dir) return data_dir.error();
+  s.data_dir = *data_dir;
+  if (const auto* node = doc.get("profiles")) {
+    const auto* profiles = node->as_table();
+    if (profiles == nullptr) return bad("[profiles] must be a table of profiles");
+    for (const auto& [key, value] : *profiles) {
+      const auto* t = value.as_table();
+      if (t == nullptr) return bad(fmt::format("profiles.{} must be a table", key.str()));
+      auto p = read_profile(std::string(key.str()), *t);
+      if (!p) return p.error();
+      s.profiles[p->name] = std::move(*p);
+    }
+  }
+  if (!s.profiles.contains("default")) s.profiles["default"] = default_profile();
+  auto prices = runtime::native::load_prices(toml_text);
+  if (!prices) return prices.error();
+  s.prices = std::move(*prices);
+  return s;
+}
+
+result<settings> load(const std::optional<std::filesystem::path>& file) {
+  std::filesystem::path path;
+  if (file) {
+    path = *file;
+  } else if (const char* env = std::getenv("TETHER_CONFIG"); env != nullptr && *env != '\0') {
+    path = env;
+  } else {
+    return parse("");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return bad("cannot read " + path.string());
+  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto s = parse(content);
+  if (!s) return make_error(util_errc::invalid_argument, path.string() + ": " + s.error().message);
+  return s;
+}
+
+}  // namespace tether::config

@@ -1,0 +1,68 @@
+// Tether's configuration: one TOML file, every key optional. With no file at
+// all the defaults work: one profile, `default`, running the native runtime
+// against the built-in scripted model.
+//
+//   data_dir = "/var/lib/tether"      # where the store, spills and workspaces live
+//
+//   [profiles.default]
+//   runtime     = "native"            # the only runtime so far
+//   provider    = "openai-chat"       # "openai-responses" | "anthropic"
+//   base_url    = "https://api.openai.com/v1"   # absent: the built-in scripted model
+//   model       = "gpt-4o-mini"
+//   api_key_env = "OPENAI_API_KEY"    # the variable holding the key (never the key itself)
+//   max_steps   = 50                  # model requests per turn at most
+//   context_window = 128000           # tokens; compaction keeps requests under it
+//
+//   [prices."gpt-4o-mini"]            # USD per million tokens, over the shipped table
+//   input = 0.15
+//   output = 0.6
+//   cached_input = 0.075
+//
+// Unknown keys and wrongly typed values are errors that name the key, since a
+// typo in a profile would otherwise silently run the wrong model.
+// Environment: TETHER_CONFIG names the file when no path is given.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "runtime/native/providers/pricing.h"
+#include "runtime/native/providers/provider.h"
+#include "util/result.h"
+
+namespace tether::config {
+
+struct profile {
+  std::string name;
+  std::string runtime = "native";
+  runtime::native::wire_api provider = runtime::native::wire_api::openai_chat;
+  std::string base_url;  // empty: the built-in scripted model
+  std::string model = "scripted";
+  std::string api_key_env;
+  int max_steps = 50;
+  std::int64_t context_window = 128'000;
+
+  [[nodiscard]] bool scripted() const { return base_url.empty(); }
+};
+
+struct settings {
+  std::string data_dir;  // empty: the command's default
+  std::map<std::string, profile, std::less<>> profiles;
+  runtime::native::price_table prices = runtime::native::price_table::defaults();
+
+  // The profile called `name`; util_errc::invalid_argument naming the known
+  // ones when there is none.
+  [[nodiscard]] result<profile> find(std::string_view name) const;
+};
+
+// The defaults merged with `toml_text`. util_errc::invalid_argument with the
+// line, or the key, on any error.
+result<settings> parse(std::string_view toml_text);
+
+// Reads `file`, else the file TETHER_CONFIG names, else returns the defaults.
+result<settings> load(const std::optional<std::filesystem::path>& file);
+
+}  // namespace tether::config

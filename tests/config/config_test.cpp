@@ -1,0 +1,107 @@
+#include "config/config.h"
+
+#include <cstdlib>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+namespace tether::config {
+namespace {
+
+using runtime::native::wire_api;
+
+TEST(config, no_file_gives_a_default_profile_on_the_scripted_model) {
+  ::unsetenv("TETHER_CONFIG");
+  auto s = load(std::nullopt);
+  ASSERT_TRUE(s) << s.error().describe();
+  auto p = s->find("default");
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(p->scripted());
+  EXPECT_EQ(p->runtime, "native");
+  EXPECT_EQ(p->provider, wire_api::openai_chat);
+}
+
+TEST(config, a_profile_reads_every_key) {
+  auto s = parse(R"(
+data_dir = "/srv/tether"
+[profiles.claude]
+runtime = "native"
+provider = "anthropic"
+base_url = "https://api.anthropic.com/v1"
+model = "claude-sonnet-4-20250514"
+api_key_env = "ANTHROPIC_API_KEY"
+max_steps = 12
+context_window = 200000
+)");
+  ASSERT_TRUE(s) << s.error().describe();
+  EXPECT_EQ(s->data_dir, "/srv/tether");
+  auto p = s->find("claude");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->provider, wire_api::anthropic);
+  EXPECT_EQ(p->base_url, "https://api.anthropic.com/v1");
+  EXPECT_EQ(p->model, "claude-sonnet-4-20250514");
+  EXPECT_EQ(p->api_key_env, "ANTHROPIC_API_KEY");
+  EXPECT_EQ(p->max_steps, 12);
+  EXPECT_EQ(p->context_window, 200000);
+  EXPECT_FALSE(p->scripted());
+  EXPECT_TRUE(s->find("default")) << "the default profile stays available";
+}
+
+TEST(config, a_typo_in_a_key_is_an_error_naming_it) {
+  auto s = parse("[profiles.default]\nmodle = \"gpt-4o\"\n");
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("modle"), std::string::npos) << s.error().message;
+}
+
+TEST(config, wrong_types_and_values_are_errors_naming_the_key) {
+  for (const char* text : {"[profiles.a]\nmax_steps = \"ten\"\n", "[profiles.a]\nprovider = \"gemini\"\n",
+                           "[profiles.a]\nbase_url = \"ftp://x\"\n", "[profiles.a]\nruntime = \"codex\"\n",
+                           "[profiles.a]\nmax_steps = 0\n", "profiles = 3\n", "data_dir = 5\n"}) {
+    SCOPED_TRACE(text);
+    auto s = parse(text);
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error(), util_errc::invalid_argument);
+  }
+}
+
+TEST(config, malformed_toml_names_the_line) {
+  auto s = parse("data_dir = \"x\"\n[profiles.a\n");
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("line 2"), std::string::npos) << s.error().message;
+}
+
+TEST(config, an_unknown_profile_lists_the_known_ones) {
+  auto s = parse("[profiles.fast]\nmodel = \"m\"\n");
+  ASSERT_TRUE(s);
+  auto p = s->find("slow");
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().message.find("fast"), std::string::npos);
+  EXPECT_NE(p.error().message.find("default"), std::string::npos);
+}
+
+TEST(config, prices_override_the_shipped_table) {
+  auto s = parse("[prices.\"my-model\"]\ninput = 1.0\noutput = 2.0\n");
+  ASSERT_TRUE(s) << s.error().describe();
+  auto price = s->prices.find("my-model");
+  ASSERT_TRUE(price);
+  EXPECT_EQ(price->input, 1.0);
+  EXPECT_TRUE(s->prices.find("gpt-4o")) << "the shipped prices stay";
+}
+
+TEST(config, the_file_named_by_TETHER_CONFIG_is_read) {
+  const auto path = std::filesystem::temp_directory_path() / ("tether-config-" + std::to_string(::getpid()) + ".toml");
+  { std::ofstream(path) << "[profiles.env]\nmodel = \"from-env\"\n"; }
+  ::setenv("TETHER_CONFIG", path.c_str(), 1);
+  auto s = load(std::nullopt);
+  ::unsetenv("TETHER_CONFIG");
+  std::filesystem::remove(path);
+  ASSERT_TRUE(s) << s.error().describe();
+  ASSERT_TRUE(s->find("env"));
+  EXPECT_EQ(s->find("env")->model, "from-env");
+  auto missing = load(std::filesystem::path("/nonexistent/tether.toml"));
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("/nonexistent/tether.toml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tether::config
