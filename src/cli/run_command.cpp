@@ -75,31 +75,80 @@ std::string indent(const std::string& text) {
   return out;
 }
 
-void print_transcript(const std::vector<model::event>& events) {
-  for (const auto& e : events) {
-    if (const auto* p = e.as<model::input_promoted>()) {
-      (void)p;
+// Prints one turn as it happens: the answer streams in as the model writes
+// it, tool calls and results appear as they are recorded.
+class live_printer {
+ public:
+  void on(const store::tail_item& item) {
+    const auto& e = item.event;
+    if (const auto* d = e.as<model::text_delta>()) {
+      if (streamed_.empty()) fmt::print("assistant:\n    ");
+      fmt::print("{}", indent_rest(d->text));
+      streamed_ += d->text;
     } else if (const auto* a = e.as<model::input_admitted>()) {
       fmt::print("user:\n{}\n", indent(a->prompt));
     } else if (const auto* t = e.as<model::text_ended>()) {
-      fmt::print("assistant:\n{}\n", indent(t->text));
+      if (streamed_.empty()) {
+        fmt::print("assistant:\n{}\n", indent(t->text));
+      } else {
+        // Deltas a slow terminal missed are printed from the stored text.
+        if (t->text.starts_with(streamed_)) fmt::print("{}", indent_rest(t->text.substr(streamed_.size())));
+        fmt::print("\n");
+      }
+      streamed_.clear();
     } else if (const auto* c = e.as<model::tool_called>()) {
+      end_stream();
       fmt::print("tool call {} {}\n", c->tool, boost::json::serialize(c->input));
-    } else if (const auto* s = e.as<model::tool_succeeded>()) {
-      fmt::print("tool result:\n{}\n", indent(s->content));
+    } else if (const auto* ok = e.as<model::tool_succeeded>()) {
+      fmt::print("tool result:\n{}\n", indent(ok->content));
     } else if (const auto* f = e.as<model::tool_failed>()) {
       fmt::print("tool failed:\n{}\n", indent(f->error));
     } else if (const auto* q = e.as<model::interaction_requested>()) {
       fmt::print("question ({}): {}\n", q->interaction.str(), boost::json::serialize(q->payload));
     } else if (const auto* r = e.as<model::step_retry_scheduled>()) {
+      end_stream();
       fmt::print("retry {} scheduled: {}\n", r->attempt, r->error);
+    } else if (const auto* sf = e.as<model::step_failed>()) {
+      end_stream();
+      fmt::print("step failed: {}\n", sf->error);
     } else if (const auto* x = e.as<model::execution_finished>()) {
-      std::string cost = x->usage.cost_usd ? fmt::format("${:.6f}", *x->usage.cost_usd) : std::string("unavailable");
+      end_stream();
+      const std::string cost =
+          x->usage.cost_usd ? fmt::format("${:.6f}", *x->usage.cost_usd) : std::string("unavailable");
       fmt::print("run {}{}{} — {} input tokens ({} cached), {} output tokens, cost {} ({})\n",
                  model::to_string(x->outcome), x->error.empty() ? "" : ": ", x->error, x->usage.input_tokens,
                  x->usage.cached_input_tokens, x->usage.output_tokens, cost,
                  x->usage.cost_status.empty() ? "not metered" : x->usage.cost_status);
+      finished_ = true;
     }
+    std::fflush(stdout);
+  }
+  [[nodiscard]] bool finished() const { return finished_; }
+
+ private:
+  // Deltas of text that never ended (the stream was cut) end their line.
+  void end_stream() {
+    if (!streamed_.empty()) fmt::print("\n");
+    streamed_.clear();
+  }
+  static std::string indent_rest(std::string_view text) {
+    std::string out;
+    for (const char c : text) {
+      out += c;
+      if (c == '\n') out += "    ";
+    }
+    return out;
+  }
+
+  std::string streamed_;
+  bool finished_ = false;
+};
+
+asio::awaitable<void> follow(std::shared_ptr<store::event_tail> tail, std::shared_ptr<live_printer> printer) {
+  while (!printer->finished()) {
+    auto items = co_await tail->next();
+    if (!items) co_return;
+    for (const auto& item : *items) printer->on(item);
   }
 }
 
@@ -200,17 +249,24 @@ int run_once(const run_args& args) {
       return 1;
     }
     const auto s = created->id;
+    auto printer = std::make_shared<live_printer>();
+    std::shared_ptr<store::event_tail> tail = store->tail(s, event_seq{0});
+    auto followed = asio::co_spawn(io.executor(), follow(tail, printer), asio::use_future);
     session::input_request in;
     in.prompt = prompt;
     auto admitted = io.run(service.admit(s, in));
     if (!admitted) {
       fmt::print(stderr, "tether run: {}\n", admitted.error().describe());
+      tail->close();
+      followed.get();
       io.run(service.stop());
       return 2;
     }
     io.run(service.idle(s));
-    auto page = io.run(store->read(s, event_seq{0}, 10'000));
-    if (page) print_transcript(page->events);
+    // The drain is over, so everything is recorded; a run that ended without
+    // an execution.finished (it could not start) must not wait forever.
+    if (followed.wait_for(std::chrono::seconds(2)) != std::future_status::ready) tail->close();
+    followed.get();
     auto exes = io.run(store->list_executions(s));
     if (exes && !exes->empty() && exes->back().outcome) {
       const auto outcome = *exes->back().outcome;
