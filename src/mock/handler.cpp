@@ -161,14 +161,15 @@ std::int64_t steady_micros() {
 
 void request_handler::mark_completed(std::size_t seq) {
   const std::lock_guard lock(mu_);
-  if (seq == 0 || seq > requests_.size()) return;
-  requests_[seq - 1].as_object()["completed_us"] = steady_micros();
+  if (seq <= dropped_ || seq > dropped_ + requests_.size()) return;
+  requests_[seq - 1 - dropped_].as_object()["completed_us"] = steady_micros();
 }
 
 std::vector<json::value> request_handler::requests(std::size_t after) const {
   const std::lock_guard lock(mu_);
-  if (after >= requests_.size()) return {};
-  return {requests_.begin() + static_cast<std::ptrdiff_t>(after), requests_.end()};
+  const std::size_t first = std::max(after, dropped_) - dropped_;
+  if (first >= requests_.size()) return {};
+  return {requests_.begin() + static_cast<std::ptrdiff_t>(first), requests_.end()};
 }
 
 http_reply request_handler::list_requests(std::string_view query) const {
@@ -201,7 +202,7 @@ http_reply request_handler::model_request(wire_format w, std::string_view route,
   {
     const std::lock_guard lock(mu_);
     json::object rec;
-    seq = requests_.size() + 1;
+    seq = dropped_ + requests_.size() + 1;
     rec["seq"] = seq;
     rec["route"] = route;
     rec["received_us"] = steady_micros();
@@ -211,6 +212,10 @@ http_reply request_handler::model_request(wire_format w, std::string_view route,
       record_->flush();
     }
     requests_.emplace_back(std::move(rec));
+    if (requests_.size() > max_kept_requests) {  // memory stays bounded; the --record file keeps all
+      requests_.pop_front();
+      ++dropped_;
+    }
     usage.cached_tokens = std::min(cache_.lookup_and_remember(canonical), usage.input_tokens);
     fail_now = d.fail && (!d.fail_once || failed_once_.insert(d.instruction_hash).second);
   }

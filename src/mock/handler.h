@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -90,7 +91,11 @@ class request_handler {
   http_reply list_requests(std::string_view query) const;
 
   mutable std::mutex mu_;
-  std::vector<boost::json::value> requests_;
+  // The most recent requests (the oldest are dropped past max_kept_requests;
+  // seq numbers go on counting).
+  static constexpr std::size_t max_kept_requests = 10'000;
+  std::deque<boost::json::value> requests_;
+  std::size_t dropped_ = 0;
   std::optional<std::ofstream> record_;
   prompt_cache cache_;
   std::set<std::uint64_t> failed_once_;
