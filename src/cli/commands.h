@@ -15,7 +15,7 @@ void add_mock_llm_command(CLI::App& app, int& exit_code);
 // `tether run [--data DIR] [--provider …] [--base-url URL] PROMPT…`: one turn
 // of a new session, embedded; prints the transcript and where the data
 // lives. Exit 0 when the run succeeded, 3 when it waits for an answer, 1 when
-// it failed, 2 for bad usage.
+// it failed, 2 for bad usage, 130 when Ctrl-C (or SIGTERM) stopped it.
 void add_run_command(CLI::App& app, int& exit_code);
 
 }  // namespace tether::cli

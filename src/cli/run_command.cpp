@@ -10,7 +10,9 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -254,11 +256,21 @@ int run_once(const run_args& args) {
     auto followed = asio::co_spawn(io.executor(), follow(tail, printer), asio::use_future);
     session::input_request in;
     in.prompt = prompt;
+    // Ctrl-C (or SIGTERM) stops the turn the way `stop` does: the run
+    // finishes interrupted, its data stays, and the command exits 130.
+    asio::signal_set signals(io.executor(), SIGINT, SIGTERM);
+    bool interrupted = false;
+    signals.async_wait([&service, &interrupted, s, ex = io.executor()](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      interrupted = true;
+      asio::co_spawn(ex, service.interrupt(s), asio::detached);
+    });
     auto admitted = io.run(service.admit(s, in));
     if (!admitted) {
       fmt::print(stderr, "tether run: {}\n", admitted.error().describe());
       tail->close();
       followed.get();
+      signals.cancel();
       io.run(service.stop());
       return 2;
     }
@@ -267,11 +279,13 @@ int run_once(const run_args& args) {
     // an execution.finished (it could not start) must not wait forever.
     if (followed.wait_for(std::chrono::seconds(2)) != std::future_status::ready) tail->close();
     followed.get();
+    signals.cancel();
     auto exes = io.run(store->list_executions(s));
     if (exes && !exes->empty() && exes->back().outcome) {
       const auto outcome = *exes->back().outcome;
       code = outcome == model::outcome::succeeded ? 0 : outcome == model::outcome::waiting ? 3 : 1;
     }
+    if (interrupted) code = 130;
     const std::string workspace = args.workspace.empty() ? (data / "workspaces" / s.str()).string()
                                                          : fs::absolute(args.workspace).string();
     fmt::print("session {}\ndata: {}\nworkspace: {}\n", s.str(), data.string(), workspace);

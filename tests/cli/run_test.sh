@@ -46,4 +46,16 @@ rc=$?
 set -e
 [[ $rc -eq 2 ]] || { echo "a bad config exited $rc"; exit 1; }
 grep -q "modle" "$dir/bad.err" || { echo "the bad key is not named"; cat "$dir/bad.err"; exit 1; }
+# SIGINT mid-turn stops the run: it finishes interrupted and the command exits 130.
+"$tether" run --data "$dir/data" $'Stream slowly: 200\nReply with exactly: a long answer that takes a while to stream out' \
+  >"$dir/int" 2>/dev/null &
+pid=$!
+for _ in $(seq 1 100); do grep -q "assistant:" "$dir/int" && break; sleep 0.05; done
+kill -INT "$pid"
+set +e
+wait "$pid"
+rc=$?
+set -e
+[[ $rc -eq 130 ]] || { echo "an interrupted run exited $rc"; cat "$dir/int"; exit 1; }
+grep -q "^run interrupted" "$dir/int" || { echo "the interruption is not printed"; cat "$dir/int"; exit 1; }
 echo ok
