@@ -1,0 +1,38 @@
+// Error codes of the API layer, and the one place where every layer's error
+// code becomes an HTTP status.
+#pragma once
+
+#include <string_view>
+#include <system_error>
+
+#include "util/result.h"
+
+namespace tether::api {
+
+enum class api_errc {
+  unauthorized = 1,    // 401: missing or wrong bearer token
+  not_found,           // 404: no such route
+  method_not_allowed,  // 405: the route exists, not with this method
+  conflict,            // 409: a create retried with other attributes
+  too_large,           // 413: the body exceeds max_body_bytes
+  bad_request,         // 400: the body is not the JSON the route expects
+  listen_failed,       // start(): bind or listen failed
+};
+
+const std::error_category& api_category();
+inline std::error_code make_error_code(api_errc e) { return {static_cast<int>(e), api_category()}; }
+
+// How an error is shown to a client.
+struct http_error {
+  unsigned status = 500;
+  std::string_view code;  // stable, machine-readable ("not_found", "conflict", …)
+};
+
+// The mapping for session_errc, store_errc, util_errc, model_errc and api_errc.
+// Anything unknown is 500 "internal".
+http_error to_http(const error& e);
+
+}  // namespace tether::api
+
+template <>
+struct std::is_error_code_enum<tether::api::api_errc> : std::true_type {};

@@ -1,0 +1,41 @@
+// The API's routes, independent of the socket: a parsed request in, a reply
+// out. server.cpp owns the connections and calls handle() once per request.
+#pragma once
+
+#include <string>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "api/server.h"
+
+namespace tether::api {
+
+struct http_request {
+  std::string method;         // "GET", "POST", …
+  std::string target;         // path and optional query
+  std::string authorization;  // the Authorization header, empty when absent
+  std::string body;
+};
+
+struct http_reply {
+  unsigned status = 200;
+  std::string body;  // JSON
+};
+
+// What the routes act on; owned by the server, outlives every handle().
+struct handler_context {
+  session::session_service* service = nullptr;
+  store::event_store* store = nullptr;
+  server_options options;
+};
+
+// Never fails: errors become JSON error replies (errors.h maps the codes).
+boost::asio::awaitable<http_reply> handle(const handler_context* ctx, http_request req);
+
+// The reply for an error, {"error":{"code","message"}}.
+http_reply error_reply(const error& e);
+
+// Constant-time comparison of an Authorization header with "Bearer <token>".
+bool bearer_matches(std::string_view header, std::string_view token);
+
+}  // namespace tether::api
