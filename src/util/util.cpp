@@ -100,26 +100,34 @@ const clock& real_clock() {
   return c;
 }
 
+std::size_t utf8_sequence(std::string_view s, std::size_t i, char32_t* cp_out) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) {
+    if (cp_out != nullptr) *cp_out = c;
+    return 1;
+  }
+  std::size_t len = 0;
+  std::uint32_t cp = 0;
+  if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1FU; }
+  else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0FU; }
+  else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07U; }
+  else return 0;
+  if (i + len > s.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (cc & 0x3FU);
+  }
+  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return 0;
+  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  if (cp_out != nullptr) *cp_out = static_cast<char32_t>(cp);
+  return len;
+}
+
 bool is_valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  const std::size_t n = s.size();
-  while (i < n) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) { ++i; continue; }
-    std::size_t len = 0;
-    std::uint32_t cp = 0;
-    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1FU; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0FU; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07U; }
-    else return false;
-    if (i + len > n) return false;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3FU);
-    }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return false;
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t len = utf8_sequence(s, i);
+    if (len == 0) return false;
     i += len;
   }
   return true;

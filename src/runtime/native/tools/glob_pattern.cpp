@@ -1,6 +1,7 @@
 #include "runtime/native/tools/glob_pattern.h"
 
 #include "util/errors.h"
+#include "util/text.h"
 
 namespace tether::runtime::native::tool_detail {
 
@@ -15,27 +16,11 @@ struct decoded {
   std::size_t len = 1;
 };
 
-// One code point; an invalid byte stands for itself.
+// One code point; a byte that starts no well-formed sequence stands for itself.
 decoded next_char(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  std::size_t len = 1;
-  char32_t cp = c;
-  if ((c & 0xE0U) == 0xC0U) {
-    len = 2;
-    cp = c & 0x1FU;
-  } else if ((c & 0xF0U) == 0xE0U) {
-    len = 3;
-    cp = c & 0x0FU;
-  } else if ((c & 0xF8U) == 0xF0U) {
-    len = 4;
-    cp = c & 0x07U;
-  }
-  if (len == 1 || i + len > s.size()) return {c, 1};
-  for (std::size_t k = 1; k < len; ++k) {
-    const auto cc = static_cast<unsigned char>(s[i + k]);
-    if ((cc & 0xC0U) != 0x80U) return {c, 1};
-    cp = (cp << 6U) | (cc & 0x3FU);
-  }
+  char32_t cp = 0;
+  const std::size_t len = utf8_sequence(s, i, &cp);
+  if (len == 0) return {static_cast<unsigned char>(s[i]), 1};
   return {cp, len};
 }
 

@@ -13,6 +13,7 @@
 
 #include "runtime/native/tools/paths.h"
 #include "util/check.h"
+#include "util/text.h"
 
 namespace tether::runtime::native::tool_detail {
 
@@ -25,35 +26,6 @@ namespace {
 
 constexpr std::size_t binary_probe_bytes = 8 * 1024;
 constexpr std::string_view replacement = "\xEF\xBF\xBD";  // U+FFFD
-
-// Length of the well-formed UTF-8 sequence starting at s[i], or 0.
-std::size_t sequence_length(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  if (c < 0x80) return 1;
-  std::size_t len = 0;
-  std::uint32_t cp = 0;
-  if ((c & 0xE0U) == 0xC0U) {
-    len = 2;
-    cp = c & 0x1FU;
-  } else if ((c & 0xF0U) == 0xE0U) {
-    len = 3;
-    cp = c & 0x0FU;
-  } else if ((c & 0xF8U) == 0xF0U) {
-    len = 4;
-    cp = c & 0x07U;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (std::size_t k = 1; k < len; ++k) {
-    const auto cc = static_cast<unsigned char>(s[i + k]);
-    if ((cc & 0xC0U) != 0x80U) return 0;
-    cp = (cp << 6U) | (cc & 0x3FU);
-  }
-  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return 0;
-  if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
-}
 
 std::string spill_name(std::string_view call_id) {
   std::string name;
@@ -139,7 +111,7 @@ std::string sanitize_utf8(std::string_view s) {
   out.reserve(s.size());
   std::size_t i = 0;
   while (i < s.size()) {
-    const std::size_t len = sequence_length(s, i);
+    const std::size_t len = utf8_sequence(s, i);
     if (len == 0) {
       out += replacement;
       ++i;
@@ -158,7 +130,7 @@ bool looks_binary(std::string_view bytes) {
     if (bytes[i] == '\0') return true;
     // Sequences are read from the whole buffer, so one that starts before
     // the probe's end and finishes after it is still whole.
-    const std::size_t len = sequence_length(bytes, i);
+    const std::size_t len = utf8_sequence(bytes, i);
     if (len == 0) return true;
     i += len;
   }
