@@ -30,15 +30,14 @@ std::vector<image_part> images_of(const std::string& text, const fs::path& blob_
   for (auto it = std::sregex_iterator(text.begin(), text.end(), named); it != std::sregex_iterator(); ++it) {
     const std::string media = (*it)[1];
     const std::string digest = (*it)[2];
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(blob_dir, ec)) {
-      if (entry.path().stem() != digest) continue;
-      std::ifstream in(entry.path(), std::ios::binary);
-      const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      if (!in.bad()) out.push_back(image_part{media, tool_detail::base64_encode(bytes)});
-      break;
+    // Read straight from its known name: no directory scan per image per step.
+    std::ifstream in(blob_dir / tool_detail::blob_file_name(digest, media), std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.is_open() && !in.bad()) {
+      out.push_back(image_part{media, tool_detail::base64_encode(bytes)});
+    } else {
+      note += "\n(the image blob " + digest + " is no longer stored)";
     }
-    if (out.empty() || out.back().media_type != media) note += "\n(the image blob " + digest + " is no longer stored)";
   }
   return out;
 }

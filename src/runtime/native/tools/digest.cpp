@@ -105,4 +105,13 @@ std::string base64_encode(std::string_view data) {
   return out;
 }
 
+std::string blob_file_name(std::string_view sha256_hex, std::string_view media_type) {
+  std::string_view ext = "bin";
+  if (media_type == "image/png") ext = "png";
+  else if (media_type == "image/jpeg") ext = "jpg";
+  else if (media_type == "image/gif") ext = "gif";
+  else if (media_type == "image/webp") ext = "webp";
+  return std::string(sha256_hex) + "." + std::string(ext);
+}
+
 }  // namespace tether::runtime::native::tool_detail

@@ -24,14 +24,13 @@ constexpr std::size_t footer_room = 200;
 
 struct image_type {
   std::string_view media_type;
-  std::string_view extension;
 };
 
 std::optional<image_type> sniff_image(std::string_view d) {
-  if (d.starts_with("\x89PNG\r\n\x1a\n")) return image_type{"image/png", "png"};
-  if (d.starts_with("\xFF\xD8\xFF")) return image_type{"image/jpeg", "jpg"};
-  if (d.starts_with("GIF87a") || d.starts_with("GIF89a")) return image_type{"image/gif", "gif"};
-  if (d.size() >= 12 && d.starts_with("RIFF") && d.substr(8, 4) == "WEBP") return image_type{"image/webp", "webp"};
+  if (d.starts_with("\x89PNG\r\n\x1a\n")) return image_type{"image/png"};
+  if (d.starts_with("\xFF\xD8\xFF")) return image_type{"image/jpeg"};
+  if (d.starts_with("GIF87a") || d.starts_with("GIF89a")) return image_type{"image/gif"};
+  if (d.size() >= 12 && d.starts_with("RIFF") && d.substr(8, 4) == "WEBP") return image_type{"image/webp"};
   return std::nullopt;
 }
 
@@ -43,7 +42,7 @@ result<fs::path> store_blob(std::string_view data, const image_type& type, const
   if (ec) return os_error("cannot create " + blob_dir.string(), ec.value());
   unique_fd dir(::open(blob_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir.get() < 0) return os_error("cannot open " + blob_dir.string(), errno);
-  const std::string name = digest + "." + std::string(type.extension);
+  const std::string name = blob_file_name(digest, type.media_type);
   struct stat st {};
   const bool present = ::fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
                        static_cast<std::size_t>(st.st_size) == data.size();
