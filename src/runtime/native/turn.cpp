@@ -87,15 +87,17 @@ asio::awaitable<turn_result> turn::run() {
 
     // Compaction when the request would not fit.
     const auto& c = parts_.options.compaction;
-    if (estimate_tokens(request(final_step)) > c.context_window - c.reserve) {
+    auto req = request(final_step);
+    if (estimate_tokens(req) > c.context_window - c.reserve) {
       if (auto r = co_await compact(false); !r) co_return finish(turn_status::failed, r.error().message);
+      req = request(final_step);
     }
 
     std::vector<model::payload> started;
     started.emplace_back(model::step_started{ctx_.execution, step});
     if (auto r = co_await record(std::move(started)); !r) co_return finish(turn_status::failed, r.error().message);
 
-    auto out = co_await stream_step(final_step);
+    auto out = co_await stream_step(std::move(req), final_step);
     switch (out.what) {
       case step_outcome::kind::cancelled:
       case step_outcome::kind::lost: co_return finish(turn_status::interrupted);
@@ -162,11 +164,10 @@ model_request turn::request(bool final_step) const {
   return r;
 }
 
-asio::awaitable<turn::step_outcome> turn::stream_step(bool final_step) {
+asio::awaitable<turn::step_outcome> turn::stream_step(model_request req, bool final_step) {
   int retries = 0;
   for (;;) {
     if (stopped()) co_return step_outcome{step_outcome::kind::cancelled};
-    auto req = request(final_step);
     std::string streamed;
     auto host = host_;
     stream_sink sink = [host, &streamed](const stream_event& e) {
@@ -177,7 +178,8 @@ asio::awaitable<turn::step_outcome> turn::stream_step(bool final_step) {
         host->publish(model::reasoning_delta{r->text});
       }
     };
-    auto outcome = co_await parts_.model.stream(std::move(req), std::move(sink), host_->stop_token());
+    model_request attempt = req;  // a retry sends the same request again
+    auto outcome = co_await parts_.model.stream(std::move(attempt), std::move(sink), host_->stop_token());
     if (outcome) {
       step_outcome ok;
       ok.what = step_outcome::kind::done;
@@ -212,7 +214,8 @@ asio::awaitable<turn::step_outcome> turn::stream_step(bool final_step) {
           failed.error = r.error().message;
           co_return failed;
         }
-        continue;  // the same step, rebuilt
+        req = request(final_step);  // the same step, rebuilt on the compacted history
+        continue;
       }
       case failure_action::continue_after_cut: {
         step_outcome cut;
@@ -236,8 +239,8 @@ asio::awaitable<result<void>> turn::compact(bool forced) {
     co_return ok();
   }
   auto req = summary_request(rows_, *cut, parts_.options.provider.model);
-  auto outcome = co_await parts_.model.stream(std::move(req), stream_sink([](const stream_event&) {}),
-                                              host_->stop_token());
+  stream_sink ignore = [](const stream_event&) {};  // a named local: GCC 12 mishandles temporaries in co_await
+  auto outcome = co_await parts_.model.stream(std::move(req), std::move(ignore), host_->stop_token());
   if (!outcome) {
     const auto& f = outcome.failure;
     co_return make_error(provider_errc::context_overflow,

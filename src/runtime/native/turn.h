@@ -41,7 +41,8 @@ class turn {
 
   using local_calls = std::vector<std::pair<call_id, tool_use>>;
 
-  boost::asio::awaitable<step_outcome> stream_step(bool final_step);
+  // One model request with its retries; `req` is rebuilt after a compaction.
+  boost::asio::awaitable<step_outcome> stream_step(model_request req, bool final_step);
   boost::asio::awaitable<result<void>> compact(bool forced);
   boost::asio::awaitable<result<void>> record(std::vector<model::payload> events);
   // Records a successful response; returns the local calls to run.
