@@ -47,6 +47,8 @@ class store_category_impl final : public std::error_category {
         return "a read from the store failed";
       case store_errc::quarantined:
         return "the session is quarantined";
+      case store_errc::lagged:
+        return "the live tail fell too far behind and was dropped";
     }
     return "unknown store error";
   }

@@ -7,23 +7,24 @@
 namespace tether::store {
 
 enum class store_errc {
-  closed = 1,           // the store was stopped; no more calls are taken
-  write_failed,         // a commit failed; the store refuses writes until reopened (sticky)
-  schema_too_new,       // the database was written by a newer Tether; refuse to open
-  open_failed,          // the database cannot be opened or migrated
-  unknown_session,      // no such session
-  session_exists,       // session.created for an id that already exists
-  fence_failed,         // the append's fence did not hold; nothing was written
-  duplicate_input,      // exact retry: the same input was already admitted (see append_result::existing_input)
-  input_conflict,       // the input id exists with a different prompt/delivery/session, or names a transcript message
-  rejected,             // a projection rejected the event (unknown input, unsettled call, …)
+  closed = 1,       // the store was stopped; no more calls are taken
+  write_failed,     // a commit failed; the store refuses writes until reopened (sticky)
+  schema_too_new,   // the database was written by a newer Tether; refuse to open
+  open_failed,      // the database cannot be opened or migrated
+  unknown_session,  // no such session
+  session_exists,   // session.created for an id that already exists
+  fence_failed,     // the append's fence did not hold; nothing was written
+  duplicate_input,  // exact retry: the same input was already admitted (see append_result::existing_input)
+  input_conflict,   // the input id exists with a different prompt/delivery/session, or names a transcript message
+  rejected,         // a projection rejected the event (unknown input, unsettled call, …)
   interaction_not_pending,  // resolving an interaction that is not pending
-  lease_held,           // a fresh lease of another owner blocks this lease operation
-  lease_lost,           // a renewal or release by an owner that no longer holds the lease
-  not_found,            // a projection row (input, interaction, execution) does not exist
-  corrupt,              // a stored row cannot be read back
-  read_failed,          // the database could not be read (I/O error, busy, out of memory); retry later
-  quarantined,          // input.admitted to a quarantined session
+  lease_held,               // a fresh lease of another owner blocks this lease operation
+  lease_lost,               // a renewal or release by an owner that no longer holds the lease
+  not_found,                // a projection row (input, interaction, execution) does not exist
+  corrupt,                  // a stored row cannot be read back
+  read_failed,              // the database could not be read (I/O error, busy, out of memory); retry later
+  quarantined,              // input.admitted to a quarantined session
+  lagged,                   // a tail_all() reader fell more than its buffer behind; the tail is dead
 };
 
 const std::error_category& store_category();

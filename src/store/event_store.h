@@ -41,6 +41,7 @@
 //                      catalogue rejects it (unknown type or version, missing
 //                      or mistyped field); recovery quarantines such sessions
 //   read_failed        the database could not be read (I/O, busy); transient
+//   lagged             a tail_all() reader fell behind by more than its buffer
 //
 // Leases (owners are "<node>/<incarnation>", see session/types.h)
 //   claim: succeeds when there is no lease, it is expired, it is ours, or it
@@ -74,8 +75,9 @@ template <class T>
 using task = boost::asio::awaitable<T>;
 
 // An event as seen by a live subscriber: durable events carry their seq;
-// ephemeral ones carry the seq of the last durable event delivered before
-// them, the publish time and an empty id.
+// ephemeral ones carry the seq of the last durable event of their session
+// delivered before them (0 on a tail_all() tail), the publish time and an
+// empty id.
 struct tail_item {
   model::event event;
   bool durable = true;
@@ -87,12 +89,15 @@ struct tail_item {
 // history), interleaved with ephemeral events published while it is open.
 // A slow reader never blocks the writer: when its bounded buffer overflows
 // it drops ephemeral events and re-reads durable ones from the store.
+// event_store::tail_all() returns a tail of every session with other rules
+// (no history, and an overflow ends it with lagged): see there.
 class event_tail {
  public:
   virtual ~event_tail() = default;
   // The next items (at least one), waiting as long as needed. Returns
   // store_errc::closed after close() or the store's stop(), or the error of
-  // reading history (e.g. corrupt). One next() at a time per tail.
+  // reading history (e.g. corrupt), or lagged (tail_all() only). One next()
+  // at a time per tail.
   virtual task<result<std::vector<tail_item>>> next() = 0;
   // Thread-safe; wakes a pending next().
   virtual void close() = 0;
@@ -125,6 +130,17 @@ class event_store {
   // Ephemeral events go to live tails only; nothing is stored.
   virtual void publish(session_id s, model::payload ephemeral) = 0;
   virtual std::unique_ptr<event_tail> tail(session_id s, event_seq after) = 0;
+  // A live tail of every session: their durable events after commit, in
+  // commit order, interleaved with ephemeral events published while it is
+  // open. No history: it starts with what is committed or published after
+  // this call. For watching, not resuming: an ephemeral item carries seq 0
+  // (there is no one position to carry), a durable one its own seq.
+  // It never blocks the writer and never re-reads the store: when more than
+  // `buffer` items (0 counts as 1) are waiting unread, they are dropped and
+  // next() returns lagged, then and on every later call (the tail is dead:
+  // open a new one and catch up by reading). close() and stop() end it with
+  // closed.
+  virtual std::unique_ptr<event_tail> tail_all(std::size_t buffer) = 0;
 
   // ---- reads ----
   // Session-scoped reads of an unknown session return unknown_session.
@@ -136,21 +152,29 @@ class event_store {
   virtual task<result<input_row>> get_input(input_id id) = 0;
   // Pending inputs of a session in admission order.
   virtual task<result<std::vector<input_row>>> pending_inputs(session_id s) = 0;
+  // Every input of a session (pending, promoted, cancelled) in admission order.
+  virtual task<result<std::vector<input_row>>> list_inputs(session_id s) = 0;
   // The transcript of the current context generation, in seq order.
   virtual task<result<std::vector<message_row>>> context(session_id s) = 0;
+  // Every message of every context generation in seq order: unlike
+  // context(), nothing is cut at a reset or compaction and there is no
+  // summary row.
+  virtual task<result<std::vector<message_row>>> transcript(session_id s) = 0;
   virtual task<result<execution_row>> get_execution(execution_id id) = 0;
   virtual task<result<std::vector<execution_row>>> list_executions(session_id s) = 0;
   virtual task<result<std::vector<tool_call_row>>> unsettled_calls(session_id s) = 0;
   virtual task<result<interaction_row>> get_interaction(interaction_id id) = 0;
   virtual task<result<std::vector<interaction_row>>> pending_interactions(session_id s) = 0;
+  // Every interaction of a session (any status) in request order.
+  virtual task<result<std::vector<interaction_row>>> list_interactions(session_id s) = 0;
   // Sessions with an open execution whose lease is absent, expired at `now`,
   // or held by `node` under an owner other than `current_owner` (a previous
   // incarnation: "<node>/<other>"), ordered by session id, after `after`, at
   // most `limit` (capped at 10,000). Quarantined sessions are skipped.
   virtual task<result<std::vector<abandoned_session>>> list_abandoned(time_ms now, std::string node,
-                                                                     std::string current_owner,
-                                                                     std::optional<session_id> after,
-                                                                     std::size_t limit) = 0;
+                                                                      std::string current_owner,
+                                                                      std::optional<session_id> after,
+                                                                      std::size_t limit) = 0;
 
   // Stops taking calls, finishes queued writes, closes tails. Idempotent.
   virtual void stop() = 0;

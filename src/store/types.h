@@ -28,7 +28,7 @@ struct append_request {
   session_id session;
   std::vector<model::payload> events;  // durable payloads only; appended in order, all or nothing
   std::optional<store::fence> fence;
-  time_ms time = 0;                    // event time; 0 means the store's clock
+  time_ms time = 0;  // event time; 0 means the store's clock
 };
 
 // An append of one event. (Also keeps brace-initialized vectors out of
@@ -52,6 +52,7 @@ struct input_row {
   input_status status = input_status::pending;
   event_seq admitted_seq;
   std::optional<execution_id> execution;  // the execution it was promoted into
+  std::optional<event_seq> promoted_seq;  // the seq of its input.promoted event
 };
 
 struct append_result {
@@ -68,13 +69,13 @@ struct lease {
 struct session_row {
   session_id id;
   event_seq last_seq;
-  std::int64_t generation = 0;            // context generation; +1 per session.reset
+  std::int64_t generation = 0;  // context generation; +1 per session.reset
   std::string title;
   std::string workspace;
   std::string profile;
   std::optional<execution_id> open_execution;  // started, not finished
-  bool continuation_pending = false;       // an interaction was answered; a turn must follow
-  std::string runtime;                     // from runtime.bound, cleared by reset
+  bool continuation_pending = false;           // an interaction was answered; a turn must follow
+  std::string runtime;                         // from runtime.bound, cleared by reset
   std::string external_session_id;
   std::optional<store::lease> lease;
   bool quarantined = false;
@@ -95,6 +96,8 @@ struct execution_row {
   model::usage usage;
   event_seq started_seq;
   std::optional<std::int64_t> open_step;  // step.started without step.ended/failed
+  time_ms started_at = 0;                 // time of execution.started
+  std::optional<time_ms> finished_at;     // time of execution.finished
 };
 
 // One entry of the model-facing transcript (what a runtime is given).
@@ -106,12 +109,12 @@ struct message_row {
   event_seq seq;
   std::int64_t generation = 0;
   message_role role = message_role::user;
-  std::string id;        // message id (user/assistant) or call id (tool_call/tool_result)
-  std::string text;      // prompt, answer text, tool result content or error, notice text
-  std::string tool;      // tool name for tool_call
+  std::string id;            // message id (user/assistant) or call id (tool_call/tool_result)
+  std::string text;          // prompt, answer text, tool result content or error, notice text
+  std::string tool;          // tool name for tool_call
   boost::json::value input;  // tool input for tool_call
-  bool is_error = false; // tool_result that failed
-  bool hosted = false;   // tool_call/tool_result of a provider-executed (hosted) tool
+  bool is_error = false;     // tool_result that failed
+  bool hosted = false;       // tool_call/tool_result of a provider-executed (hosted) tool
 };
 
 enum class call_status { running, succeeded, failed };

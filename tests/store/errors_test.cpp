@@ -12,7 +12,7 @@ TEST(store_errors, codes_belong_to_the_store_category_and_have_messages) {
   const std::error_code c = store_errc::fence_failed;
   EXPECT_STREQ(c.category().name(), "store");
   EXPECT_EQ(c.message(), "the append's fence did not hold");
-  for (int i = static_cast<int>(store_errc::closed); i <= static_cast<int>(store_errc::quarantined); ++i)
+  for (int i = static_cast<int>(store_errc::closed); i <= static_cast<int>(store_errc::lagged); ++i)
     EXPECT_NE(std::error_code(i, store_category()).message(), "unknown store error") << i;
   const tether::error e(store_errc::lease_held, "held by node-b/1");
   EXPECT_EQ(e.describe(), "store: held by node-b/1");

@@ -192,5 +192,190 @@ TEST_F(tails, a_tail_of_a_corrupt_session_reports_the_error) {
   EXPECT_EQ(r.error(), store_errc::corrupt);
 }
 
+using global_tails = store_test;
+
+// Waits for the next items of a tail on a helper thread, so a test can act
+// while it waits.
+class pending_next {
+ public:
+  pending_next(boost::asio::io_context& io, event_tail& tail)
+      : thread_([this, &io, &tail] { p_.set_value(tether::test::run_sync(io, tail.next())); }) {}
+  ~pending_next() {
+    if (thread_.joinable()) thread_.join();
+  }
+  pending_next(const pending_next&) = delete;
+  pending_next& operator=(const pending_next&) = delete;
+
+  result<std::vector<tail_item>> get() {
+    auto r = p_.get_future().get();
+    thread_.join();
+    return r;
+  }
+
+ private:
+  std::promise<result<std::vector<tail_item>>> p_;
+  std::thread thread_;
+};
+
+// Reads a global tail until it has `n` items (or fails).
+result<std::vector<tail_item>> take(boost::asio::io_context& io, event_tail& tail, std::size_t n) {
+  std::vector<tail_item> out;
+  while (out.size() < n) {
+    auto items = tether::test::run_sync(io, tail.next());
+    if (!items) return items.error();
+    EXPECT_FALSE(items->empty()) << "next() returns at least one item";
+    for (auto& i : *items) out.push_back(std::move(i));
+  }
+  return out;
+}
+
+TEST_F(global_tails, a_global_tail_delivers_new_durable_events_of_every_session_in_commit_order) {
+  open();
+  const auto s = new_session();
+  const auto t = new_session();
+  ASSERT_TRUE(append(s, {notice("before the tail")}));
+  auto tail = store().tail_all(100);
+  ASSERT_TRUE(append(s, {notice("s1")}));
+  ASSERT_TRUE(append(t, {notice("t1"), notice("t2")}));
+  ASSERT_TRUE(append(s, {notice("s2")}));
+  const auto u = new_session();  // a session created after the tail is seen too
+  auto got = take(io_, *tail, 5);
+  ASSERT_TRUE(got) << why(got);
+  ASSERT_EQ(got->size(), 5U) << "no history: the events before the tail are not replayed";
+  const std::vector<std::pair<session_id, std::int64_t>> want{{s, 3}, {t, 2}, {t, 3}, {s, 4}, {u, 1}};
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_TRUE((*got)[i].durable) << i;
+    EXPECT_EQ((*got)[i].event.session, want[i].first) << i;
+    EXPECT_EQ((*got)[i].event.seq.value, want[i].second) << i;
+  }
+  EXPECT_EQ((*got)[0].event.as<model::synthetic>()->text, "s1");
+  EXPECT_NE((*got)[4].event.as<model::session_created>(), nullptr);
+}
+
+TEST_F(global_tails, concurrent_writers_to_two_sessions_reach_a_global_tail_complete_and_in_each_sessions_order) {
+  open();
+  const auto s = new_session();
+  const auto t = new_session();
+  auto tail = store().tail_all(100'000);
+  constexpr int per_session = 300;
+  auto write = [&](session_id id) {
+    auto& io = new_io();
+    for (int i = 0; i < per_session; ++i) {
+      auto r = tether::test::run_sync(io, store().append(single_event(id, notice(std::to_string(i)))));
+      if (!r) {
+        ADD_FAILURE() << why(r);
+        return;
+      }
+    }
+  };
+  std::thread ws(write, s);
+  std::thread wt(write, t);
+  auto got = take(io_, *tail, 2 * per_session);
+  ws.join();
+  wt.join();
+  ASSERT_TRUE(got) << why(got);
+  std::int64_t last_s = 1;
+  std::int64_t last_t = 1;
+  for (const auto& i : *got) {
+    auto& last = i.event.session == s ? last_s : last_t;
+    EXPECT_EQ(i.event.seq.value, last + 1) << "each session's events arrive once, in seq order";
+    last = i.event.seq.value;
+  }
+  EXPECT_EQ(last_s, per_session + 1);
+  EXPECT_EQ(last_t, per_session + 1);
+}
+
+TEST_F(global_tails, a_global_tail_receives_ephemeral_events_of_sessions_nobody_else_tails) {
+  open();
+  const auto s = new_session();
+  const auto t = new_session();
+  auto tail = store().tail_all(100);
+  store().publish(s, model::text_delta{"hel"});
+  ASSERT_TRUE(append(t, {notice("durable")}));
+  store().publish(t, model::text_delta{"lo"});
+  auto got = take(io_, *tail, 3);
+  ASSERT_TRUE(got) << why(got);
+  ASSERT_EQ(got->size(), 3U);
+  EXPECT_FALSE((*got)[0].durable);
+  EXPECT_EQ((*got)[0].event.session, s);
+  ASSERT_NE((*got)[0].event.as<model::text_delta>(), nullptr);
+  EXPECT_EQ((*got)[0].event.as<model::text_delta>()->text, "hel");
+  EXPECT_EQ((*got)[0].event.seq.value, 0) << "a global tail has no position to give an ephemeral event";
+  EXPECT_TRUE((*got)[1].durable);
+  EXPECT_EQ((*got)[1].event.seq.value, 2);
+  EXPECT_FALSE((*got)[2].durable);
+  EXPECT_EQ((*got)[2].event.session, t);
+  EXPECT_EQ((*got)[2].event.as<model::text_delta>()->text, "lo");
+}
+
+TEST_F(global_tails, a_global_tail_may_hold_its_buffer_but_one_more_item_makes_it_lagged_for_good) {
+  open();
+  const auto s = new_session();
+  auto tail = store().tail_all(3);
+  ASSERT_TRUE(append(s, {notice("1"), notice("2")}));
+  store().publish(s, model::text_delta{"3"});
+  auto full = run(tail->next());
+  ASSERT_TRUE(full) << why(full);
+  EXPECT_EQ(full->size(), 3U) << "exactly `buffer` waiting items are kept";
+
+  ASSERT_TRUE(append(s, {notice("4"), notice("5"), notice("6"), notice("7")}));
+  auto lagged = run(tail->next());
+  ASSERT_FALSE(lagged);
+  EXPECT_EQ(lagged.error(), store_errc::lagged);
+  ASSERT_TRUE(append(s, {notice("8")})) << "the writer is never held up by a slow tail";
+  auto still = run(tail->next());
+  ASSERT_FALSE(still);
+  EXPECT_EQ(still.error(), store_errc::lagged) << "a lagged tail stays dead";
+}
+
+TEST_F(global_tails, a_lagged_global_tail_does_not_disturb_other_tails) {
+  open();
+  const auto s = new_session();
+  auto slow = store().tail_all(1);
+  auto fast = store().tail_all(100);
+  auto session_tail = store().tail(s, event_seq{1});
+  ASSERT_TRUE(append(s, {notice("1"), notice("2")}));
+  ASSERT_TRUE(append(s, {notice("3")}));
+  auto dead = run(slow->next());
+  ASSERT_FALSE(dead);
+  EXPECT_EQ(dead.error(), store_errc::lagged);
+  auto got = take(io_, *fast, 3);
+  ASSERT_TRUE(got) << why(got);
+  EXPECT_EQ(got->back().event.seq.value, 4);
+  const auto own = collect_until(io_, *session_tail, 4);
+  ASSERT_FALSE(own.failure);
+  expect_exactly(own.durable, 2, 4);
+}
+
+TEST_F(global_tails, close_wakes_a_pending_global_next_with_closed) {
+  open();
+  auto tail = store().tail_all(10);
+  pending_next waiting(new_io(), *tail);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  tail->close();
+  auto r = waiting.get();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), store_errc::closed);
+  (void)new_session();  // an event after close reaches nothing and breaks nothing
+  auto after = run(tail->next());
+  ASSERT_FALSE(after);
+  EXPECT_EQ(after.error(), store_errc::closed);
+}
+
+TEST_F(global_tails, store_stop_ends_global_tails_with_closed) {
+  open();
+  auto tail = store().tail_all(10);
+  pending_next waiting(new_io(), *tail);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  store().stop();
+  auto r = waiting.get();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), store_errc::closed);
+  auto late = store().tail_all(10);
+  auto none = run(late->next());
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error(), store_errc::closed);
+}
+
 }  // namespace
 }  // namespace tether::store::test

@@ -209,8 +209,8 @@ result<std::string> pending_input(applying& a, const input_id& id, std::string_v
 result<void> project(applying& a, model::input_promoted& p) {
   auto prompt = pending_input(a, p.input, "input.promoted");
   if (!prompt) return prompt.error();
-  auto q = a.db.prepare("UPDATE inputs SET status = 'promoted', execution_id = ? WHERE id = ?");
-  TETHER_TRY(q.bind(p.execution, p.input).run());
+  auto q = a.db.prepare("UPDATE inputs SET status = 'promoted', execution_id = ?, promoted_seq = ? WHERE id = ?");
+  TETHER_TRY(q.bind(p.execution, a.seq, p.input).run());
   return insert_message(a, "user", p.input.str(), *prompt);
 }
 
@@ -224,9 +224,9 @@ result<void> project(applying& a, model::execution_started& p) {
   if (a.state.open_execution)
     return reject("execution.started: " + a.session.str() + " already has an open execution " +
                   *a.state.open_execution);
-  auto q =
-      a.db.prepare("INSERT INTO executions(id, session_id, node, status, started_seq) VALUES(?, ?, ?, 'running', ?)");
-  TETHER_TRY(q.bind(p.execution, a.session, p.node, a.seq).run());
+  auto q = a.db.prepare(
+      "INSERT INTO executions(id, session_id, node, status, started_seq, started_at) VALUES(?, ?, ?, 'running', ?, ?)");
+  TETHER_TRY(q.bind(p.execution, a.session, p.node, a.seq, a.time).run());
   auto s = a.db.prepare("UPDATE sessions SET open_execution = ?, continuation_pending = 0 WHERE id = ?");
   TETHER_TRY(s.bind(p.execution, a.session).run());
   a.state.open_execution = p.execution.str();
@@ -240,9 +240,9 @@ result<void> project(applying& a, model::execution_recovered& p) {
 result<void> project(applying& a, model::execution_finished& p) {
   TETHER_TRY(require_open(a, p.execution, "execution.finished"));
   auto q = a.db.prepare(
-      "UPDATE executions SET status = 'finished', outcome = ?, reason = ?, error = ?, usage = ?, open_step = NULL "
-      "WHERE id = ?");
-  TETHER_TRY(q.bind(model::to_string(p.outcome), p.reason, p.error, usage_text(p.usage), p.execution).run());
+      "UPDATE executions SET status = 'finished', outcome = ?, reason = ?, error = ?, usage = ?, open_step = NULL, "
+      "finished_at = ? WHERE id = ?");
+  TETHER_TRY(q.bind(model::to_string(p.outcome), p.reason, p.error, usage_text(p.usage), a.time, p.execution).run());
   auto s = a.db.prepare("UPDATE sessions SET open_execution = NULL WHERE id = ?");
   TETHER_TRY(s.bind(a.session).run());
   auto l = a.db.prepare("UPDATE leases SET attempts = 0 WHERE session_id = ?");
@@ -403,9 +403,9 @@ result<append_result> apply_append(connection& db, const append_request& req, co
     const bool reencode = std::holds_alternative<model::session_reset>(p);
     const std::string reset_data = reencode ? json::serialize(model::encode(p)) : std::string();
     auto q = db.prepare("INSERT INTO events(session, seq, id, type, version, time, data) VALUES(?, ?, ?, ?, ?, ?, ?)");
-    TETHER_TRY(q.bind(state->key, seq, id, model::type_name(p), model::type_version(p), time,
-                      reencode ? reset_data : data[i])
-                   .run());
+    TETHER_TRY(
+        q.bind(state->key, seq, id, model::type_name(p), model::type_version(p), time, reencode ? reset_data : data[i])
+            .run());
     state->last_seq = seq;
     out.events.push_back(model::event{std::move(id), req.session, event_seq{seq}, time, std::move(p)});
   }

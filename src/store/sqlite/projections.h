@@ -28,15 +28,18 @@
 //                        exact retry; input_conflict for the id reused with
 //                        another prompt, delivery or session, or naming a
 //                        transcript message); no transcript message yet
-//   input.promoted       pending input of this session -> promoted; user
-//                        message with the input's id and prompt (rejected)
+//   input.promoted       pending input of this session -> promoted, with
+//                        its execution and promoted_seq (this event's seq);
+//                        user message with the input's id and prompt (rejected)
 //   input.cancelled      pending input of this session -> cancelled (rejected)
-//   execution.started    opens the execution; clears continuation_pending
-//                        (rejected while another execution is open)
+//   execution.started    opens the execution (started_at: the event time);
+//                        clears continuation_pending (rejected while
+//                        another execution is open)
 //   execution.recovered  must name the open execution (rejected)
 //   execution.finished   must name the open execution (rejected); records
-//                        outcome, reason, error, usage; closes it; resets the
-//                        lease's attempt count
+//                        outcome, reason, error, usage and finished_at (the
+//                        event time); closes it; resets the lease's attempt
+//                        count
 //   step.started         must name the open execution (rejected); open_step
 //   step.ended/failed    clears open_step of the open execution, if any
 //   text.ended           assistant message; its id must not name another

@@ -67,10 +67,10 @@ result<Row> single(query& q, From from, std::string_view missing) {
 }
 
 #define TETHER_SESSION_SELECT                                                                                    \
-  "SELECT s.id, COALESCE((SELECT seq FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), 0), "      \
-  "s.generation, s.title, s.workspace, s.profile, s.open_execution, "                   \
+  "SELECT s.id, COALESCE((SELECT seq FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), 0), "     \
+  "s.generation, s.title, s.workspace, s.profile, s.open_execution, "                                            \
   "s.continuation_pending, s.runtime, s.external_session_id, s.quarantined, s.quarantine_reason, s.created_at, " \
-  "COALESCE((SELECT time FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), s.created_at), "       \
+  "COALESCE((SELECT time FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), s.created_at), "      \
   "l.owner, l.expires_at, l.attempts FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
 
 result<session_row> session_from(const query& q) {
@@ -93,7 +93,8 @@ result<session_row> session_from(const query& q) {
   return r;
 }
 
-#define TETHER_INPUT_SELECT "SELECT id, session_id, prompt, delivery, status, admitted_seq, execution_id FROM inputs "
+#define TETHER_INPUT_SELECT \
+  "SELECT id, session_id, prompt, delivery, status, admitted_seq, execution_id, promoted_seq FROM inputs "
 
 result<input_row> input_from(const query& q) {
   input_row r;
@@ -109,6 +110,7 @@ result<input_row> input_from(const query& q) {
   r.status = *status;
   r.admitted_seq = event_seq{q.int64(5)};
   if (!q.is_null(6)) r.execution = execution_id::trusted(q.text(6));
+  if (!q.is_null(7)) r.promoted_seq = event_seq{q.int64(7)};
   return r;
 }
 
@@ -133,8 +135,9 @@ result<message_row> message_from(const query& q, const session_id& s) {
   return r;
 }
 
-#define TETHER_EXECUTION_SELECT \
-  "SELECT id, session_id, node, status, outcome, reason, error, usage, started_seq, open_step FROM executions "
+#define TETHER_EXECUTION_SELECT                                                                              \
+  "SELECT id, session_id, node, status, outcome, reason, error, usage, started_seq, open_step, started_at, " \
+  "finished_at FROM executions "
 
 result<execution_row> execution_from(const query& q) {
   execution_row r;
@@ -158,6 +161,8 @@ result<execution_row> execution_from(const query& q) {
   }
   r.started_seq = event_seq{q.int64(8)};
   if (!q.is_null(9)) r.open_step = q.int64(9);
+  r.started_at = q.int64(10);
+  if (!q.is_null(11)) r.finished_at = q.int64(11);
   return r;
 }
 
@@ -268,6 +273,19 @@ result<std::vector<input_row>> pending_inputs(connection& db, const session_id& 
   return collect<input_row>(q, input_from);
 }
 
+result<std::vector<input_row>> list_inputs(connection& db, const session_id& s) {
+  TETHER_TRY(require_session(db, s));
+  auto q = db.prepare(TETHER_INPUT_SELECT "WHERE session_id = ? ORDER BY admitted_seq");
+  q.bind(s);
+  return collect<input_row>(q, input_from);
+}
+
+// Message rows, with `hosted` looked up from the message's tool call.
+#define TETHER_MESSAGE_SELECT                                                                                      \
+  "SELECT m.seq, m.generation, m.role, m.id, m.text, m.tool, m.input, m.is_error, "                                \
+  "COALESCE((SELECT t.hosted FROM tool_calls t WHERE t.id = m.id AND m.role IN ('tool_call', 'tool_result')), 0) " \
+  "FROM messages m "
+
 result<std::vector<message_row>> context(connection& db, const session_id& s) {
   std::int64_t from = 0;
   std::int64_t generation = 0;
@@ -293,15 +311,20 @@ result<std::vector<message_row>> context(connection& db, const session_id& s) {
     m.text = std::move(*summary);
     out.push_back(std::move(m));
   }
-  auto q = db.prepare(
-      "SELECT m.seq, m.generation, m.role, m.id, m.text, m.tool, m.input, m.is_error, "
-      "COALESCE((SELECT t.hosted FROM tool_calls t WHERE t.id = m.id AND m.role IN ('tool_call', 'tool_result')), 0) "
-      "FROM messages m WHERE m.session_id = ? AND m.seq >= ? ORDER BY m.seq");
+  auto q = db.prepare(TETHER_MESSAGE_SELECT "WHERE m.session_id = ? AND m.seq >= ? ORDER BY m.seq");
   q.bind(s, from);
   auto rows = collect<message_row>(q, [&s](const query& row) { return message_from(row, s); });
   if (!rows) return rows.error();
   for (auto& r : *rows) out.push_back(std::move(r));
   return out;
+}
+
+result<std::vector<message_row>> transcript(connection& db, const session_id& s) {
+  TETHER_TRY(require_session(db, s));
+  // Every generation, read through the messages key (session_id, seq).
+  auto q = db.prepare(TETHER_MESSAGE_SELECT "WHERE m.session_id = ? ORDER BY m.seq");
+  q.bind(s);
+  return collect<message_row>(q, [&s](const query& row) { return message_from(row, s); });
 }
 
 result<execution_row> get_execution(connection& db, const execution_id& id) {
@@ -335,6 +358,13 @@ result<interaction_row> get_interaction(connection& db, const interaction_id& id
 result<std::vector<interaction_row>> pending_interactions(connection& db, const session_id& s) {
   TETHER_TRY(require_session(db, s));
   auto q = db.prepare(TETHER_INTERACTION_SELECT "WHERE session_id = ? AND status = 'pending' ORDER BY requested_seq");
+  q.bind(s);
+  return collect<interaction_row>(q, interaction_from);
+}
+
+result<std::vector<interaction_row>> list_interactions(connection& db, const session_id& s) {
+  TETHER_TRY(require_session(db, s));
+  auto q = db.prepare(TETHER_INTERACTION_SELECT "WHERE session_id = ? ORDER BY requested_seq");
   q.bind(s);
   return collect<interaction_row>(q, interaction_from);
 }

@@ -29,12 +29,18 @@ result<session_row> get_session(connection& db, const session_id& s);
 result<std::vector<session_row>> list_sessions(connection& db, std::size_t limit);
 result<input_row> get_input(connection& db, const input_id& id);
 result<std::vector<input_row>> pending_inputs(connection& db, const session_id& s);
+// Every input of the session (any status), in admission order.
+result<std::vector<input_row>> list_inputs(connection& db, const session_id& s);
 result<std::vector<message_row>> context(connection& db, const session_id& s);
+// Every message of every context generation, in seq order (no summary row).
+result<std::vector<message_row>> transcript(connection& db, const session_id& s);
 result<execution_row> get_execution(connection& db, const execution_id& id);
 result<std::vector<execution_row>> list_executions(connection& db, const session_id& s);
 result<std::vector<tool_call_row>> unsettled_calls(connection& db, const session_id& s);
 result<interaction_row> get_interaction(connection& db, const interaction_id& id);
 result<std::vector<interaction_row>> pending_interactions(connection& db, const session_id& s);
+// Every interaction of the session (any status), in request order.
+result<std::vector<interaction_row>> list_interactions(connection& db, const session_id& s);
 result<std::vector<abandoned_session>> list_abandoned(connection& db, time_ms now, const std::string& node,
                                                       const std::string& current_owner,
                                                       const std::optional<session_id>& after, std::size_t limit);

@@ -169,6 +169,39 @@ INSERT INTO events_by_key(session, seq, id, type, version, time, data)
 DROP TABLE events;
 ALTER TABLE events_by_key RENAME TO events;
 )sql"},
+    // What the HTTP API shows of a session without replaying its log:
+    // - when each input was promoted (the seq of its input.promoted event)
+    //   and when each execution started and finished (event times);
+    // - every input of a session in admission order and every interaction
+    //   in request order, which the partial indexes (pending rows only)
+    //   cannot serve. The inputs index costs an admission one more B-tree
+    //   insert; promotion and cancellation change no column it holds, so
+    //   they do not touch it. Interactions are rare: their index is cheap.
+    // The backfill (UPDATE … FROM) scans the log once for the promotions and
+    // once for the finishes, looking rows up by key, instead of searching a
+    // session's log per row; start times are read by (session, started_seq).
+    // An input is promoted at most once and an execution finishes at most
+    // once, so each row has at most one match.
+    migration{4, R"sql(
+ALTER TABLE inputs ADD COLUMN promoted_seq INTEGER;
+UPDATE inputs SET promoted_seq = p.seq
+  FROM (SELECT s.id AS session_id, e.seq AS seq, json_extract(e.data, '$.input_id') AS input_id
+        FROM events e JOIN sessions s ON s.key = e.session WHERE e.type = 'input.promoted') AS p
+  WHERE inputs.id = p.input_id AND inputs.session_id = p.session_id;
+
+ALTER TABLE executions ADD COLUMN started_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE executions ADD COLUMN finished_at INTEGER;
+UPDATE executions SET started_at = e.time
+  FROM events e JOIN sessions s ON s.key = e.session
+  WHERE s.id = executions.session_id AND e.seq = executions.started_seq;
+UPDATE executions SET finished_at = f.time
+  FROM (SELECT s.id AS session_id, e.time AS time, json_extract(e.data, '$.execution_id') AS execution_id
+        FROM events e JOIN sessions s ON s.key = e.session WHERE e.type = 'execution.finished') AS f
+  WHERE executions.id = f.execution_id AND executions.session_id = f.session_id;
+
+CREATE INDEX inputs_session ON inputs(session_id, admitted_seq);
+CREATE INDEX interactions_session ON interactions(session_id, requested_seq);
+)sql"},
 };
 
 result<int> stored_version(connection& db) {

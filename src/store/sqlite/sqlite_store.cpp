@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <ctime>
 #include <condition_variable>
+#include <ctime>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -23,6 +23,7 @@
 #include "store/sqlite/queries.h"
 #include "store/sqlite/schema.h"
 #include "store/sqlite/tail.h"
+#include "util/metrics.h"
 
 namespace tether::store {
 
@@ -141,10 +142,11 @@ class completer {
 // far behind, the writer checkpoints itself so the WAL stays bounded.
 class checkpointer {
  public:
-  explicit checkpointer(std::unique_ptr<connection> db) : db_(std::move(db)), thread_([this] {
-    pthread_setname_np(pthread_self(), "store-checkpt");
-    loop();
-  }) {}
+  explicit checkpointer(std::unique_ptr<connection> db)
+      : db_(std::move(db)), thread_([this] {
+          pthread_setname_np(pthread_self(), "store-checkpt");
+          loop();
+        }) {}
   ~checkpointer() { stop(); }
   checkpointer(const checkpointer&) = delete;
   checkpointer& operator=(const checkpointer&) = delete;
@@ -275,6 +277,8 @@ class sqlite_event_store final : public event_store {
     return hub_->subscribe(*this, std::move(s), after);
   }
 
+  std::unique_ptr<event_tail> tail_all(std::size_t buffer) override { return hub_->subscribe_all(buffer); }
+
   // ---- reads ----
 
   task<result<event_page>> read(session_id s, event_seq after, std::size_t limit) override {
@@ -294,8 +298,15 @@ class sqlite_event_store final : public event_store {
     return on_reader<std::vector<input_row>>(
         [s = std::move(s)](connection& db) { return sqlite::pending_inputs(db, s); });
   }
+  task<result<std::vector<input_row>>> list_inputs(session_id s) override {
+    return on_reader<std::vector<input_row>>([s = std::move(s)](connection& db) { return sqlite::list_inputs(db, s); });
+  }
   task<result<std::vector<message_row>>> context(session_id s) override {
     return on_reader<std::vector<message_row>>([s = std::move(s)](connection& db) { return sqlite::context(db, s); });
+  }
+  task<result<std::vector<message_row>>> transcript(session_id s) override {
+    return on_reader<std::vector<message_row>>(
+        [s = std::move(s)](connection& db) { return sqlite::transcript(db, s); });
   }
   task<result<execution_row>> get_execution(execution_id id) override {
     return on_reader<execution_row>([id = std::move(id)](connection& db) { return sqlite::get_execution(db, id); });
@@ -314,6 +325,10 @@ class sqlite_event_store final : public event_store {
   task<result<std::vector<interaction_row>>> pending_interactions(session_id s) override {
     return on_reader<std::vector<interaction_row>>(
         [s = std::move(s)](connection& db) { return sqlite::pending_interactions(db, s); });
+  }
+  task<result<std::vector<interaction_row>>> list_interactions(session_id s) override {
+    return on_reader<std::vector<interaction_row>>(
+        [s = std::move(s)](connection& db) { return sqlite::list_interactions(db, s); });
   }
   task<result<std::vector<abandoned_session>>> list_abandoned(time_ms now, std::string node, std::string current_owner,
                                                               std::optional<session_id> after,
@@ -433,7 +448,10 @@ class sqlite_event_store final : public event_store {
         continue;
       }
       const auto cpu0 = thread_cpu_ns();
+      const auto started = std::chrono::steady_clock::now();
       commit(ops);
+      metrics::store_commit_seconds().observe(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
       writer_cpu_ns_.fetch_add(thread_cpu_ns() - cpu0);
     }
   }
@@ -556,8 +574,8 @@ class sqlite_event_store final : public event_store {
   std::shared_ptr<tail_hub> hub_;
   completer completer_;
   checkpointer checkpointer_;
-  static constexpr int writer_checkpoint_pages = 65'536;    // 256 MiB of WAL at 4 KiB pages
-  bool wal_over_limit_ = false;                             // writer thread only
+  static constexpr int writer_checkpoint_pages = 65'536;  // 256 MiB of WAL at 4 KiB pages
+  bool wal_over_limit_ = false;                           // writer thread only
 
   std::mutex stop_mu_;
   bool stopped_ = false;
@@ -582,7 +600,8 @@ result<void> configure_writer(connection& db) {
     if (mode != "wal")
       return make_error(store_errc::open_failed, "cannot use WAL mode (journal_mode is '" + mode + "')");
   }
-  return db.exec("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;");
+  return db.exec(
+      "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;");
 }
 
 }  // namespace
@@ -611,9 +630,8 @@ result<std::unique_ptr<event_store>> open_sqlite_store(sqlite_options options) {
     if (!reader) return sqlite::open_error(path, reader.error());
     readers.push_back(std::move(*reader));
   }
-  return std::unique_ptr<event_store>(
-      std::make_unique<sqlite::sqlite_event_store>(std::move(options), std::move(*writer), std::move(readers),
-                                                   std::move(*checkpoints)));
+  return std::unique_ptr<event_store>(std::make_unique<sqlite::sqlite_event_store>(
+      std::move(options), std::move(*writer), std::move(readers), std::move(*checkpoints)));
 }
 
 sqlite_stats sqlite_stats_of(const event_store& store) {

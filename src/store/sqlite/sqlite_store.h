@@ -29,11 +29,11 @@
 namespace tether::store {
 
 struct sqlite_options {
-  std::string path;                     // database file; created if missing
-  const tether::clock* clock = nullptr; // event times; the real clock when null
-  std::size_t readers = 2;              // reader threads/connections
-  std::size_t max_batch = 1024;         // write requests per group commit
-  std::size_t tail_buffer = 4096;       // items a live tail buffers before re-reading
+  std::string path;                      // database file; created if missing
+  const tether::clock* clock = nullptr;  // event times; the real clock when null
+  std::size_t readers = 2;               // reader threads/connections
+  std::size_t max_batch = 1024;          // write requests per group commit
+  std::size_t tail_buffer = 4096;        // items a session tail buffers before re-reading (tail_all() takes its own)
   // WAL frames after which a background thread checkpoints the WAL into the
   // database. Large, so a page rewritten by many commits is copied once.
   int checkpoint_pages = 16'384;

@@ -87,12 +87,50 @@ struct tail_state {
   }
 };
 
+struct all_tail_state {
+  explicit all_tail_state(std::size_t cap) : capacity(cap) {}
+
+  const std::size_t capacity;
+
+  std::mutex mu;  // guards everything below
+  std::deque<tail_item> buffer;
+  bool lagged = false;  // overflowed: dead, the hub no longer feeds it
+  bool closed = false;
+  bool busy = false;        // a next() is running
+  completion<bool> waiter;  // a next() waiting for something to do
+
+  [[nodiscard]] bool ready() const { return closed || lagged || !buffer.empty(); }
+
+  // Under mu; false once the tail is dead (lagged or closed).
+  bool push(const model::event& e, bool durable) {
+    if (closed || lagged) return false;
+    if (buffer.size() >= capacity) {
+      buffer.clear();
+      lagged = true;
+      return false;
+    }
+    buffer.push_back(tail_item{e, durable});
+    return true;
+  }
+
+  void close_locked(completion<bool>& wake) {
+    closed = true;
+    buffer.clear();
+    wake = std::move(waiter);
+  }
+};
+
 namespace {
+
+tether::error lagged_error(std::size_t capacity) {
+  return {store_errc::lagged, "the tail fell more than " + std::to_string(capacity) + " events behind"};
+}
 
 // Completes at once when the tail has something to do, else when push() or
 // close() wakes it. The check and the registration share the tail's lock, so
 // an item arriving in between cannot be missed.
-task<bool> wait_ready(std::shared_ptr<tail_state> st) {
+template <class State>
+task<bool> wait_ready(std::shared_ptr<State> st) {
   return async_op<bool>([st = std::move(st)](completion<bool> done) mutable {
     std::unique_lock lock(st->mu);
     if (st->ready()) {
@@ -185,6 +223,60 @@ class tail_impl final : public event_tail {
   std::shared_ptr<tail_state> st_;
 };
 
+task<result<std::vector<tail_item>>> next_all_items(std::shared_ptr<all_tail_state> st) {
+  {
+    std::lock_guard lock(st->mu);
+    if (st->closed) co_return closed_error();
+    if (st->lagged) co_return lagged_error(st->capacity);
+    if (st->busy) co_return make_error(store_errc::rejected, "next() is already running on this tail");
+    st->busy = true;
+  }
+  struct not_busy {
+    all_tail_state& st;
+    ~not_busy() {
+      std::lock_guard lock(st.mu);
+      st.busy = false;
+    }
+  } guard{*st};
+
+  for (;;) {
+    auto ready = wait_ready(st);
+    co_await std::move(ready);
+    std::lock_guard lock(st->mu);
+    if (st->closed) co_return closed_error();
+    if (st->lagged) co_return lagged_error(st->capacity);
+    if (st->buffer.empty()) continue;
+    std::vector<tail_item> out(std::make_move_iterator(st->buffer.begin()), std::make_move_iterator(st->buffer.end()));
+    st->buffer.clear();
+    co_return out;
+  }
+}
+
+class all_tail_impl final : public event_tail {
+ public:
+  all_tail_impl(std::shared_ptr<tail_hub> hub, std::shared_ptr<all_tail_state> st)
+      : hub_(std::move(hub)), st_(std::move(st)) {}
+  ~all_tail_impl() override { close(); }
+  all_tail_impl(const all_tail_impl&) = delete;
+  all_tail_impl& operator=(const all_tail_impl&) = delete;
+
+  task<result<std::vector<tail_item>>> next() override { return next_all_items(st_); }
+
+  void close() override {
+    completion<bool> wake;
+    {
+      std::lock_guard lock(st_->mu);
+      st_->close_locked(wake);
+    }
+    if (wake) wake(true);
+    hub_->remove(st_);
+  }
+
+ private:
+  std::shared_ptr<tail_hub> hub_;
+  std::shared_ptr<all_tail_state> st_;
+};
+
 }  // namespace
 
 std::unique_ptr<event_tail> tail_hub::subscribe(event_store& store, session_id s, event_seq after) {
@@ -199,12 +291,45 @@ std::unique_ptr<event_tail> tail_hub::subscribe(event_store& store, session_id s
   return std::make_unique<tail_impl>(store, shared_from_this(), std::move(st));
 }
 
+std::unique_ptr<event_tail> tail_hub::subscribe_all(std::size_t buffer) {
+  auto st = std::make_shared<all_tail_state>(buffer == 0 ? 1 : buffer);
+  {
+    std::lock_guard lock(mu_);
+    if (closed_)
+      st->closed = true;
+    else
+      all_.push_back(st);
+  }
+  return std::make_unique<all_tail_impl>(shared_from_this(), std::move(st));
+}
+
+void tail_hub::push_all_locked(std::span<const model::event> events, bool durable,
+                               std::vector<completion<bool>>& wake) {
+  std::size_t kept = 0;
+  for (auto& st : all_) {
+    bool alive = true;
+    {
+      std::lock_guard tail_lock(st->mu);
+      for (const auto& e : events) {
+        alive = st->push(e, durable);
+        if (!alive) break;
+      }
+      if (st->waiter) wake.push_back(std::move(st->waiter));
+    }
+    // A dead tail is forgotten here rather than fed until its owner closes it.
+    if (alive) all_[kept++] = std::move(st);
+  }
+  all_.resize(kept);
+}
+
 void tail_hub::publish_durable(const std::vector<model::event>& events) {
   std::vector<completion<bool>> wake;
   {
     std::lock_guard lock(mu_);
-    if (tails_.empty()) return;
+    if (tails_.empty() && all_.empty()) return;
+    push_all_locked(events, true, wake);
     for (const auto& e : events) {
+      if (tails_.empty()) break;
       const auto it = tails_.find(e.session.str());
       if (it == tails_.end()) continue;
       for (const auto& st : it->second) {
@@ -225,11 +350,14 @@ void tail_hub::publish_ephemeral(const session_id& s, model::payload p) {
   {
     std::lock_guard lock(mu_);
     const auto it = tails_.find(s.str());
-    if (it == tails_.end()) return;
+    if (it == tails_.end() && all_.empty()) return;
     const model::event e{event_id(), s, event_seq{0}, clock_.now(), std::move(p)};
-    for (const auto& st : it->second) {
-      std::lock_guard tail_lock(st->mu);
-      if (auto w = st->push(tail_item{e, false})) wake.push_back(std::move(w));
+    push_all_locked(std::span(&e, 1), false, wake);
+    if (it != tails_.end()) {
+      for (const auto& st : it->second) {
+        std::lock_guard tail_lock(st->mu);
+        if (auto w = st->push(tail_item{e, false})) wake.push_back(std::move(w));
+      }
     }
   }
   for (auto& w : wake) w(true);
@@ -249,6 +377,13 @@ void tail_hub::close_all() {
       }
     }
     tails_.clear();
+    for (auto& st : all_) {
+      std::lock_guard tail_lock(st->mu);
+      completion<bool> w;
+      st->close_locked(w);
+      if (w) wake.push_back(std::move(w));
+    }
+    all_.clear();
   }
   for (auto& w : wake) w(true);
 }
@@ -259,6 +394,11 @@ void tail_hub::remove(const std::shared_ptr<tail_state>& st) {
   if (it == tails_.end()) return;
   std::erase(it->second, st);
   if (it->second.empty()) tails_.erase(it);
+}
+
+void tail_hub::remove(const std::shared_ptr<all_tail_state>& st) {
+  std::lock_guard lock(mu_);
+  std::erase(all_, st);
 }
 
 }  // namespace tether::store::sqlite

@@ -15,6 +15,13 @@
 // new overflow to read again). Ephemeral items older than the durable events
 // already delivered are dropped; the others carry the last delivered seq.
 //
+// A global tail (tail_all) is simpler: the hub copies every item of every
+// session into its bounded buffer and next() hands them out. It never reads
+// the store, so it cannot catch up after an overflow: the item that would
+// overflow it drops its buffer, marks it lagged and the hub forgets it
+// (next() then returns lagged). Its cost to the committing thread is one
+// lock and one copy per event and global tail.
+//
 // Locks: hub mutex before a tail's mutex, never the other way round.
 // Completions are called after the locks are released.
 #pragma once
@@ -22,16 +29,19 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "store/event_store.h"
+#include "store/sqlite/async.h"
 #include "util/clock.h"
 
 namespace tether::store::sqlite {
 
 struct tail_state;
+struct all_tail_state;
 
 class tail_hub : public std::enable_shared_from_this<tail_hub> {
  public:
@@ -39,19 +49,27 @@ class tail_hub : public std::enable_shared_from_this<tail_hub> {
 
   // A tail that reads history through `store` (which must outlive it).
   std::unique_ptr<event_tail> subscribe(event_store& store, session_id s, event_seq after);
+  // A tail of every session that keeps at most `buffer` items unread.
+  std::unique_ptr<event_tail> subscribe_all(std::size_t buffer);
   // Committed events, in commit order.
   void publish_durable(const std::vector<model::event>& events);
   void publish_ephemeral(const session_id& s, model::payload p);
   // Closes every tail and refuses new ones (store stop()).
   void close_all();
   void remove(const std::shared_ptr<tail_state>& st);
+  void remove(const std::shared_ptr<all_tail_state>& st);
 
  private:
+  // Under mu_: copies `events` into every global tail and forgets the ones
+  // that lagged; the waiters to wake go to `wake`.
+  void push_all_locked(std::span<const model::event> events, bool durable, std::vector<completion<bool>>& wake);
+
   std::size_t buffer_;
   const tether::clock& clock_;
   std::mutex mu_;
   bool closed_ = false;
   std::unordered_map<std::string, std::vector<std::shared_ptr<tail_state>>> tails_;
+  std::vector<std::shared_ptr<all_tail_state>> all_;
 };
 
 }  // namespace tether::store::sqlite
