@@ -1,9 +1,12 @@
 #include "session/coordinator.h"
 
+#include "util/metrics.h"
+
 #include <mutex>
 #include <unordered_map>
 #include <vector>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
@@ -11,7 +14,6 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <spdlog/spdlog.h>
 
 #include "session/errors.h"
 
@@ -67,6 +69,7 @@ struct coordinator::impl : std::enable_shared_from_this<impl> {
     auto& e = sessions[s];
     e.control = make_control(s);
     ++loops;
+    metrics::active_sessions().add(1);
     // Posted, not spawned here: co_spawn may run the drain inline on this
     // thread, which holds mu.
     auto self = shared_from_this();
@@ -121,6 +124,7 @@ struct coordinator::impl : std::enable_shared_from_this<impl> {
         idle_waiters = std::move(e.idle_waiters);
         self->sessions.erase(s);
       }
+      metrics::active_sessions().sub(1);
       for (auto& w : waiters) w->try_send(error_code{}, result);
       for (auto& w : idle_waiters) w->try_send(error_code{});
       co_return;

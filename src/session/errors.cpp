@@ -13,14 +13,26 @@ class session_category_impl final : public std::error_category {
   const char* name() const noexcept override { return "session"; }
   std::string message(int c) const override {
     switch (static_cast<session_errc>(c)) {
-      case session_errc::unknown_session: return "unknown session";
-      case session_errc::input_conflict: return "input id conflict";
-      case session_errc::unknown_interaction: return "unknown interaction";
-      case session_errc::interaction_closed: return "interaction already resolved";
-      case session_errc::invalid_input: return "invalid input";
-      case session_errc::stopped: return "service stopping";
-      case session_errc::quarantined: return "session quarantined";
-      case session_errc::busy: return "session owned by another node";
+      case session_errc::unknown_session:
+        return "unknown session";
+      case session_errc::input_conflict:
+        return "input id conflict";
+      case session_errc::unknown_interaction:
+        return "unknown interaction";
+      case session_errc::interaction_closed:
+        return "interaction already resolved";
+      case session_errc::invalid_input:
+        return "invalid input";
+      case session_errc::stopped:
+        return "service stopping";
+      case session_errc::quarantined:
+        return "session quarantined";
+      case session_errc::busy:
+        return "session owned by another node";
+      case session_errc::unknown_input:
+        return "unknown input";
+      case session_errc::input_not_pending:
+        return "input no longer pending";
     }
     return "unknown session error";
   }
@@ -34,14 +46,22 @@ const std::error_category& session_category() {
 
 std::string_view to_string(drain_status s) {
   switch (s) {
-    case drain_status::idle: return "idle";
-    case drain_status::succeeded: return "succeeded";
-    case drain_status::failed: return "failed";
-    case drain_status::interrupted: return "interrupted";
-    case drain_status::waiting: return "waiting";
-    case drain_status::busy: return "busy";
-    case drain_status::abandoned: return "abandoned";
-    case drain_status::error: return "error";
+    case drain_status::idle:
+      return "idle";
+    case drain_status::succeeded:
+      return "succeeded";
+    case drain_status::failed:
+      return "failed";
+    case drain_status::interrupted:
+      return "interrupted";
+    case drain_status::waiting:
+      return "waiting";
+    case drain_status::busy:
+      return "busy";
+    case drain_status::abandoned:
+      return "abandoned";
+    case drain_status::error:
+      return "error";
   }
   return "error";
 }

@@ -14,6 +14,8 @@ enum class session_errc {
   stopped,              // 503: the service is stopping
   quarantined,          // 409: the session's log cannot be decoded; it is set aside
   busy,                 // 409: another node owns the session's execution
+  unknown_input,        // 404: no such input in this session
+  input_not_pending,    // 409: the input was already promoted or cancelled
 };
 
 const std::error_category& session_category();

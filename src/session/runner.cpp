@@ -1,13 +1,15 @@
 #include "session/runner.h"
 
+#include "util/metrics.h"
+
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <spdlog/spdlog.h>
 
 namespace tether::session {
 
@@ -34,10 +36,14 @@ store::message_row user_message(const store::input_row& in) {
 
 drain_status status_of(model::outcome o) {
   switch (o) {
-    case model::outcome::succeeded: return drain_status::succeeded;
-    case model::outcome::failed: return drain_status::failed;
-    case model::outcome::interrupted: return drain_status::interrupted;
-    case model::outcome::waiting: return drain_status::waiting;
+    case model::outcome::succeeded:
+      return drain_status::succeeded;
+    case model::outcome::failed:
+      return drain_status::failed;
+    case model::outcome::interrupted:
+      return drain_status::interrupted;
+    case model::outcome::waiting:
+      return drain_status::waiting;
   }
   return drain_status::error;
 }
@@ -87,8 +93,8 @@ store::fence runner::lease_fence() const {
 }
 
 asio::awaitable<result<std::vector<store::message_row>>> runner::promote(session_id s, execution_id e,
-                                                                        std::shared_ptr<drain_control> control,
-                                                                        model::delivery upto) {
+                                                                         std::shared_ptr<drain_control> control,
+                                                                         model::delivery upto) {
   // The boundary is what is pending now; later admissions wait for the next one.
   auto pending = co_await store_.pending_inputs(s);
   if (!pending) co_return pending.error();
@@ -120,7 +126,7 @@ asio::awaitable<result<std::vector<store::message_row>>> runner::promote(session
 }
 
 asio::awaitable<result<std::vector<model::payload>>> runner::settle_leftovers(session_id s, execution_id e,
-                                                                             std::string why) {
+                                                                              std::string why) {
   std::vector<model::payload> events;
   auto calls = co_await store_.unsettled_calls(s);
   if (!calls) co_return calls.error();
@@ -157,7 +163,9 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
       end.outcome = model::outcome::interrupted;
       co_return end;
     }
-    auto promoted = co_await promote(s, e, control, model::delivery::queue);
+    // A continuation (after a restart or an answer) finishes the interrupted
+    // turn first: steers join it, queued inputs wait for their own turn.
+    auto promoted = co_await promote(s, e, control, continuation ? model::delivery::steer : model::delivery::queue);
     if (!promoted) {
       end.outcome = model::outcome::failed;
       end.error = promoted.error().describe();
@@ -171,8 +179,14 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
       end.error = (!sess ? sess.error() : transcript.error()).describe();
       co_return end;
     }
-    turn_context ctx{s, e, std::move(transcript.value()), sess->workspace, sess->profile, sess->runtime,
-                     sess->external_session_id, continuation};
+    turn_context ctx{s,
+                     e,
+                     std::move(transcript.value()),
+                     sess->workspace,
+                     sess->profile,
+                     sess->runtime,
+                     sess->external_session_id,
+                     continuation};
     continuation = false;
     turn_result turn;
     try {
@@ -200,12 +214,15 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
 
 asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain_control> control) {
   drain_outcome last{drain_status::idle, std::nullopt, {}};
-  const auto fail = [&](const error& err) { return drain_outcome{drain_status::error, last.execution, err.describe()}; };
+  const auto fail = [&](const error& err) {
+    return drain_outcome{drain_status::error, last.execution, err.describe()};
+  };
   for (;;) {
     if (control->stop_token().stop_requested()) co_return last;
     auto sess = co_await store_.get_session(s);
     if (!sess) co_return fail(sess.error());
-    if (sess->quarantined) co_return drain_outcome{drain_status::error, std::nullopt, std::string("session is quarantined")};
+    if (sess->quarantined)
+      co_return drain_outcome{drain_status::error, std::nullopt, std::string("session is quarantined")};
     auto pending = co_await store_.pending_inputs(s);
     if (!pending) co_return fail(pending.error());
     auto asking = co_await store_.pending_interactions(s);
@@ -231,13 +248,16 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       if (!leftovers) co_return fail(leftovers.error());
       auto events = std::move(leftovers.value());
       if (attempts.value() > options_.attempt_budget) {
-        events.emplace_back(model::execution_finished{exe, model::outcome::failed, std::string("attempt_budget"),
-                                                      "gave up after " + std::to_string(attempts.value() - 1) +
-                                                          " recovery attempts",
-                                                      {}});
+        events.emplace_back(
+            model::execution_finished{exe,
+                                      model::outcome::failed,
+                                      std::string("attempt_budget"),
+                                      "gave up after " + std::to_string(attempts.value() - 1) + " recovery attempts",
+                                      {}});
         store::append_request req{s, std::move(events), lease_fence(), 0};
         auto r = co_await store_.append(std::move(req));
         if (!r) co_return fail(r.error());
+        metrics::executions_total().with("failed").inc();
         (void)co_await store_.release_lease(s, node_.owner(), clock_.now());
         last = {drain_status::failed, exe, std::string("attempt budget exhausted")};
         continue;
@@ -284,6 +304,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
         co_return drain_outcome{drain_status::abandoned, exe, std::string("lease lost before the terminal event")};
       co_return fail(r.error());
     }
+    metrics::executions_total().with(model::to_string(end.outcome)).inc();
     (void)co_await store_.release_lease(s, node_.owner(), clock_.now());
     last = {status_of(end.outcome), exe, end.error};
     if (end.outcome == model::outcome::interrupted || end.outcome == model::outcome::waiting) co_return last;

@@ -1,5 +1,8 @@
 #include "session/service.h"
 
+#include <chrono>
+
+#include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
@@ -7,13 +10,13 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
-#include <spdlog/spdlog.h>
 
 #include "session/coordinator.h"
 #include "session/errors.h"
 #include "session/recovery.h"
 #include "session/runner.h"
 #include "util/errors.h"
+#include "util/metrics.h"
 #include "util/text.h"
 
 namespace tether::session {
@@ -39,7 +42,8 @@ struct session_service::impl {
         clock(clk),
         options(opts),
         run(st, rt, clk, std::move(node), opts),
-        coord(ex, [this](session_id s, std::shared_ptr<drain_control> c) { return run.drain(std::move(s), std::move(c)); }),
+        coord(ex,
+              [this](session_id s, std::shared_ptr<drain_control> c) { return run.drain(std::move(s), std::move(c)); }),
         scan_timer(ex) {}
 
   // Maps store errors that mean "the caller asked for something wrong".
@@ -55,7 +59,8 @@ struct session_service::impl {
     auto row = co_await store.get_session(s);
     if (!row) co_return to_session_error(row.error());
     if (row->quarantined)
-      co_return make_error(session_errc::quarantined, "session " + s.str() + " is quarantined: " + row->quarantine_reason);
+      co_return make_error(session_errc::quarantined,
+                           "session " + s.str() + " is quarantined: " + row->quarantine_reason);
     co_return row;
   }
 
@@ -77,6 +82,8 @@ session_service::session_service(asio::any_io_executor executor, store::event_st
 
 session_service::~session_service() = default;
 
+bool session_service::active(const session_id& s) const { return impl_->coord.active(s); }
+
 const node_identity& session_service::node() const { return impl_->run.node(); }
 std::uint64_t session_service::drains_started() const { return impl_->coord.drains_started(); }
 std::size_t session_service::resume_waiters(const session_id& s) const { return impl_->coord.waiters(s); }
@@ -85,10 +92,11 @@ task<result<recovery_report>> session_service::start() {
   auto report = co_await recover();
   if (report && impl_->options.recovery_interval_ms > 0) {
     impl_->scanning = true;
-    impl_->scan_done = std::make_shared<asio::experimental::concurrent_channel<void(boost::system::error_code)>>(
-        impl_->executor, 1);
-    asio::co_spawn(impl_->executor, impl_->periodic_scans(),
-                   [done = impl_->scan_done](const std::exception_ptr&) { done->try_send(boost::system::error_code{}); });
+    impl_->scan_done =
+        std::make_shared<asio::experimental::concurrent_channel<void(boost::system::error_code)>>(impl_->executor, 1);
+    asio::co_spawn(impl_->executor, impl_->periodic_scans(), [done = impl_->scan_done](const std::exception_ptr&) {
+      done->try_send(boost::system::error_code{});
+    });
   }
   co_return report;
 }
@@ -137,8 +145,11 @@ task<result<admission>> session_service::admit(session_id s, input_request req) 
   if (req.prompt.empty()) co_return make_error(session_errc::invalid_input, "prompt is empty");
   // The append itself checks that the session exists and is not quarantined.
 
+  const auto started = std::chrono::steady_clock::now();
   auto append = store::single_event(s, model::input_admitted{id, req.prompt, req.delivery});
   auto r = co_await impl_->store.append(std::move(append));
+  metrics::admission_seconds().observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   if (!r) {
     if (r.error() != store::store_errc::duplicate_input) co_return impl::to_session_error(r.error());
     auto original = co_await impl_->store.get_input(id);
@@ -155,6 +166,27 @@ task<result<admission>> session_service::admit(session_id s, input_request req) 
   row.admitted_seq = r->last_seq;
   if (req.start == start_mode::resume) impl_->coord.wake(s);
   co_return admission{std::move(row), admit_status::admitted};
+}
+
+task<result<store::input_row>> session_service::cancel_input(session_id s, input_id id) {
+  auto req = store::single_event(s, model::input_cancelled{id, std::string("user")});
+  auto r = co_await impl_->store.append(std::move(req));
+  if (!r && r.error() != store::store_errc::rejected) co_return impl::to_session_error(r.error());
+  // Read back: the row the caller gets, or why the projection refused. An
+  // input only ever leaves `pending`, so a refusal of an input that is no
+  // longer pending means another event (a promotion, another cancel) got
+  // there first, even one that committed in the same group commit.
+  auto row = co_await impl_->store.get_input(id);
+  if (!row && row.error() != store::store_errc::not_found) co_return row.error();
+  if (!row || row->session != s)
+    co_return make_error(session_errc::unknown_input, "session " + s.str() + " has no input " + id.str());
+  if (!r) {
+    if (row->status != store::input_status::pending)
+      co_return make_error(session_errc::input_not_pending,
+                           "input " + id.str() + " is " + std::string(store::to_string(row->status)) + ", not pending");
+    co_return r.error();
+  }
+  co_return row;
 }
 
 task<result<drain_outcome>> session_service::resume(session_id s) {

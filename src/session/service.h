@@ -17,6 +17,11 @@
 //   - start_mode::resume wakes the session (returns without waiting for the
 //     execution); record_only just records.
 //
+// Cancellation of an input (cancel_input): a pending input becomes cancelled
+// (input.cancelled, reason "user") and is never promoted. The store decides
+// inside its transaction, so a cancel that races with the input's promotion
+// either wins (the input is never promoted) or fails with input_not_pending.
+//
 // Errors: session_errc for caller mistakes; util_errc for malformed values;
 // store_errc for storage failures (write_failed, closed).
 #pragma once
@@ -49,6 +54,11 @@ class session_service {
 
   task<result<store::session_row>> create_session(create_request req);
   task<result<admission>> admit(session_id s, input_request req);
+  // Cancels a pending input of the session; returns its row, now cancelled.
+  // Errors: unknown_session; unknown_input (no such input, or one of another
+  // session); input_not_pending (already promoted or cancelled, including a
+  // promotion that commits first). Does not wake or interrupt the session.
+  task<result<store::input_row>> cancel_input(session_id s, input_id id);
   // Starts a drain (or joins the running one) and waits for it to finish.
   task<result<drain_outcome>> resume(session_id s);
   void wake(session_id s);
@@ -66,6 +76,8 @@ class session_service {
   // Waits until the session has no drain running or pending (tests, CLI).
   task<void> idle(session_id s);
 
+  // Whether a drain of the session is running or about to (woken, not yet idle).
+  [[nodiscard]] bool active(const session_id& s) const;
   [[nodiscard]] const node_identity& node() const;
   [[nodiscard]] std::uint64_t drains_started() const;
   // resume() calls currently waiting on the session (tests, metrics).
