@@ -66,11 +66,13 @@ http_error from_session(session::session_errc e) {
   switch (e) {
     case session_errc::unknown_session:
     case session_errc::unknown_interaction:
+    case session_errc::unknown_input:
       return not_found;
     case session_errc::input_conflict:
     case session_errc::interaction_closed:
     case session_errc::quarantined:
     case session_errc::busy:
+    case session_errc::input_not_pending:
       return conflict;
     case session_errc::invalid_input:
       return bad_request;
@@ -99,6 +101,7 @@ http_error from_store(store::store_errc e) {
       return bad_request;
     case store_errc::closed:
     case store_errc::read_failed:
+    case store_errc::lagged:
       return unavailable;
     case store_errc::write_failed:
     case store_errc::schema_too_new:

@@ -1,5 +1,8 @@
 #include "api/handler.h"
 
+#include <algorithm>
+#include <charconv>
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -7,9 +10,13 @@
 
 #include <boost/json.hpp>
 
+#include "api/answers.h"
 #include "api/errors.h"
+#include "api/openapi.h"
+#include "api/views.h"
 #include "session/errors.h"
 #include "store/errors.h"
+#include "util/metrics.h"
 #include "util/text.h"
 
 namespace tether::api {
@@ -105,56 +112,25 @@ result<session::input_request> parse_input(const std::string& body) {
   return req;
 }
 
-// ---- replies ----
-
-json::object input_json(const store::input_row& in) {
-  json::object o;
-  o["id"] = in.id.str();
-  o["session"] = in.session.str();
-  o["status"] = std::string(store::to_string(in.status));
-  o["delivery"] = std::string(model::to_string(in.delivery));
-  o["text"] = in.prompt;
-  o["admitted_seq"] = in.admitted_seq.value;
-  if (in.execution) o["execution"] = in.execution->str();
-  return o;
-}
-
-task<result<json::object>> session_json(const handler_context* ctx, store::session_row row) {
-  auto pending = co_await ctx->store->pending_inputs(row.id);
-  if (!pending) co_return pending.error();
-  std::string_view status = "idle";
-  if (row.open_execution) {
-    status = "running";
-  } else {
-    auto waiting = co_await ctx->store->pending_interactions(row.id);
-    if (!waiting) co_return waiting.error();
-    if (!waiting->empty()) status = "waiting";
-  }
-  json::object o;
-  o["id"] = row.id.str();
-  o["title"] = row.title;
-  o["workspace"] = row.workspace;
-  o["profile"] = row.profile;
-  o["status"] = std::string(status);
-  o["generation"] = row.generation;
-  o["last_seq"] = row.last_seq.value;
-  o["pending_inputs"] = pending->size();
-  co_return o;
-}
+// ---- routes ----
 
 task<http_reply> session_reply(const handler_context* ctx, unsigned status, store::session_row row) {
-  auto s = co_await session_json(ctx, std::move(row));
+  const bool active = ctx->service->active(row.id);
+  auto s = co_await session_view(*ctx->store, std::move(row), active);
   if (!s) co_return error_reply(s.error());
   json::object out;
   out["session"] = std::move(s.value());
   co_return json_reply(status, out);
 }
 
-// ---- routes ----
-
 task<http_reply> create_session(const handler_context* ctx, std::string body) {
   auto req = parse_create(body);
   if (!req) co_return error_reply(req.error());
+  if (ctx->options.profile_known && !ctx->options.profile_known(req->profile))
+    co_return error_reply(
+        make_error(api_errc::bad_request, "field 'profile': '" + req->profile + "' is not configured"));
+  if (!req->workspace.empty() && req->workspace.front() != '/')
+    co_return error_reply(make_error(api_errc::bad_request, "field 'workspace' must be an absolute path"));
   session::create_request wanted = *req;
   auto created = co_await ctx->service->create_session(std::move(req.value()));
   if (created) co_return co_await session_reply(ctx, 201, std::move(created.value()));
@@ -176,7 +152,8 @@ task<http_reply> list_sessions(const handler_context* ctx) {
   if (!rows) co_return error_reply(rows.error());
   json::array sessions;
   for (auto& row : *rows) {
-    auto s = co_await session_json(ctx, std::move(row));
+    const bool active = ctx->service->active(row.id);
+  auto s = co_await session_view(*ctx->store, std::move(row), active);
     if (!s) co_return error_reply(s.error());
     sessions.push_back(std::move(s.value()));
   }
@@ -191,25 +168,184 @@ result<session_id> path_session(std::string_view text) {
   return id;
 }
 
-task<http_reply> get_session(const handler_context* ctx, std::string id_text) {
-  auto id = path_session(id_text);
-  if (!id) co_return error_reply(id.error());
-  auto row = co_await ctx->store->get_session(*id);
+task<http_reply> get_session(const handler_context* ctx, session_id id) {
+  auto row = co_await ctx->store->get_session(id);
   if (!row) co_return error_reply(row.error());
   co_return co_await session_reply(ctx, 200, std::move(row.value()));
 }
 
-task<http_reply> admit_input(const handler_context* ctx, std::string id_text, std::string body) {
-  auto id = path_session(id_text);
-  if (!id) co_return error_reply(id.error());
+task<http_reply> admit_input(const handler_context* ctx, session_id id, std::string body) {
   auto req = parse_input(body);
   if (!req) co_return error_reply(req.error());
-  auto admitted = co_await ctx->service->admit(*id, std::move(req.value()));
+  auto admitted = co_await ctx->service->admit(id, std::move(req.value()));
   if (!admitted) co_return error_reply(admitted.error());
   const unsigned status = admitted->status == session::admit_status::admitted ? 202 : 200;
   json::object out;
-  out["input"] = input_json(admitted->input);
+  out["input"] = input_view(admitted->input);
   co_return json_reply(status, out);
+}
+
+task<http_reply> list_inputs(const handler_context* ctx, session_id id) {
+  auto rows = co_await ctx->store->list_inputs(id);
+  if (!rows) co_return error_reply(rows.error());
+  json::array inputs;
+  for (const auto& r : *rows) inputs.push_back(input_view(r));
+  json::object out;
+  out["inputs"] = std::move(inputs);
+  co_return json_reply(200, out);
+}
+
+task<http_reply> cancel_input(const handler_context* ctx, session_id id, std::string_view input_text) {
+  auto input = input_id::parse(input_text);
+  if (!input)
+    co_return error_reply(make_error(session::session_errc::unknown_input, "no input " + std::string(input_text)));
+  auto cancelled = co_await ctx->service->cancel_input(id, *input);
+  if (!cancelled) co_return error_reply(cancelled.error());
+  json::object out;
+  out["input"] = input_view(*cancelled);
+  co_return json_reply(200, out);
+}
+
+task<http_reply> interrupt(const handler_context* ctx, session_id id) {
+  auto row = co_await ctx->store->get_session(id);
+  if (!row) co_return error_reply(row.error());
+  auto ack = co_await ctx->service->interrupt(id);
+  if (!ack) co_return error_reply(ack.error());
+  json::object out;
+  out["interrupted"] = ack->was_active;
+  co_return json_reply(200, out);
+}
+
+task<http_reply> reset(const handler_context* ctx, session_id id) {
+  auto done = co_await ctx->service->reset(id);
+  if (!done) co_return error_reply(done.error());
+  auto row = co_await ctx->store->get_session(id);
+  if (!row) co_return error_reply(row.error());
+  json::object out;
+  out["generation"] = row->generation;
+  co_return json_reply(200, out);
+}
+
+// Wakes the session when it has work it can do now: pending inputs, an
+// answered question to continue from, or an execution left open.
+task<http_reply> resume(const handler_context* ctx, session_id id) {
+  auto row = co_await ctx->store->get_session(id);
+  if (!row) co_return error_reply(row.error());
+  auto pending = co_await ctx->store->pending_inputs(id);
+  if (!pending) co_return error_reply(pending.error());
+  auto waiting = co_await ctx->store->pending_interactions(id);
+  if (!waiting) co_return error_reply(waiting.error());
+  const bool work = !pending->empty() || row->continuation_pending || row->open_execution.has_value();
+  const bool started = work && waiting->empty();
+  if (started) ctx->service->wake(id);
+  json::object out;
+  out["started"] = started;
+  co_return json_reply(200, out);
+}
+
+task<http_reply> messages(const handler_context* ctx, session_id id) {
+  auto rows = co_await ctx->store->transcript(id);
+  if (!rows) co_return error_reply(rows.error());
+  json::object out;
+  out["messages"] = messages_view(*rows);
+  co_return json_reply(200, out);
+}
+
+result<std::optional<std::int64_t>> query_number(std::string_view target, std::string_view name) {
+  const auto q = target.find('?');
+  if (q == std::string_view::npos) return std::optional<std::int64_t>{};
+  std::string_view rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    const auto amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    const auto eq = pair.find('=');
+    if (pair.substr(0, eq) != name) continue;
+    const std::string_view value = eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+    std::int64_t n = 0;
+    const auto* end = value.data() + value.size();
+    auto [p, ec] = std::from_chars(value.data(), end, n);
+    if (value.empty() || ec != std::errc{} || p != end || n < 0)
+      return make_error(api_errc::bad_request, "query parameter '" + std::string(name) + "' must be a whole number");
+    return std::optional<std::int64_t>{n};
+  }
+  return std::optional<std::int64_t>{};
+}
+
+bool wants_sse(const http_request& req) { return req.accept.find("text/event-stream") != std::string::npos; }
+
+task<http_reply> events(const handler_context* ctx, session_id id, const http_request& req) {
+  auto after = query_number(req.target, "after");
+  if (!after) co_return error_reply(after.error());
+  auto limit = query_number(req.target, "limit");
+  if (!limit) co_return error_reply(limit.error());
+  std::int64_t from = after->value_or(0);
+  if (wants_sse(req)) {
+    if (!req.last_event_id.empty()) {  // a reconnecting EventSource resumes after the last id it saw
+      auto resumed = query_number("?id=" + req.last_event_id, "id");
+      if (!resumed || !*resumed)
+        co_return error_reply(make_error(api_errc::bad_request, "header 'Last-Event-ID' must be a whole number"));
+      from = **resumed;
+    }
+    auto row = co_await ctx->store->get_session(id);  // 404 before the stream starts
+    if (!row) co_return error_reply(row.error());
+    http_reply r;
+    r.stream = event_stream{id, event_seq{from}};
+    co_return r;
+  }
+  const auto n = static_cast<std::size_t>(std::clamp<std::int64_t>(limit->value_or(1000), 1, 10'000));
+  auto page = co_await ctx->store->read(id, event_seq{from}, n);
+  if (!page) co_return error_reply(page.error());
+  json::array list;
+  for (const auto& e : page->events) list.push_back(model::to_json(e));
+  json::object out;
+  out["events"] = std::move(list);
+  out["more"] = page->more;
+  co_return json_reply(200, out);
+}
+
+task<http_reply> executions(const handler_context* ctx, session_id id) {
+  auto rows = co_await ctx->store->list_executions(id);
+  if (!rows) co_return error_reply(rows.error());
+  json::array list;
+  for (const auto& x : *rows) list.push_back(execution_view(x));
+  json::object out;
+  out["executions"] = std::move(list);
+  co_return json_reply(200, out);
+}
+
+task<http_reply> interactions(const handler_context* ctx, session_id id) {
+  auto rows = co_await ctx->store->list_interactions(id);
+  if (!rows) co_return error_reply(rows.error());
+  json::array list;
+  for (const auto& i : *rows) list.push_back(interaction_view(i));
+  json::object out;
+  out["interactions"] = std::move(list);
+  co_return json_reply(200, out);
+}
+
+task<http_reply> answer(const handler_context* ctx, std::string_view id_text, std::string body) {
+  auto id = interaction_id::parse(id_text);
+  if (!id)
+    co_return error_reply(
+        make_error(session::session_errc::unknown_interaction, "no interaction " + std::string(id_text)));
+  auto parsed = parse_object(body);
+  if (!parsed) co_return error_reply(parsed.error());
+  auto row = co_await ctx->store->get_interaction(*id);
+  if (!row) co_return error_reply(row.error());
+  if (row->status != store::interaction_status::pending)
+    co_return error_reply(
+        make_error(session::session_errc::interaction_closed, "interaction " + id->str() + " is not pending"));
+  const json::value given(std::move(parsed.value()));
+  auto checked = check_answer(row->payload, given);
+  if (!checked) co_return error_reply(checked.error());
+  auto done = co_await ctx->service->answer(*id, std::move(checked.value()));
+  if (!done) co_return error_reply(done.error());
+  auto after = co_await ctx->store->get_interaction(*id);
+  if (!after) co_return error_reply(after.error());
+  json::object out;
+  out["interaction"] = interaction_view(*after);
+  co_return json_reply(200, out);
 }
 
 http_reply method_not_allowed(std::string_view allowed) {
@@ -244,10 +380,20 @@ bool bearer_matches(std::string_view header, std::string_view token) {
 
 task<http_reply> handle(const handler_context* ctx, http_request req) {
   const auto parts = split_path(req.target);
-  const bool get = req.method == "GET";
-  const bool post = req.method == "POST";
+  const std::string_view m = req.method;
+  const bool get = m == "GET";
+  const bool post = m == "POST";
+  auto route_is = [&](std::initializer_list<std::string_view> shape) {
+    if (parts.size() != shape.size()) return false;
+    std::size_t i = 0;
+    for (const auto want : shape) {
+      if (!want.empty() && parts[i] != want) return false;  // "" matches any segment
+      ++i;
+    }
+    return true;
+  };
 
-  if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "health") {
+  if (route_is({"v1", "health"})) {
     if (!get) co_return method_not_allowed("GET");
     json::object out;
     out["status"] = "ok";
@@ -258,20 +404,72 @@ task<http_reply> handle(const handler_context* ctx, http_request req) {
   if (!bearer_matches(req.authorization, ctx->options.token))
     co_return error_reply(make_error(api_errc::unauthorized, "a valid 'Authorization: Bearer' token is required"));
 
-  if (parts.size() == 2 && parts[0] == "v1" && parts[1] == "sessions") {
+  if (route_is({"metrics"})) {
+    if (!get) co_return method_not_allowed("GET");
+    http_reply r;
+    r.body = metrics::global().render();
+    r.content_type = "text/plain; version=0.0.4";
+    co_return r;
+  }
+  if (route_is({"v1", "openapi.json"})) {
+    if (!get) co_return method_not_allowed("GET");
+    co_return http_reply{200, std::string(openapi_document())};
+  }
+  if (route_is({"v1", "events"})) {
+    if (!get) co_return method_not_allowed("GET");
+    if (!wants_sse(req))
+      co_return error_reply(
+          make_error(api_errc::bad_request, "GET /v1/events is a stream: send 'Accept: text/event-stream'"));
+    http_reply r;
+    r.stream = event_stream{};
+    co_return r;
+  }
+  if (route_is({"v1", "interactions", "", "answer"})) {
+    if (!post) co_return method_not_allowed("POST");
+    co_return co_await answer(ctx, parts[2], std::move(req.body));
+  }
+  if (route_is({"v1", "sessions"})) {
     if (post) co_return co_await create_session(ctx, std::move(req.body));
     if (get) co_return co_await list_sessions(ctx);
     co_return method_not_allowed("GET or POST");
   }
-  if (parts.size() == 3 && parts[0] == "v1" && parts[1] == "sessions") {
+  if (parts.size() < 3 || parts[0] != "v1" || parts[1] != "sessions")
+    co_return error_reply(make_error(api_errc::not_found, "no route " + req.method + " " + req.target));
+
+  // /v1/sessions/{id}/…
+  auto id = path_session(parts[2]);
+  const std::string_view leaf = parts.size() >= 4 ? parts[3] : std::string_view();
+  const bool known = parts.size() == 3 ||
+                     (parts.size() == 4 &&
+                      (leaf == "inputs" || leaf == "interrupt" || leaf == "reset" || leaf == "resume" ||
+                       leaf == "messages" || leaf == "events" || leaf == "executions" || leaf == "interactions")) ||
+                     (parts.size() == 5 && leaf == "inputs");
+  if (!known) co_return error_reply(make_error(api_errc::not_found, "no route " + req.method + " " + req.target));
+  if (!id) co_return error_reply(id.error());
+  if (parts.size() == 3) {
     if (!get) co_return method_not_allowed("GET");
-    co_return co_await get_session(ctx, std::string(parts[2]));
+    co_return co_await get_session(ctx, *id);
   }
-  if (parts.size() == 4 && parts[0] == "v1" && parts[1] == "sessions" && parts[3] == "inputs") {
+  if (parts.size() == 5) {
+    if (m != "DELETE") co_return method_not_allowed("DELETE");
+    co_return co_await cancel_input(ctx, *id, parts[4]);
+  }
+  if (leaf == "inputs") {
+    if (post) co_return co_await admit_input(ctx, *id, std::move(req.body));
+    if (get) co_return co_await list_inputs(ctx, *id);
+    co_return method_not_allowed("GET or POST");
+  }
+  if (leaf == "interrupt" || leaf == "reset" || leaf == "resume") {
     if (!post) co_return method_not_allowed("POST");
-    co_return co_await admit_input(ctx, std::string(parts[2]), std::move(req.body));
+    if (leaf == "interrupt") co_return co_await interrupt(ctx, *id);
+    if (leaf == "reset") co_return co_await reset(ctx, *id);
+    co_return co_await resume(ctx, *id);
   }
-  co_return error_reply(make_error(api_errc::not_found, "no route " + req.method + " " + req.target));
+  if (!get) co_return method_not_allowed("GET");
+  if (leaf == "messages") co_return co_await messages(ctx, *id);
+  if (leaf == "events") co_return co_await events(ctx, *id, req);
+  if (leaf == "executions") co_return co_await executions(ctx, *id);
+  co_return co_await interactions(ctx, *id);
 }
 
 }  // namespace tether::api

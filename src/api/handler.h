@@ -2,6 +2,7 @@
 // out. server.cpp owns the connections and calls handle() once per request.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
@@ -14,12 +15,23 @@ struct http_request {
   std::string method;         // "GET", "POST", …
   std::string target;         // path and optional query
   std::string authorization;  // the Authorization header, empty when absent
+  std::string accept;         // the Accept header
+  std::string last_event_id;  // the Last-Event-ID header (SSE resume)
   std::string body;
+};
+
+// An SSE stream the server should run instead of a one-shot reply: one
+// session's events after `after`, or (no session) every session's, live.
+struct event_stream {
+  std::optional<session_id> session;
+  event_seq after;
 };
 
 struct http_reply {
   unsigned status = 200;
-  std::string body;  // JSON
+  std::string body;  // JSON, or the text of content_type
+  std::string content_type = "application/json";
+  std::optional<event_stream> stream;  // set: body is unused, the server streams
 };
 
 // What the routes act on; owned by the server, outlives every handle().

@@ -11,16 +11,20 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 
 #include "api/errors.h"
 #include "api/handler.h"
+#include "api/sse.h"
+#include "util/metrics.h"
 
 namespace tether::api {
 
@@ -67,7 +71,7 @@ result<tcp::endpoint> parse_listen(const std::string& listen) {
 
 http::response<http::string_body> to_response(http_reply r, unsigned version, bool keep_alive) {
   http::response<http::string_body> res{static_cast<http::status>(r.status), version};
-  res.set(http::field::content_type, "application/json");
+  res.set(http::field::content_type, r.content_type);
   res.set(http::field::server, "tether");
   res.body() = std::move(r.body);
   res.keep_alive(keep_alive);
@@ -93,6 +97,43 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
   std::map<std::uint64_t, std::shared_ptr<beast::tcp_stream>> live;
 };
 
+// One SSE client's state, on the server's strand. Three coroutines feed one
+// writer: the tail pump queues frames, the heartbeat queues a comment when
+// nothing was written for a while, the reader notices the client leaving.
+// What the client has not read yet is bounded by sse_max_buffered: past it
+// the client is disconnected (it can resume with Last-Event-ID).
+struct sse_client {
+  sse_client(const net::any_io_executor& ex, std::shared_ptr<beast::tcp_stream> s, std::unique_ptr<store::event_tail> t)
+      : stream(std::move(s)), tail(std::move(t)), wake(ex), beat(ex) {}
+  std::shared_ptr<beast::tcp_stream> stream;
+  std::unique_ptr<store::event_tail> tail;
+  net::steady_timer wake;  // the writer waits on it; cancel() means "look again"
+  net::steady_timer beat;
+  std::string queued;
+  bool dead = false;
+  std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
+
+  void end() {
+    if (dead) return;
+    dead = true;
+    tail->close();
+    wake.cancel();
+    beat.cancel();
+    boost::system::error_code ignored;
+    stream->socket().cancel(ignored);
+  }
+  void enqueue(std::string_view text, std::size_t cap) {
+    if (dead) return;
+    if (queued.size() + text.size() > cap) {
+      spdlog::warn("api: an event stream client fell {} bytes behind; disconnecting it", queued.size());
+      end();
+      return;
+    }
+    queued += text;
+    wake.cancel();
+  }
+};
+
 namespace {
 
 using impl_ptr = std::shared_ptr<server::impl>;
@@ -114,6 +155,86 @@ net::awaitable<bool> write(beast::tcp_stream* stream, http_reply r, unsigned ver
   auto res = to_response(std::move(r), version, keep_alive);
   auto [ec, n] = co_await http::async_write(*stream, res, use_tuple);
   co_return !ec;
+}
+
+constexpr auto sse_write_timeout = std::chrono::seconds(30);
+
+net::awaitable<void> sse_writer(std::shared_ptr<sse_client> c) {
+  while (!c->dead) {
+    if (c->queued.empty()) {
+      c->wake.expires_at(net::steady_timer::time_point::max());
+      co_await c->wake.async_wait(use_tuple);
+      continue;
+    }
+    std::string out;
+    out.swap(c->queued);
+    c->stream->expires_after(sse_write_timeout);  // a client that stops reading is dropped
+    auto [ec, n] = co_await net::async_write(*c->stream, net::buffer(out), use_tuple);
+    c->stream->expires_never();
+    c->last_write = std::chrono::steady_clock::now();
+    if (ec) c->end();
+  }
+}
+
+net::awaitable<void> sse_beats(std::shared_ptr<sse_client> c, std::chrono::milliseconds every, std::size_t cap) {
+  while (!c->dead) {
+    c->beat.expires_after(every);
+    co_await c->beat.async_wait(use_tuple);
+    if (c->dead) break;
+    if (std::chrono::steady_clock::now() - c->last_write >= every && c->queued.empty()) c->enqueue(sse_heartbeat, cap);
+  }
+}
+
+// Anything the client sends after its request is ignored; an end of stream
+// or an error means it left.
+net::awaitable<void> sse_reader(std::shared_ptr<sse_client> c) {
+  std::array<char, 512> sink{};
+  while (!c->dead) {
+    auto [ec, n] = co_await c->stream->socket().async_read_some(net::buffer(sink), use_tuple);
+    if (ec) break;
+  }
+  c->end();
+}
+
+net::awaitable<void> sse_pump(std::shared_ptr<sse_client> c, bool with_ids, std::size_t cap) {
+  while (!c->dead) {
+    auto items = co_await c->tail->next();
+    if (!items) {
+      if (items.error() == store::store_errc::lagged)
+        c->enqueue("event: error\ndata: {\"code\":\"lagged\",\"message\":\"the stream fell behind; reconnect\"}\n\n",
+                   cap);
+      break;
+    }
+    for (const auto& item : *items) c->enqueue(sse_frame(item, with_ids), cap);
+  }
+  // Let the writer flush what is queued, then stop everything.
+  while (!c->dead && !c->queued.empty()) {
+    net::steady_timer pause(c->stream->get_executor(), std::chrono::milliseconds(5));
+    co_await pause.async_wait(use_tuple);
+  }
+  c->end();
+}
+
+net::awaitable<void> stream_events(impl_ptr self, std::shared_ptr<beast::tcp_stream> stream, event_stream what,
+                                   unsigned version) {
+  std::unique_ptr<store::event_tail> tail = what.session ? self->ctx.store->tail(*what.session, what.after)
+                                                         : self->ctx.store->tail_all(self->ctx.options.sse_tail_buffer);
+  std::string head = version == 10 ? "HTTP/1.0 200 OK\r\n" : "HTTP/1.1 200 OK\r\n";
+  head +=
+      "Content-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n"
+      "X-Accel-Buffering: no\r\nServer: tether\r\n\r\n";
+  auto c = std::make_shared<sse_client>(self->strand, stream, std::move(tail));
+  auto& subscribers = metrics::sse_subscribers();
+  subscribers.add(1);
+  c->enqueue(head, self->ctx.options.sse_max_buffered + head.size());
+  using namespace net::experimental::awaitable_operators;
+  const auto cap = self->ctx.options.sse_max_buffered;
+  auto writer = sse_writer(c);
+  auto beat = sse_beats(c, self->ctx.options.heartbeat, cap);
+  auto reader = sse_reader(c);
+  auto pump = sse_pump(c, what.session.has_value(), cap);
+  co_await (std::move(writer) && std::move(beat) && std::move(reader) && std::move(pump));
+  subscribers.sub(1);
 }
 
 net::awaitable<void> serve(impl_ptr self, std::shared_ptr<beast::tcp_stream> stream, std::uint64_t id) {
@@ -147,10 +268,17 @@ net::awaitable<void> serve(impl_ptr self, std::shared_ptr<beast::tcp_stream> str
     hr.method = std::string(req.method_string());
     hr.target = std::string(req.target());
     hr.authorization = std::string(req[http::field::authorization]);
+    hr.accept = std::string(req[http::field::accept]);
+    hr.last_event_id = std::string(req["Last-Event-ID"]);
     hr.body = std::move(req.body());
     const bool keep_alive = req.keep_alive();
     auto reply = co_await handle(&self->ctx, std::move(hr));
     if (self->stopping) break;
+    metrics::http_requests_total().with(std::to_string(reply.status)).inc();
+    if (reply.stream) {  // the connection becomes an event stream until either side ends it
+      co_await stream_events(self, stream, *reply.stream, req.version());
+      break;
+    }
     if (!co_await write(stream.get(), std::move(reply), req.version(), keep_alive) || !keep_alive) break;
   }
   boost::system::error_code ignored;

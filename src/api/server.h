@@ -1,18 +1,31 @@
-// api::server — Tether's HTTP/1.1 API (DESIGN.md §7), first slice.
+// api::server — Tether's HTTP/1.1 API (DESIGN.md §7; docs/openapi.json is
+// the full contract).
 //
 //   api::server srv(executor, service, store, {.listen = "127.0.0.1:0", .token = "t"});
 //   if (auto r = srv.start(); !r) fail(r.error());
 //   ... http://127.0.0.1:<srv.port()>/v1/... ...
 //   co_await srv.stop();
 //
-// Routes (all JSON; every route but health needs `Authorization: Bearer TOKEN`):
-//   GET  /v1/health                   200 {status:"ok", node, version}
-//   POST /v1/sessions                 201 {session} (exact retry of an id: 200; other attributes: 409)
-//   GET  /v1/sessions                 200 {sessions:[…]}
-//   GET  /v1/sessions/{id}            200 {session}
-//   POST /v1/sessions/{id}/inputs     202 {input} (exact retry: 200; conflict: 409)
-// A session is {id, title, workspace, profile, status: idle|running|waiting,
-// generation, last_seq, pending_inputs}.
+// Routes (every route but health needs `Authorization: Bearer TOKEN`):
+//   GET  /v1/health                          {status:"ok", node, version}
+//   POST /v1/sessions                        201 {session}; exact retry of an id 200; other attributes 409
+//   GET  /v1/sessions · /v1/sessions/{id}    {sessions:[…]} · {session}
+//   POST /v1/sessions/{id}/inputs            202 {input}; exact retry 200; conflict 409
+//   GET  /v1/sessions/{id}/inputs            {inputs:[…]} in admission order
+//   DELETE /v1/sessions/{id}/inputs/{input}  {input} cancelled; 409 once promoted
+//   POST /v1/sessions/{id}/interrupt|reset|resume   {interrupted} | {generation} | {started}
+//   GET  /v1/sessions/{id}/messages          the transcript, every generation
+//   GET  /v1/sessions/{id}/events?after=N    a JSON page, or with Accept: text/event-stream
+//                                            an SSE stream: replay after N (or Last-Event-ID), then live
+//   GET  /v1/sessions/{id}/executions|interactions
+//   POST /v1/interactions/{id}/answer        checked against the question (answers.h)
+//   GET  /v1/events                          SSE of every session, live
+//   GET  /v1/openapi.json · /metrics         the contract · Prometheus text
+//
+// SSE: durable events carry `id: <seq>`; ephemeral deltas have no id; a
+// comment line every `heartbeat` while idle; a client more than
+// sse_max_buffered bytes behind, or one whose socket takes 30 s to accept a
+// write, is disconnected, so a slow reader never grows the server's memory.
 //
 // Errors are {"error":{"code","message"}}: 400 malformed JSON / wrong field
 // types / invalid UTF-8 (the message names the field), 401 missing or wrong
@@ -30,8 +43,10 @@
 // numeric HOST:PORT), api_errc::listen_failed (bind/listen failed).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -49,6 +64,12 @@ struct server_options {
   std::string token;                       // bearer token every route but health requires; empty refuses them all
   std::size_t max_body_bytes = 1U << 20U;  // larger bodies get 413
   std::string version = "0.1.0";           // reported by /v1/health
+  // Whether a profile is configured ("" is `default`); a session naming an
+  // unknown one is refused at creation. Unset: every profile is accepted.
+  std::function<bool(std::string_view)> profile_known;
+  std::chrono::milliseconds heartbeat{15'000};  // SSE comment lines while idle
+  std::size_t sse_max_buffered = 4U << 20U;     // bytes an SSE client may lag before it is disconnected
+  std::size_t sse_tail_buffer = 8192;           // events the global stream holds for a slow client
 };
 
 class server {

@@ -1,5 +1,6 @@
 #include "runtime/native/turn.h"
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -7,10 +8,11 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
-#include <spdlog/spdlog.h>
+#include <chrono>
 
 #include "runtime/native/history.h"
 #include "store/errors.h"
+#include "util/metrics.h"
 
 namespace tether::runtime::native {
 
@@ -97,10 +99,14 @@ asio::awaitable<turn_result> turn::run() {
     started.emplace_back(model::step_started{ctx_.execution, step});
     if (auto r = co_await record(std::move(started)); !r) co_return finish(turn_status::failed, r.error().message);
 
+    const auto step_began = std::chrono::steady_clock::now();
     auto out = co_await stream_step(std::move(req), final_step);
+    metrics::step_seconds().observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - step_began).count());
     switch (out.what) {
       case step_outcome::kind::cancelled:
-      case step_outcome::kind::lost: co_return finish(turn_status::interrupted);
+      case step_outcome::kind::lost:
+        co_return finish(turn_status::interrupted);
       case step_outcome::kind::failed: {
         std::vector<model::payload> failed;
         failed.emplace_back(model::step_failed{out.error});
@@ -119,7 +125,8 @@ asio::awaitable<turn_result> turn::run() {
         if (auto r = co_await record(std::move(events)); !r) co_return finish(turn_status::failed, r.error().message);
         continue;
       }
-      case step_outcome::kind::done: break;
+      case step_outcome::kind::done:
+        break;
     }
 
     auto local = co_await record_output(out.done, final_step);
@@ -189,7 +196,8 @@ asio::awaitable<turn::step_outcome> turn::stream_step(model_request req, bool fi
     const failure_info& f = outcome.failure;
     const std::string why = f.message.empty() ? f.provider_message : f.message;
     switch (decide(f, retries, parts_.options.retry)) {
-      case failure_action::cancelled: co_return step_outcome{step_outcome::kind::cancelled};
+      case failure_action::cancelled:
+        co_return step_outcome{step_outcome::kind::cancelled};
       case failure_action::retry: {
         ++retries;
         const auto wait = backoff(retries, f, parts_.options.retry, rng_);
@@ -224,7 +232,8 @@ asio::awaitable<turn::step_outcome> turn::stream_step(model_request req, bool fi
         cut.error = why;
         co_return cut;
       }
-      case failure_action::fail: break;
+      case failure_action::fail:
+        break;
     }
     step_outcome failed;
     failed.error = f.provider_message.empty() ? why : f.provider_message;
@@ -235,7 +244,8 @@ asio::awaitable<turn::step_outcome> turn::stream_step(model_request req, bool fi
 asio::awaitable<result<void>> turn::compact(bool forced) {
   const auto cut = compaction_cut(rows_, parts_.options.compaction.keep_recent);
   if (!cut) {
-    if (forced) spdlog::info("session {}: context overflow with nothing to compact; rebuilding once", ctx_.session.str());
+    if (forced)
+      spdlog::info("session {}: context overflow with nothing to compact; rebuilding once", ctx_.session.str());
     co_return ok();
   }
   auto req = summary_request(rows_, *cut, parts_.options.provider.model);
@@ -250,7 +260,8 @@ asio::awaitable<result<void>> turn::compact(bool forced) {
   std::vector<model::payload> events;
   events.emplace_back(model::compaction_ended{outcome.done->text, kept_from});
   model::usage u = outcome.done->usage;
-  const auto cost = price_usage(parts_.options.prices, parts_.options.provider.model, u, outcome.done->reported_cost_usd);
+  const auto cost =
+      price_usage(parts_.options.prices, parts_.options.provider.model, u, outcome.done->reported_cost_usd);
   u.cost_usd = cost.usd;
   u.cost_status = std::string(to_string(cost.status));
   usage_ += u;
@@ -405,7 +416,9 @@ asio::awaitable<void> turn::run_call(call_id id, tool_use call, std::shared_ptr<
     case tool_status::succeeded:
       events.emplace_back(model::tool_succeeded{id, out.content, out.output_path});
       break;
-    case tool_status::failed: events.emplace_back(model::tool_failed{id, out.content}); break;
+    case tool_status::failed:
+      events.emplace_back(model::tool_failed{id, out.content});
+      break;
     case tool_status::waiting: {
       model::interaction_requested ev;
       ev.interaction = interaction_id::generate();

@@ -1,0 +1,18 @@
+#include "api/sse.h"
+
+#include <boost/json/serialize.hpp>
+
+namespace tether::api {
+
+std::string sse_frame(const store::tail_item& item, bool with_id) {
+  std::string out;
+  if (with_id && item.durable) out += "id: " + std::to_string(item.event.seq.value) + "\n";
+  out += "event: ";
+  out += item.event.type();
+  out += "\ndata: ";
+  out += boost::json::serialize(model::to_json(item.event));  // JSON text has no raw newlines
+  out += "\n\n";
+  return out;
+}
+
+}  // namespace tether::api

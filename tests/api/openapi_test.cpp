@@ -1,0 +1,136 @@
+#include "api/openapi.h"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include <gtest/gtest.h>
+#include <boost/json.hpp>
+
+namespace tether::api {
+namespace {
+
+namespace json = boost::json;
+
+// Every route of the API (issue 4's api.md) with its methods, as OpenAPI
+// spells them.
+const std::map<std::string, std::set<std::string>>& api_routes() {
+  static const std::map<std::string, std::set<std::string>> routes = {
+      {"/v1/health", {"get"}},
+      {"/v1/sessions", {"get", "post"}},
+      {"/v1/sessions/{id}", {"get"}},
+      {"/v1/sessions/{id}/inputs", {"get", "post"}},
+      {"/v1/sessions/{id}/inputs/{iid}", {"delete"}},
+      {"/v1/sessions/{id}/interrupt", {"post"}},
+      {"/v1/sessions/{id}/reset", {"post"}},
+      {"/v1/sessions/{id}/resume", {"post"}},
+      {"/v1/sessions/{id}/messages", {"get"}},
+      {"/v1/sessions/{id}/events", {"get"}},
+      {"/v1/sessions/{id}/executions", {"get"}},
+      {"/v1/sessions/{id}/interactions", {"get"}},
+      {"/v1/interactions/{id}/answer", {"post"}},
+      {"/v1/events", {"get"}},
+      {"/v1/openapi.json", {"get"}},
+      {"/metrics", {"get"}},
+  };
+  return routes;
+}
+
+const std::set<std::string> http_methods = {"get", "put", "post", "delete", "options", "head", "patch", "trace"};
+
+json::object document() {
+  boost::system::error_code ec;
+  json::value v = json::parse(openapi_document(), ec);
+  EXPECT_FALSE(ec) << ec.message();
+  EXPECT_TRUE(v.is_object());
+  return v.is_object() ? v.as_object() : json::object{};
+}
+
+const json::object& paths_of(const json::object& doc) { return doc.at("paths").as_object(); }
+
+TEST(OpenApi, TheDocumentIsOpenApi31Json) {
+  const auto doc = document();
+  ASSERT_TRUE(doc.contains("openapi"));
+  EXPECT_TRUE(std::string_view(doc.at("openapi").as_string()).starts_with("3.1"));
+  EXPECT_TRUE(doc.contains("info"));
+}
+
+TEST(OpenApi, EveryRouteOfTheApiIsDocumentedWithExactlyItsMethods) {
+  const auto doc = document();
+  const auto& paths = paths_of(doc);
+  std::map<std::string, std::set<std::string>> documented;
+  for (const auto& [path, item] : paths) {
+    auto& methods = documented[std::string(path)];
+    for (const auto& [key, op] : item.as_object()) {
+      if (!http_methods.contains(std::string(key))) continue;
+      methods.insert(std::string(key));
+      EXPECT_FALSE(op.as_object().at("responses").as_object().empty()) << path << " " << key;
+    }
+  }
+  EXPECT_EQ(documented, api_routes());
+}
+
+TEST(OpenApi, EveryRouteButHealthNeedsTheBearerToken) {
+  const auto doc = document();
+  const auto& scheme = doc.at("components").at("securitySchemes").at("bearer").as_object();
+  EXPECT_EQ(scheme.at("type"), "http");
+  EXPECT_EQ(scheme.at("scheme"), "bearer");
+  const json::array& global = doc.at("security").as_array();
+  for (const auto& [path, item] : paths_of(doc)) {
+    for (const auto& [key, op] : item.as_object()) {
+      if (!http_methods.contains(std::string(key))) continue;
+      const auto* own = op.as_object().if_contains("security");
+      const json::array& effective = own != nullptr ? own->as_array() : global;
+      if (path == "/v1/health") {
+        EXPECT_TRUE(effective.empty()) << path;
+      } else {
+        ASSERT_EQ(effective.size(), 1U) << path << " " << key;
+        EXPECT_TRUE(effective[0].as_object().contains("bearer")) << path << " " << key;
+      }
+    }
+  }
+}
+
+TEST(OpenApi, StreamingRoutesAnswerWithAnEventStream) {
+  const auto doc = document();
+  for (const char* path : {"/v1/sessions/{id}/events", "/v1/events"}) {
+    const auto& ok = paths_of(doc).at(path).at("get").at("responses").at("200").as_object();
+    EXPECT_TRUE(ok.at("content").as_object().contains("text/event-stream")) << path;
+    EXPECT_NE(std::string_view(ok.at("description").as_string()).find(": heartbeat"), std::string_view::npos) << path;
+  }
+}
+
+TEST(OpenApi, TheApiObjectsHaveSchemasAndEveryReferenceResolves) {
+  const auto doc = document();
+  const auto& schemas = doc.at("components").at("schemas").as_object();
+  for (const char* name : {"session", "input", "message", "execution", "interaction", "event", "error"})
+    EXPECT_TRUE(schemas.contains(name)) << name;
+
+  const json::value whole(doc);
+  int refs = 0;
+  std::function<void(const json::value&)> walk = [&](const json::value& v) {
+    if (v.is_array()) {
+      for (const auto& e : v.as_array()) walk(e);
+      return;
+    }
+    if (!v.is_object()) return;
+    for (const auto& [key, child] : v.as_object()) {
+      if (key == "$ref" && child.is_string()) {
+        ++refs;
+        std::string_view pointer = child.as_string();
+        ASSERT_TRUE(pointer.starts_with("#")) << pointer;
+        boost::system::error_code ec;
+        EXPECT_NE(whole.find_pointer(pointer.substr(1), ec), nullptr) << pointer;
+      } else {
+        walk(child);
+      }
+    }
+  };
+  walk(doc);
+  EXPECT_GT(refs, 0);
+}
+
+}  // namespace
+}  // namespace tether::api
