@@ -26,15 +26,14 @@ bench: setup
 	$(BENCH) --out bench-results/append.json
 	$(STREAM) --out bench-results/stream.json
 
-# The demo: one turn of an agent, embedded (`tether run`; the server comes
-# next), with the built-in scripted model since no API key is configured: a
-# tool writes a file, the agent answers, the transcript and the data
-# directory are printed.
+# The demo: `tether serve` with the embedded defaults and the built-in
+# scripted model (no API key is configured), one session through the HTTP API
+# with the CLI: a tool writes a file, the agent answers, the transcript and
+# the data directory are printed (scripts/demo).
 DEMO_DATA := tether-data
 demo: setup
 	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether
-	$(BUILD_DIR)/src/tether run --data $(DEMO_DATA) \
-	  "$$(printf 'Write file hello.txt: Hello from Tether\\nwritten by a tool\nRun: cat hello.txt\nReply with exactly: I wrote hello.txt and read it back.')"
+	scripts/demo $(BUILD_DIR)/src/tether $(DEMO_DATA)
 
 format:
 	find src tests bench \( -name '*.h' -o -name '*.cpp' \) -print0 | xargs -0 clang-format -i

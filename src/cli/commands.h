@@ -1,12 +1,35 @@
 // The subcommands of `tether`. Each add_*_command registers one subcommand
 // on the app; when CLI11 selects it, its callback runs the command and stores
-// the process exit code in `exit_code` (0 success, 1 failure, 2 bad usage or
-// environment, e.g. an address already in use).
+// the process exit code in `exit_code`.
+//
+// Exit codes, the same for every verb:
+//   0    success
+//   1    the server refused the request, or the run failed / was interrupted
+//   2    bad usage or environment (unknown option, bad config, address in use)
+//   3    the run is waiting for an answer (`tether answer`)
+//   4    the server cannot be reached (`tether serve` not running?)
+//   130  interrupted by Ctrl-C (send/chat first ask the session to stop)
+//
+// The verbs that talk to a running `tether serve` (sessions, show, send,
+// stop, reset, answer, events, chat) share these options:
+//   --server URL   default $TETHER_SERVER, else http://127.0.0.1:7420
+//   --token T      default $TETHER_TOKEN, else the file <data>/token, where
+//                  <data> is --data, else the config's data_dir
+//                  (--config / $TETHER_CONFIG), else ./tether-data
+//   --json         the server's JSON instead of text (streams: one event
+//                  per line), for scripts
 #pragma once
 
 #include <CLI/CLI.hpp>
 
 namespace tether::cli {
+
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_failed = 1;
+inline constexpr int exit_usage = 2;
+inline constexpr int exit_waiting = 3;
+inline constexpr int exit_unreachable = 4;
+inline constexpr int exit_interrupted = 130;
 
 // `tether mock-llm --listen HOST:PORT [--record FILE]`: the scripted model
 // server until SIGINT/SIGTERM.
@@ -17,5 +40,34 @@ void add_mock_llm_command(CLI::App& app, int& exit_code);
 // lives. Exit 0 when the run succeeded, 3 when it waits for an answer, 1 when
 // it failed, 2 for bad usage, 130 when Ctrl-C (or SIGTERM) stopped it.
 void add_run_command(CLI::App& app, int& exit_code);
+
+// The API client verbs (client_commands.cpp):
+//   tether new [--title T] [--profile P] [--workspace DIR] [--id ID]
+//                                        creates a session, prints its id
+//   tether sessions                      the sessions, most recent first
+//   tether show SESSION                  the session and its transcript
+//   tether send SESSION TEXT… [--queue] [--no-resume] [--detach]
+//                                        admits an input and, unless
+//                                        --detach, prints the turn live;
+//                                        exits with the run's outcome
+//                                        (0, 1, 3, or 130 after Ctrl-C)
+//   tether stop SESSION                  interrupts the running turn
+//   tether reset SESSION                 starts a new context generation
+//   tether answer INTERACTION OPTION… [--question QID] [--other TEXT]
+//   tether events SESSION [--after N] [--limit M] [--follow]
+void add_client_commands(CLI::App& app, int& exit_code);
+
+// `tether chat [SESSION]`: an interactive session (chat_command.cpp).
+void add_chat_command(CLI::App& app, int& exit_code);
+
+// `tether doctor`: what is installed and reachable; exit 0 when nothing is
+// broken, 1 otherwise (doctor_command.cpp).
+void add_doctor_command(CLI::App& app, int& exit_code);
+
+// `tether serve [--data DIR] [--listen HOST:PORT] [--config FILE]`: the HTTP
+// API until SIGTERM/SIGINT. Prints "listening on http://HOST:PORT" on stdout
+// once it accepts connections. Exit 0 after a signal, 2 for a bad
+// configuration or an address in use, 1 when recovery fails.
+void add_serve_command(CLI::App& app, int& exit_code);
 
 }  // namespace tether::cli

@@ -15,6 +15,10 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   tether::cli::add_mock_llm_command(app, exit_code);
   tether::cli::add_run_command(app, exit_code);
+  tether::cli::add_client_commands(app, exit_code);
+  tether::cli::add_chat_command(app, exit_code);
+  tether::cli::add_doctor_command(app, exit_code);
+  tether::cli::add_serve_command(app, exit_code);
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (const CLI::ParseError& e) {

@@ -8,21 +8,17 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json.hpp>
-#include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "config/config.h"
-#include "mock/server.h"
+#include "cli/printer.h"
+#include "node/node.h"
 #include "runtime/native/native_runtime.h"
-#include "session/service.h"
-#include "store/sqlite/sqlite_store.h"
 
 namespace tether::cli {
 
@@ -45,112 +41,11 @@ struct run_args {
   std::vector<std::string> prompt;
 };
 
-// An io_context on two threads, and a way to wait for a coroutine from main.
-class runner {
- public:
-  runner() : guard_(io_.get_executor()) {
-    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
-  }
-  ~runner() {
-    guard_.reset();
-    for (auto& t : threads_) t.join();
-  }
-  template <class T>
-  T run(asio::awaitable<T> a) {
-    return asio::co_spawn(io_, std::move(a), asio::use_future).get();
-  }
-  void run(asio::awaitable<void> a) { asio::co_spawn(io_, std::move(a), asio::use_future).get(); }
-  asio::any_io_executor executor() { return io_.get_executor(); }
-
- private:
-  asio::io_context io_;
-  asio::executor_work_guard<asio::io_context::executor_type> guard_;
-  std::vector<std::thread> threads_;
-};
-
-std::string indent(const std::string& text) {
-  std::string out = "    ";
-  for (const char c : text) {
-    out += c;
-    if (c == '\n') out += "    ";
-  }
-  return out;
-}
-
-// Prints one turn as it happens: the answer streams in as the model writes
-// it, tool calls and results appear as they are recorded.
-class live_printer {
- public:
-  void on(const store::tail_item& item) {
-    const auto& e = item.event;
-    if (const auto* d = e.as<model::text_delta>()) {
-      if (streamed_.empty()) fmt::print("assistant:\n    ");
-      fmt::print("{}", indent_rest(d->text));
-      streamed_ += d->text;
-    } else if (const auto* a = e.as<model::input_admitted>()) {
-      fmt::print("user:\n{}\n", indent(a->prompt));
-    } else if (const auto* t = e.as<model::text_ended>()) {
-      if (streamed_.empty()) {
-        fmt::print("assistant:\n{}\n", indent(t->text));
-      } else {
-        // Deltas a slow terminal missed are printed from the stored text.
-        if (t->text.starts_with(streamed_)) fmt::print("{}", indent_rest(t->text.substr(streamed_.size())));
-        fmt::print("\n");
-      }
-      streamed_.clear();
-    } else if (const auto* c = e.as<model::tool_called>()) {
-      end_stream();
-      fmt::print("tool call {} {}\n", c->tool, boost::json::serialize(c->input));
-    } else if (const auto* ok = e.as<model::tool_succeeded>()) {
-      fmt::print("tool result:\n{}\n", indent(ok->content));
-    } else if (const auto* f = e.as<model::tool_failed>()) {
-      fmt::print("tool failed:\n{}\n", indent(f->error));
-    } else if (const auto* q = e.as<model::interaction_requested>()) {
-      fmt::print("question ({}): {}\n", q->interaction.str(), boost::json::serialize(q->payload));
-    } else if (const auto* r = e.as<model::step_retry_scheduled>()) {
-      end_stream();
-      fmt::print("retry {} scheduled: {}\n", r->attempt, r->error);
-    } else if (const auto* sf = e.as<model::step_failed>()) {
-      end_stream();
-      fmt::print("step failed: {}\n", sf->error);
-    } else if (const auto* x = e.as<model::execution_finished>()) {
-      end_stream();
-      const std::string cost =
-          x->usage.cost_usd ? fmt::format("${:.6f}", *x->usage.cost_usd) : std::string("unavailable");
-      fmt::print("run {}{}{} — {} input tokens ({} cached), {} output tokens, cost {} ({})\n",
-                 model::to_string(x->outcome), x->error.empty() ? "" : ": ", x->error, x->usage.input_tokens,
-                 x->usage.cached_input_tokens, x->usage.output_tokens, cost,
-                 x->usage.cost_status.empty() ? "not metered" : x->usage.cost_status);
-      finished_ = true;
-    }
-    std::fflush(stdout);
-  }
-  [[nodiscard]] bool finished() const { return finished_; }
-
- private:
-  // Deltas of text that never ended (the stream was cut) end their line.
-  void end_stream() {
-    if (!streamed_.empty()) fmt::print("\n");
-    streamed_.clear();
-  }
-  static std::string indent_rest(std::string_view text) {
-    std::string out;
-    for (const char c : text) {
-      out += c;
-      if (c == '\n') out += "    ";
-    }
-    return out;
-  }
-
-  std::string streamed_;
-  bool finished_ = false;
-};
-
 asio::awaitable<void> follow(std::shared_ptr<store::event_tail> tail, std::shared_ptr<live_printer> printer) {
   while (!printer->finished()) {
     auto items = co_await tail->next();
     if (!items) co_return;
-    for (const auto& item : *items) printer->on(item);
+    for (const auto& item : *items) printer->on(item.event);
   }
 }
 
@@ -161,93 +56,48 @@ int run_once(const run_args& args) {
     fmt::print(stderr, "tether run: give a prompt\n");
     return 2;
   }
-  auto settings = config::load(args.config.empty() ? std::nullopt : std::optional<fs::path>(args.config));
-  if (!settings) {
-    fmt::print(stderr, "tether run: {}\n", settings.error().message);
+  node::node_options o;
+  o.config = args.config;
+  o.data_dir = args.data;
+  o.name = "run";
+  o.note = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
+  // Only the chosen profile runs, with the command line's overrides.
+  o.only_profile = args.profile;
+  o.adjust = [&args](config::profile& prof) -> result<void> {
+    if (!args.provider.empty()) {
+      const auto api = runtime::native::parse_wire_api(args.provider);
+      if (!api)
+        return make_error(util_errc::invalid_argument,
+                          "unknown provider '" + args.provider + "' (openai-chat, openai-responses, anthropic)");
+      prof.provider = *api;
+    }
+    if (!args.base_url.empty()) prof.base_url = args.base_url;
+    if (!args.model.empty()) prof.model = args.model;
+    if (!args.api_key_env.empty()) prof.api_key_env = args.api_key_env;
+    if (args.max_steps > 0) prof.max_steps = args.max_steps;
+    return ok();
+  };
+  auto opened = node::node::open(o);
+  if (!opened) {
+    fmt::print(stderr, "tether run: {}\n", opened.error().describe());
     return 2;
   }
-  auto chosen = settings->find(args.profile);
-  if (!chosen) {
-    fmt::print(stderr, "tether run: {}\n", chosen.error().message);
-    return 2;
-  }
-  config::profile prof = *chosen;
-  if (!args.provider.empty()) {
-    const auto api = runtime::native::parse_wire_api(args.provider);
-    if (!api) {
-      fmt::print(stderr, "tether run: unknown provider '{}' (openai-chat, openai-responses, anthropic)\n",
-                 args.provider);
-      return 2;
-    }
-    prof.provider = *api;
-  }
-  if (!args.base_url.empty()) prof.base_url = args.base_url;
-  if (!args.model.empty()) prof.model = args.model;
-  if (!args.api_key_env.empty()) prof.api_key_env = args.api_key_env;
-  if (args.max_steps > 0) prof.max_steps = args.max_steps;
-  const std::string data_arg =
-      !args.data.empty() ? args.data : !settings->data_dir.empty() ? settings->data_dir : std::string("tether-data");
-  std::error_code ec;
-  fs::create_directories(data_arg, ec);
-  if (ec) {
-    fmt::print(stderr, "tether run: cannot create {}: {}\n", data_arg, ec.message());
-    return 2;
-  }
-  const fs::path data = fs::canonical(data_arg);
-
-  std::optional<mock::server> scripted;
-  runtime::native::native_options o;
-  o.provider.api = prof.provider;
-  o.provider.model = prof.model;
-  o.data_dir = data;
-  o.max_steps = prof.max_steps;
-  o.compaction.context_window = prof.context_window;
-  o.compaction.reserve = std::min<std::int64_t>(o.compaction.reserve, prof.context_window / 4);
-  o.prices = settings->prices;
-  if (prof.scripted()) {
-    scripted.emplace(mock::server_options{});
-    if (auto r = scripted->start(); !r) {
-      fmt::print(stderr, "tether run: cannot start the scripted model: {}\n", r.error().describe());
-      return 1;
-    }
-    o.provider.base_url = scripted->base_url() + "/v1";
-    o.provider.no_proxy = "*";  // it is ours, on loopback
-    fmt::print(stderr, "no model configured: using the built-in scripted model at {}\n", o.provider.base_url);
-  } else {
-    o.provider.base_url = prof.base_url;
-    if (!prof.api_key_env.empty()) {
-      const char* key = std::getenv(prof.api_key_env.c_str());
-      if (key == nullptr || *key == '\0') {
-        fmt::print(stderr, "tether run: {} is not set (profile {})\n", prof.api_key_env, prof.name);
-        return 2;
-      }
-      o.provider.api_key = key;
-    }
-  }
-
-  store::sqlite_options so;
-  so.path = (data / "tether.db").string();
-  auto st = store::open_sqlite_store(so);
-  if (!st) {
-    fmt::print(stderr, "tether run: {}\n", st.error().describe());
-    return 1;
-  }
-  auto store = std::move(st).value();
-  auto rt = runtime::native::make_native_runtime(o);
+  auto& io = **opened;
+  auto& service = io.service();
+  auto* store = &io.store();
+  const fs::path data = io.data_dir();
   int code = 0;
   {
-    runner io;
-    session::session_service service(io.executor(), *store, *rt, real_clock(), session::make_node_identity("run"));
     if (auto r = io.run(service.start()); !r) {
       fmt::print(stderr, "tether run: {}\n", r.error().describe());
       return 1;
     }
     session::create_request create;
+    create.profile = args.profile == "default" ? std::string() : args.profile;
     if (!args.workspace.empty()) create.workspace = fs::absolute(args.workspace).string();
     auto created = io.run(service.create_session(create));
     if (!created) {
       fmt::print(stderr, "tether run: {}\n", created.error().describe());
-      io.run(service.stop());
       return 1;
     }
     const auto s = created->id;
@@ -271,7 +121,6 @@ int run_once(const run_args& args) {
       tail->close();
       followed.get();
       signals.cancel();
-      io.run(service.stop());
       return 2;
     }
     io.run(service.idle(s));
@@ -286,13 +135,11 @@ int run_once(const run_args& args) {
       code = outcome == model::outcome::succeeded ? 0 : outcome == model::outcome::waiting ? 3 : 1;
     }
     if (interrupted) code = 130;
-    const std::string workspace = args.workspace.empty() ? (data / "workspaces" / s.str()).string()
-                                                         : fs::absolute(args.workspace).string();
+    const std::string workspace =
+        args.workspace.empty() ? (data / "workspaces" / s.str()).string() : fs::absolute(args.workspace).string();
     fmt::print("session {}\ndata: {}\nworkspace: {}\n", s.str(), data.string(), workspace);
-    io.run(service.stop());
   }
-  store->stop();
-  if (scripted) scripted->stop();
+  io.close();
   return code;
 }
 
@@ -304,7 +151,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--config", args->config, "the TOML configuration (default: $TETHER_CONFIG, else built-in defaults)");
   cmd->add_option("--profile", args->profile, "the profile to run")->capture_default_str();
   cmd->add_option("--data", args->data, "data directory (default: the config's data_dir, else ./tether-data)");
-  cmd->add_option("--workspace", args->workspace, "the agent's working directory (default: one per session under --data)");
+  cmd->add_option("--workspace", args->workspace,
+                  "the agent's working directory (default: one per session under --data)");
   cmd->add_option("--provider", args->provider, "override: openai-chat | openai-responses | anthropic");
   cmd->add_option("--base-url", args->base_url, "override: the provider's API base, e.g. https://api.openai.com/v1");
   cmd->add_option("--model", args->model, "override: the model name");

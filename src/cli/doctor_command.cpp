@@ -1,0 +1,260 @@
+// `tether doctor`: what is installed and reachable, one line per check.
+//
+//   ok      works
+//   warn    missing but optional, or not running now (the server, an agent CLI)
+//   broken  will make a run fail: an invalid config, a profile whose API key
+//           variable is unset, a server that refuses the token
+//
+// Exit 0 when nothing is broken, 1 otherwise. Keys are never printed, only
+// whether their variable is set.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <boost/json.hpp>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "config/config.h"
+
+#ifndef TETHER_VERSION
+#define TETHER_VERSION "unknown"
+#endif
+
+namespace tether::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+enum class status { ok, warn, broken };
+
+struct check {
+  std::string name;
+  status state = status::ok;
+  std::string detail;
+};
+
+std::string_view to_string(status s) {
+  switch (s) {
+    case status::ok:
+      return "ok";
+    case status::warn:
+      return "warn";
+    case status::broken:
+      return "broken";
+  }
+  return "?";
+}
+
+std::optional<fs::path> on_path(std::string_view program) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return std::nullopt;
+  std::string_view rest(path);
+  while (!rest.empty()) {
+    const auto colon = rest.find(':');
+    const std::string dir(rest.substr(0, colon));
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
+    if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+// Runs `program --version` with stdin closed; its first output line, or
+// nullopt when it failed or did not finish within `limit` (then it is killed).
+std::optional<std::string> version_of(const fs::path& program, std::chrono::milliseconds limit) {
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return std::nullopt;
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return std::nullopt;
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);  // its own group, so a timeout kills its children too
+    const int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, 0);
+    ::dup2(out[1], 1);
+    ::dup2(out[1], 2);
+    ::execl(program.c_str(), program.c_str(), "--version", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  bool timed_out = false;
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left <= 0ms) {
+      timed_out = true;
+      break;
+    }
+    pollfd p{out[0], POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::read(out[0], buf, sizeof buf);
+    if (n <= 0) break;
+    if (text.size() < std::size_t{64} * 1024) text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(out[0]);
+  if (timed_out) ::kill(-pid, SIGKILL);
+  int wstatus = 0;
+  ::waitpid(pid, &wstatus, 0);
+  if (timed_out || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) return std::nullopt;
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return std::string("(no output)");
+  const auto eol = text.find('\n', first);
+  std::string line = text.substr(first, eol == std::string::npos ? std::string::npos : eol - first);
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+void check_program(std::vector<check>& out, std::string_view program, std::string_view why) {
+  const auto found = on_path(program);
+  if (!found) {
+    out.push_back({std::string(program), status::warn, fmt::format("not on PATH ({})", why)});
+    return;
+  }
+  if (auto v = version_of(*found, 10s)) {
+    out.push_back({std::string(program), status::ok, fmt::format("{} ({})", *v, found->string())});
+  } else {
+    out.push_back({std::string(program), status::warn,
+                   fmt::format("{} did not answer --version within 10 s, or failed", found->string())});
+  }
+}
+
+void check_server(std::vector<check>& out, const common_args& args) {
+  auto options = resolve_client_options(args);
+  options.connect_timeout = 3s;
+  options.response_timeout = 5s;
+  client c(options);
+  auto health = c.get("/v1/health");
+  if (!health) {
+    const auto state = health.error() == client_errc::unreachable ? status::warn : status::broken;
+    out.push_back({"server", state, health.error().message});
+    return;
+  }
+  std::string version;
+  std::string node;
+  if (health->is_object()) {
+    if (const auto* v = health->as_object().if_contains("version"); v != nullptr && v->is_string())
+      version = v->as_string();
+    if (const auto* n = health->as_object().if_contains("node"); n != nullptr && n->is_string()) node = n->as_string();
+  }
+  out.push_back({"server", status::ok, fmt::format("{} answers: version {}, node {}", options.server, version, node)});
+  auto sessions = c.get("/v1/sessions");
+  if (sessions) {
+    out.push_back({"token", status::ok, fmt::format("accepted (from {})", options.token_source)});
+  } else {
+    out.push_back({"token", status::broken, sessions.error().message});
+  }
+}
+
+int run_doctor(const common_args& args) {
+  std::vector<check> out;
+  out.push_back({"tether", status::ok, fmt::format("version {}", TETHER_VERSION)});
+
+  std::optional<fs::path> config_file;
+  if (!args.config.empty()) {
+    config_file = args.config;
+  } else if (const char* env = std::getenv("TETHER_CONFIG"); env != nullptr && *env != '\0') {
+    config_file = env;
+  }
+  auto settings = config::load(config_file);
+  if (!config_file) {
+    out.push_back({"config", status::ok, "no file (--config, $TETHER_CONFIG): built-in defaults"});
+  } else if (!fs::exists(*config_file)) {
+    out.push_back({"config", status::broken, fmt::format("{} does not exist", config_file->string())});
+  } else if (!settings) {
+    out.push_back({"config", status::broken, fmt::format("{}: {}", config_file->string(), settings.error().message)});
+  } else {
+    out.push_back({"config", status::ok, fmt::format("{} is valid", config_file->string())});
+  }
+
+  std::string data = args.data;
+  if (data.empty() && settings) data = settings->data_dir;
+  if (data.empty()) data = "tether-data";
+  if (fs::is_directory(data)) {
+    out.push_back({"data dir", status::ok, fs::absolute(data).string()});
+  } else {
+    out.push_back({"data dir", status::warn,
+                   fmt::format("{} does not exist yet (`tether serve` creates it)", fs::absolute(data).string())});
+  }
+  const auto token = find_token(args);
+  if (!token.token.empty() && token.source != "the file " + token.file) {
+    out.push_back({"token file", status::ok, fmt::format("not needed: the token comes from {}", token.source)});
+  } else if (fs::exists(token.file)) {
+    const auto perms = fs::status(token.file).permissions();
+    const bool shared = (perms & (fs::perms::group_read | fs::perms::others_read)) != fs::perms::none;
+    out.push_back({"token file", shared ? status::warn : status::ok,
+                   shared ? fmt::format("{} is readable by others", token.file) : token.file});
+  } else {
+    out.push_back({"token file", status::warn, fmt::format("{} missing (`tether serve` writes it)", token.file)});
+  }
+
+  if (settings) {
+    for (const auto& [name, p] : settings->profiles) {
+      const std::string what = fmt::format("{}, model {}, {}", runtime::native::to_string(p.provider), p.model,
+                                           p.scripted() ? std::string("the built-in scripted model") : p.base_url);
+      if (p.api_key_env.empty()) {
+        out.push_back({"profile " + name, status::ok, what + ", no API key needed"});
+        continue;
+      }
+      const char* key = std::getenv(p.api_key_env.c_str());
+      if (key != nullptr && *key != '\0') {
+        out.push_back({"profile " + name, status::ok, fmt::format("{}, {} is set", what, p.api_key_env)});
+      } else {
+        out.push_back({"profile " + name, status::broken, fmt::format("{}, {} is NOT set", what, p.api_key_env)});
+      }
+    }
+  }
+
+  check_server(out, args);
+  out.push_back({"sqlite", status::ok, fmt::format("{} (linked)", sqlite3_libversion())});
+  check_program(out, "codex", "only for the codex runtime");
+  check_program(out, "claude", "only for the claude runtime");
+  check_program(out, "opencode", "only for the opencode runtime");
+  check_program(out, "node", "the agent CLIs need it");
+  check_program(out, "npm", "installs the agent CLIs");
+
+  bool broken = false;
+  json::array doc;
+  for (const auto& c : out) {
+    broken = broken || c.state == status::broken;
+    if (args.json) {
+      doc.push_back(json::object{{"check", c.name}, {"status", to_string(c.state)}, {"detail", c.detail}});
+    } else {
+      fmt::print("{:<7} {:<18} {}\n", to_string(c.state), c.name, c.detail);
+    }
+  }
+  if (args.json) print_json_line(json::object{{"ok", !broken}, {"checks", std::move(doc)}});
+  return broken ? exit_failed : exit_ok;
+}
+
+}  // namespace
+
+void add_doctor_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<common_args>();
+  auto* cmd = app.add_subcommand("doctor", "Check what is installed and reachable");
+  add_common_options(*cmd, *args);
+  cmd->callback([args, &exit_code] { exit_code = run_doctor(*args); });
+}
+
+}  // namespace tether::cli

@@ -1,0 +1,236 @@
+#include "cli/printer.h"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <boost/json.hpp>
+
+#include "cli/question.h"
+
+namespace tether::cli {
+
+namespace {
+
+namespace json = boost::json;
+
+std::string str_of(const json::value& v, std::string_view key) {
+  if (!v.is_object()) return {};
+  const auto* f = v.as_object().if_contains(key);
+  if (f == nullptr) return {};
+  if (f->is_string()) return std::string(f->as_string());
+  if (f->is_null()) return {};
+  return json::serialize(*f);
+}
+
+std::int64_t int_of(const json::value& v, std::string_view key) {
+  if (!v.is_object()) return 0;
+  const auto* f = v.as_object().if_contains(key);
+  if (f == nullptr) return 0;
+  if (f->is_int64()) return f->as_int64();
+  if (f->is_uint64()) return static_cast<std::int64_t>(f->as_uint64());
+  return 0;
+}
+
+const json::array* array_of(const json::value& v, std::string_view key) {
+  if (!v.is_object()) return nullptr;
+  const auto* f = v.as_object().if_contains(key);
+  return f != nullptr && f->is_array() ? &f->as_array() : nullptr;
+}
+
+// The rest of a streamed line: newlines keep the indentation.
+std::string indent_rest(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    out += c;
+    if (c == '\n') out += "    ";
+  }
+  return out;
+}
+
+std::string one_line(std::string_view text, std::size_t max) {
+  std::string out;
+  for (const char c : text) out += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+  if (out.size() > max) out = out.substr(0, max - 3) + "...";
+  return out;
+}
+
+}  // namespace
+
+output_sink stdout_sink() {
+  return [](std::string_view text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  };
+}
+
+std::string indent(std::string_view text) { return "    " + indent_rest(text); }
+
+std::string format_finish(std::string_view outcome, std::string_view error, const model::usage& u) {
+  const std::string cost = u.cost_usd ? fmt::format("${:.6f}", *u.cost_usd) : std::string("unavailable");
+  return fmt::format("run {}{}{} — {} input tokens ({} cached), {} output tokens, cost {} ({})\n", outcome,
+                     error.empty() ? "" : ": ", error, u.input_tokens, u.cached_input_tokens, u.output_tokens, cost,
+                     u.cost_status.empty() ? "not metered" : u.cost_status);
+}
+
+live_printer::live_printer(output_sink out) : out_(std::move(out)) {}
+
+void live_printer::end_stream(std::string& out) {
+  if (!streamed_.empty()) out += "\n";
+  streamed_.clear();
+}
+
+void live_printer::on(const model::event& e) {
+  std::string out;
+  if (const auto* d = e.as<model::text_delta>()) {
+    if (streamed_.empty()) out += "assistant:\n    ";
+    out += indent_rest(d->text);
+    streamed_ += d->text;
+  } else if (const auto* a = e.as<model::input_admitted>()) {
+    end_stream(out);
+    if (!hidden_inputs_.contains(a->input.str())) out += fmt::format("user:\n{}\n", indent(a->prompt));
+  } else if (const auto* t = e.as<model::text_ended>()) {
+    if (streamed_.empty()) {
+      out += fmt::format("assistant:\n{}\n", indent(t->text));
+    } else {
+      // Deltas missed (a slow terminal, a stream joined late) come from the stored text.
+      if (t->text.starts_with(streamed_)) out += indent_rest(std::string_view(t->text).substr(streamed_.size()));
+      out += "\n";
+    }
+    streamed_.clear();
+  } else if (const auto* c = e.as<model::tool_called>()) {
+    end_stream(out);
+    out += fmt::format("tool call {} {}\n", c->tool, json::serialize(c->input));
+  } else if (const auto* ok = e.as<model::tool_succeeded>()) {
+    end_stream(out);
+    out += fmt::format("tool result:\n{}\n", indent(ok->content));
+  } else if (const auto* f = e.as<model::tool_failed>()) {
+    end_stream(out);
+    out += fmt::format("tool failed:\n{}\n", indent(f->error));
+  } else if (const auto* q = e.as<model::interaction_requested>()) {
+    end_stream(out);
+    out += format_question(q->interaction.str(), q->payload);
+    question_ = open_question{q->interaction.str(), q->payload};
+  } else if (const auto* r = e.as<model::interaction_resolved>()) {
+    end_stream(out);
+    out += fmt::format("{} ({}): {}\n", r->status, r->interaction.str(), json::serialize(r->result));
+    if (question_ && question_->interaction == r->interaction.str()) question_.reset();
+  } else if (const auto* s = e.as<model::synthetic>()) {
+    end_stream(out);
+    out += fmt::format("notice: {}\n", s->text);
+  } else if (const auto* rs = e.as<model::session_reset>()) {
+    end_stream(out);
+    out += fmt::format("session reset (generation {})\n", rs->generation);
+  } else if (const auto* r = e.as<model::step_retry_scheduled>()) {
+    end_stream(out);
+    out += fmt::format("retry {} scheduled: {}\n", r->attempt, r->error);
+  } else if (const auto* sf = e.as<model::step_failed>()) {
+    end_stream(out);
+    out += fmt::format("step failed: {}\n", sf->error);
+  } else if (const auto* x = e.as<model::execution_finished>()) {
+    end_stream(out);
+    out += format_finish(model::to_string(x->outcome), x->error, x->usage);
+    finished_ = true;
+  }
+  if (!out.empty()) out_(out);
+}
+
+void live_printer::show_question(open_question q) {
+  out_(format_question(q.interaction, q.payload));
+  question_ = std::move(q);
+}
+
+result<model::event> event_from_json(const json::value& v) {
+  if (!v.is_object()) return make_error(util_errc::malformed_json, "an event is not an object");
+  const auto& o = v.as_object();
+  const auto* data = o.if_contains("data");
+  if (data == nullptr || !data->is_object()) return make_error(util_errc::malformed_json, "an event has no data");
+  const auto version = static_cast<int>(int_of(v, "version"));
+  auto body = model::decode(str_of(v, "type"), version == 0 ? 1 : version, data->as_object());
+  if (!body) return body.error();
+  model::event e;
+  e.id = event_id::trusted(str_of(v, "id"));
+  e.session = session_id::trusted(str_of(v, "session_id"));
+  e.seq = event_seq{int_of(v, "seq")};
+  e.time = int_of(v, "time");
+  e.body = std::move(*body);
+  return e;
+}
+
+std::string format_event_line(const json::value& v) {
+  const std::string type = str_of(v, "type");
+  std::string summary;
+  if (v.is_object()) {
+    if (const auto* data = v.as_object().if_contains("data")) summary = one_line(json::serialize(*data), 100);
+  }
+  return fmt::format("{:>5} {:<22} {}\n", int_of(v, "seq"), type, summary);
+}
+
+std::string format_session_table(const json::value& sessions) {
+  const auto* list = array_of(sessions, "sessions");
+  if (list == nullptr || list->empty()) return "no sessions\n";
+  std::size_t id_w = 2;
+  for (const auto& s : *list) id_w = std::max(id_w, str_of(s, "id").size());
+  std::string out =
+      fmt::format("{:<{}}  {:<8}  {:>8}  {:>7}  {}\n", "ID", id_w, "STATUS", "LAST_SEQ", "PENDING", "TITLE");
+  for (const auto& s : *list) {
+    out += fmt::format("{:<{}}  {:<8}  {:>8}  {:>7}  {}\n", str_of(s, "id"), id_w, str_of(s, "status"),
+                       int_of(s, "last_seq"), int_of(s, "pending_inputs"), one_line(str_of(s, "title"), 60));
+  }
+  return out;
+}
+
+std::string format_session(const json::value& session) {
+  const auto* s = session.is_object() ? session.as_object().if_contains("session") : nullptr;
+  const json::value& v = s != nullptr ? *s : session;
+  std::string out = fmt::format("session {}  ({}, generation {}, last seq {}, {} pending input{})\n", str_of(v, "id"),
+                                str_of(v, "status"), int_of(v, "generation"), int_of(v, "last_seq"),
+                                int_of(v, "pending_inputs"), int_of(v, "pending_inputs") == 1 ? "" : "s");
+  if (const auto t = str_of(v, "title"); !t.empty()) out += fmt::format("title: {}\n", t);
+  if (const auto p = str_of(v, "profile"); !p.empty()) out += fmt::format("profile: {}\n", p);
+  if (const auto w = str_of(v, "workspace"); !w.empty()) out += fmt::format("workspace: {}\n", w);
+  return out;
+}
+
+std::string format_transcript(const json::value& messages) {
+  const auto* list = array_of(messages, "messages");
+  if (list == nullptr || list->empty()) return "(no messages yet)\n";
+  std::string out;
+  std::set<std::string, std::less<>> shown_calls;
+  std::int64_t generation = -1;
+  for (const auto& m : *list) {
+    const auto g = int_of(m, "generation");
+    if (generation >= 0 && g != generation) out += fmt::format("--- reset: generation {} ---\n", g);
+    generation = g;
+    const std::string role = str_of(m, "role");
+    const std::string text = str_of(m, "text");
+    if (role == "user") {
+      out += fmt::format("user:\n{}\n", indent(text));
+    } else if (role == "assistant") {
+      if (!text.empty()) out += fmt::format("assistant:\n{}\n", indent(text));
+      if (const auto* calls = array_of(m, "tool_calls")) {
+        for (const auto& c : *calls) {
+          shown_calls.insert(str_of(c, "id"));
+          std::string input;
+          if (c.is_object()) {
+            if (const auto* in = c.as_object().if_contains("input")) input = json::serialize(*in);
+          }
+          out += fmt::format("tool call {} {} — {}\n", str_of(c, "name"), input, str_of(c, "status"));
+          if (const auto r = str_of(c, "result"); !r.empty()) out += fmt::format("{}\n", indent(r));
+        }
+      }
+    } else if (role == "tool") {
+      const std::string call = str_of(m, "call_id").empty() ? str_of(m, "id") : str_of(m, "call_id");
+      if (shown_calls.contains(call)) continue;  // already under its call
+      const bool failed = m.is_object() && m.as_object().contains("is_error") &&
+                          m.as_object().at("is_error").is_bool() && m.as_object().at("is_error").as_bool();
+      out += fmt::format("tool {} {}:\n{}\n", str_of(m, "tool"), failed ? "failed" : "result", indent(text));
+    } else if (role == "synthetic") {
+      out += fmt::format("notice: {}\n", text);
+    } else {
+      out += fmt::format("{}:\n{}\n", role, indent(text));
+    }
+  }
+  return out;
+}
+
+}  // namespace tether::cli

@@ -1,0 +1,85 @@
+// How the CLI shows a session to a person: a turn as it happens
+// (live_printer, shared by `tether run`, `send` and `chat`), and the
+// transcript and session lists read from the API (`show`, `sessions`).
+//
+// Live output, one block per event:
+//   user:            the admitted input, indented
+//   assistant:       the answer; text.delta streams it, text.ended completes
+//                    whatever deltas were missed
+//   tool call NAME {input} / tool result: / tool failed:
+//   question (ID): … with numbered options (question.h)
+//   notice: …        synthetic notices (e.g. a restart)
+//   run OUTCOME — tokens and cost   (execution.finished)
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include <boost/json/value.hpp>
+
+#include "model/events.h"
+#include "util/result.h"
+
+namespace tether::cli {
+
+// Where printed text goes; the default writes to stdout and flushes.
+using output_sink = std::function<void(std::string_view)>;
+output_sink stdout_sink();
+
+// A question asked and not yet resolved.
+struct open_question {
+  std::string interaction;
+  boost::json::value payload;
+};
+
+class live_printer {
+ public:
+  explicit live_printer(output_sink out = stdout_sink());
+
+  void on(const model::event& e);
+
+  // Inputs typed in this terminal are not echoed back as "user:".
+  void hide_input(const std::string& input_id) { hidden_inputs_.insert(input_id); }
+
+  // An execution.finished was printed.
+  [[nodiscard]] bool finished() const { return finished_; }
+  [[nodiscard]] const std::optional<open_question>& question() const { return question_; }
+  // A question asked before the stream began (joining a waiting session).
+  void show_question(open_question q);
+
+ private:
+  void end_stream(std::string& out);
+
+  output_sink out_;
+  std::string streamed_;
+  std::set<std::string, std::less<>> hidden_inputs_;
+  std::optional<open_question> question_;
+  bool finished_ = false;
+};
+
+// "    " before every line.
+std::string indent(std::string_view text);
+
+// "run succeeded — N input tokens (M cached), K output tokens, cost $X (status)".
+std::string format_finish(std::string_view outcome, std::string_view error, const model::usage& u);
+
+// An API event object ({id, session_id, seq, type, version, time, data}) back
+// to a model::event. model_errc::undecodable (or util_errc::malformed_json)
+// when it is not one, e.g. a type this binary does not know.
+result<model::event> event_from_json(const boost::json::value& v);
+
+// One line for `tether events`: "SEQ TYPE summary".
+std::string format_event_line(const boost::json::value& v);
+
+// The `sessions` table from {sessions:[session]}.
+std::string format_session_table(const boost::json::value& sessions);
+// The header of `show`: id, title, status, workspace, profile, generation.
+std::string format_session(const boost::json::value& session);
+// The transcript from {messages:[message]}: user and assistant text, tool
+// calls with their status and result, synthetic notices, resets.
+std::string format_transcript(const boost::json::value& messages);
+
+}  // namespace tether::cli

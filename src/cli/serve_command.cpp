@@ -1,0 +1,159 @@
+// `tether serve`: the HTTP API over a node (store, runtimes, session service)
+// until SIGTERM or SIGINT. At start the node recovers what a previous run
+// left open (DESIGN §4); at the signal it stops accepting connections, stops
+// running executions (reason shutdown: no terminal event, so the next start
+// takes them over), expires this node's leases and exits 0.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <random>
+#include <string>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <boost/asio/signal_set.hpp>
+
+#include "api/server.h"
+#include "cli/commands.h"
+#include "node/node.h"
+
+namespace tether::cli {
+
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+struct serve_args {
+  std::string config;
+  std::string data;
+  std::string listen = "127.0.0.1:7420";
+  std::string node = "serve";
+  std::size_t max_body_bytes = 1U << 20U;
+  int heartbeat_ms = 15'000;
+};
+
+std::string random_token() {
+  std::random_device rd;  // the kernel's generator
+  std::string out;
+  for (int i = 0; i < 32; ++i) out += fmt::format("{:02x}", rd() & 0xFFU);
+  return out;
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// TETHER_TOKEN, else DIR/token, written (0600) with a new random token on
+// first start. A token file others can read is tightened, with a warning.
+result<std::string> bearer_token(const fs::path& data) {
+  if (const char* env = std::getenv("TETHER_TOKEN"); env != nullptr && *env != '\0') return std::string(env);
+  const fs::path file = data / "token";
+  if (fs::exists(file)) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0 && (st.st_mode & 077U) != 0) {
+      spdlog::warn("serve: {} was readable by others; its mode is now 0600", file.string());
+      ::chmod(file.c_str(), 0600);
+    }
+    std::ifstream in(file);
+    std::string token((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    token = trimmed(std::move(token));
+    if (!token.empty()) return token;
+    return make_error(util_errc::invalid_argument, file.string() + " is empty; delete it to get a new token");
+  }
+  const std::string token = random_token();
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return make_error(util_errc::invalid_argument, "cannot create " + file.string() + ": " + std::strerror(errno));
+  const std::string line = token + "\n";
+  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+  ::close(fd);
+  if (!written) return make_error(util_errc::invalid_argument, "cannot write " + file.string());
+  return token;
+}
+
+bool loopback(const std::string& listen) {
+  return listen.starts_with("127.") || listen.starts_with("[::1]") || listen.starts_with("localhost:");
+}
+
+int serve(const serve_args& args) {
+  node::node_options o;
+  o.config = args.config;
+  o.data_dir = args.data;
+  o.name = args.node;
+  o.note = [](const std::string& line) { spdlog::info("serve: {}", line); };
+  auto opened = node::node::open(o);
+  if (!opened) {
+    fmt::print(stderr, "tether serve: {}\n", opened.error().describe());
+    return 2;
+  }
+  auto& n = **opened;
+  auto token = bearer_token(n.data_dir());
+  if (!token) {
+    fmt::print(stderr, "tether serve: {}\n", token.error().describe());
+    return 2;
+  }
+  auto recovered = n.run(n.service().start());
+  if (!recovered) {
+    fmt::print(stderr, "tether serve: recovery failed: {}\n", recovered.error().describe());
+    return 1;
+  }
+  if (recovered->claimed > 0 || recovered->quarantined > 0)
+    spdlog::info("serve: recovery took over {} session(s), quarantined {}", recovered->claimed, recovered->quarantined);
+
+  api::server_options so;
+  so.listen = args.listen;
+  so.token = *token;
+  so.max_body_bytes = args.max_body_bytes;
+  so.heartbeat = std::chrono::milliseconds(std::max(10, args.heartbeat_ms));
+  so.version = TETHER_VERSION;
+  so.profile_known = [&n](std::string_view p) { return n.has_profile(p); };
+  api::server srv(n.executor(), n.service(), n.store(), so);
+  if (auto r = srv.start(); !r) {
+    fmt::print(stderr, "tether serve: {}\n", r.error().describe());
+    return 2;
+  }
+  if (!loopback(args.listen)) spdlog::warn("serve: listening on {}, not only on loopback", args.listen);
+  const std::string where = fmt::format("http://{}:{}", args.listen.substr(0, args.listen.rfind(':')), srv.port());
+  spdlog::info(
+      "serve: data in {}; token in {}", n.data_dir().string(),
+      std::getenv("TETHER_TOKEN") != nullptr ? std::string("$TETHER_TOKEN") : (n.data_dir() / "token").string());
+  // The one line on stdout: scripts read the address from it.
+  fmt::print("listening on {}\n", where);
+  std::fflush(stdout);
+
+  std::promise<int> signalled;
+  asio::signal_set signals(n.executor(), SIGINT, SIGTERM);
+  signals.async_wait([&signalled](const boost::system::error_code& ec, int sig) { signalled.set_value(ec ? 0 : sig); });
+  const int sig = signalled.get_future().get();
+  spdlog::info("serve: {} received: stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  n.run(srv.stop());
+  n.close();
+  spdlog::info("serve: stopped");
+  return 0;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<serve_args>();
+  auto* cmd = app.add_subcommand("serve", "Run the HTTP API until SIGTERM or SIGINT");
+  cmd->add_option("--config", args->config, "the TOML configuration (default: $TETHER_CONFIG, else built-in defaults)");
+  cmd->add_option("--data", args->data, "data directory (default: the config's data_dir, else ./tether-data)");
+  cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0 picks a free one)")->capture_default_str();
+  cmd->add_option("--node", args->node, "this node's name for leases (unique among live servers on one store)")
+      ->capture_default_str();
+  cmd->add_option("--max-body-bytes", args->max_body_bytes, "request bodies larger than this get 413")
+      ->capture_default_str();
+  cmd->add_option("--heartbeat-ms", args->heartbeat_ms, "milliseconds between SSE heartbeats on an idle stream")
+      ->capture_default_str();
+  cmd->callback([args, &exit_code] { exit_code = serve(*args); });
+}
+
+}  // namespace tether::cli

@@ -1,0 +1,191 @@
+#include "node/node.h"
+
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include <fmt/format.h>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "mock/server.h"
+#include "runtime/native/native_runtime.h"
+#include "store/sqlite/sqlite_store.h"
+
+namespace tether::node {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Sends each turn to the runtime of the session's profile.
+class profile_router final : public session::runtime {
+ public:
+  void add(std::string name, std::unique_ptr<session::runtime> rt) {
+    runtimes_.emplace(std::move(name), std::move(rt));
+  }
+  [[nodiscard]] bool has(std::string_view name) const {
+    return runtimes_.find(name.empty() ? std::string_view("default") : name) != runtimes_.end();
+  }
+
+  session::task<session::turn_result> run_turn(session::turn_context ctx,
+                                               std::shared_ptr<session::turn_host> host) override {
+    const std::string name = ctx.profile.empty() ? std::string("default") : ctx.profile;
+    const auto it = runtimes_.find(name);
+    if (it == runtimes_.end()) {
+      session::turn_result failed;
+      failed.status = session::turn_status::failed;
+      failed.error = "profile '" + name + "' is not configured (known: " + known() + ")";
+      co_return failed;
+    }
+    co_return co_await it->second->run_turn(std::move(ctx), std::move(host));
+  }
+
+ private:
+  [[nodiscard]] std::string known() const {
+    std::string out;
+    for (const auto& [name, rt] : runtimes_) out += (out.empty() ? "" : ", ") + name;
+    return out;
+  }
+  std::map<std::string, std::unique_ptr<session::runtime>, std::less<>> runtimes_;
+};
+
+result<fs::path> prepare_data_dir(const std::string& wanted) {
+  std::error_code ec;
+  fs::create_directories(wanted, ec);
+  if (ec)
+    return make_error(util_errc::invalid_argument, "cannot create the data directory " + wanted + ": " + ec.message());
+  auto path = fs::canonical(wanted, ec);
+  if (ec)
+    return make_error(util_errc::invalid_argument, "cannot resolve the data directory " + wanted + ": " + ec.message());
+  return path;
+}
+
+}  // namespace
+
+struct node::impl {
+  config::settings settings;
+  fs::path data;
+  std::optional<mock::server> scripted;
+  std::unique_ptr<store::event_store> store;
+  profile_router router;
+  asio::io_context io;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
+  std::vector<std::thread> threads;
+  std::unique_ptr<session::session_service> service;
+  bool closed = false;
+
+  // Starts the scripted model once, on first use by a profile.
+  result<std::string> scripted_base(const node_options& o) {
+    if (!scripted) {
+      scripted.emplace(mock::server_options{});
+      if (auto r = scripted->start(); !r) {
+        scripted.reset();
+        return make_error(util_errc::invalid_argument,
+                          "cannot start the built-in scripted model: " + r.error().describe());
+      }
+      if (o.note) o.note("no model configured: the built-in scripted model answers at " + scripted->base_url() + "/v1");
+    }
+    return scripted->base_url() + "/v1";
+  }
+
+  result<void> add_profile(const node_options& o, config::profile prof) {
+    if (o.adjust) {
+      if (auto r = o.adjust(prof); !r) return r.error();
+    }
+    runtime::native::native_options n;
+    n.provider.api = prof.provider;
+    n.provider.model = prof.model;
+    n.data_dir = data;
+    n.max_steps = prof.max_steps;
+    n.compaction.context_window = prof.context_window;
+    n.compaction.reserve = std::min<std::int64_t>(n.compaction.reserve, prof.context_window / 4);
+    n.prices = settings.prices;
+    if (prof.scripted()) {
+      auto base = scripted_base(o);
+      if (!base) return base.error();
+      n.provider.base_url = *base;
+      n.provider.no_proxy = "*";  // it is ours, on loopback: never through a proxy
+    } else {
+      n.provider.base_url = prof.base_url;
+      if (!prof.api_key_env.empty()) {
+        const char* key = std::getenv(prof.api_key_env.c_str());
+        if (key == nullptr || *key == '\0')
+          return make_error(util_errc::invalid_argument, prof.api_key_env + " is not set (profile " + prof.name + ")");
+        n.provider.api_key = key;
+      }
+    }
+    router.add(prof.name, runtime::native::make_native_runtime(std::move(n)));
+    return ok();
+  }
+};
+
+node::node(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
+
+node::~node() { close(); }
+
+result<std::unique_ptr<node>> node::open(node_options o) {
+  auto i = std::make_unique<impl>();
+  auto loaded = config::load(o.config.empty() ? std::nullopt : std::optional<fs::path>(o.config));
+  if (!loaded) return loaded.error();
+  i->settings = std::move(loaded).value();
+  const std::string wanted = !o.data_dir.empty()             ? o.data_dir
+                             : !i->settings.data_dir.empty() ? i->settings.data_dir
+                                                             : "tether-data";
+  auto data = prepare_data_dir(wanted);
+  if (!data) return data.error();
+  i->data = *data;
+
+  // `default` always exists: with no profile configured it is the scripted model.
+  std::map<std::string, config::profile, std::less<>> profiles;
+  if (!o.only_profile.empty()) {
+    auto chosen = i->settings.find(o.only_profile);
+    if (!chosen) return chosen.error();
+    profiles.emplace(o.only_profile, *chosen);
+  } else {
+    profiles.insert(i->settings.profiles.begin(), i->settings.profiles.end());
+    if (profiles.find("default") == profiles.end()) {
+      auto d = i->settings.find("default");
+      if (!d) return d.error();
+      profiles.emplace("default", *d);
+    }
+  }
+  for (auto& [name, prof] : profiles) {
+    if (auto r = i->add_profile(o, prof); !r) return r.error();
+  }
+
+  store::sqlite_options so;
+  so.path = (i->data / "tether.db").string();
+  auto st = store::open_sqlite_store(so);
+  if (!st) return st.error();
+  i->store = std::move(st).value();
+
+  i->guard.emplace(i->io.get_executor());
+  for (int t = 0; t < std::max(1, o.threads); ++t) i->threads.emplace_back([io = &i->io] { io->run(); });
+  i->service = std::make_unique<session::session_service>(i->io.get_executor(), *i->store, i->router, real_clock(),
+                                                          session::make_node_identity(o.name));
+  return std::unique_ptr<node>(new node(std::move(i)));
+}
+
+session::session_service& node::service() { return *impl_->service; }
+store::event_store& node::store() { return *impl_->store; }
+const config::settings& node::settings() const { return impl_->settings; }
+const fs::path& node::data_dir() const { return impl_->data; }
+bool node::has_profile(std::string_view name) const { return impl_->router.has(name); }
+asio::any_io_executor node::executor() { return impl_->io.get_executor(); }
+std::string node::scripted_url() const { return impl_->scripted ? impl_->scripted->base_url() : std::string(); }
+
+void node::close() {
+  if (impl_->closed) return;
+  impl_->closed = true;
+  run(impl_->service->stop());
+  impl_->store->stop();
+  impl_->guard.reset();
+  for (auto& t : impl_->threads) t.join();
+  impl_->service.reset();
+  if (impl_->scripted) impl_->scripted->stop();
+}
+
+}  // namespace tether::node

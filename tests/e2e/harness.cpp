@@ -1,0 +1,373 @@
+#include "e2e/harness.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+namespace tether::e2e {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+std::string tether_binary() { return TETHER_BINARY; }
+
+// ---- child ----
+
+child::child(const std::vector<std::string>& argv, const fs::path& log, const std::map<std::string, std::string>& env) {
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
+  pid_ = ::fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    ::dup2(pipefd[1], 1);
+    const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (err >= 0) ::dup2(err, 2);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(pipefd[1]);
+  out_ = pipefd[0];
+}
+
+child::~child() {
+  if (running()) {
+    signal(SIGKILL);
+    wait();
+  }
+  if (out_ >= 0) ::close(out_);
+}
+
+std::string child::wait_line(const std::string& prefix, std::chrono::milliseconds timeout) {
+  const auto deadline = steady::now() + timeout;
+  for (;;) {
+    for (auto nl = pending_.find('\n'); nl != std::string::npos; nl = pending_.find('\n')) {
+      std::string line = pending_.substr(0, nl);
+      pending_.erase(0, nl + 1);
+      if (line.starts_with(prefix)) return line;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()).count();
+    if (left <= 0) throw std::runtime_error("no line starting with '" + prefix + "' in time");
+    pollfd p{out_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+    char buf[4096];
+    const auto n = ::read(out_, buf, sizeof buf);
+    if (n <= 0) throw std::runtime_error("the child closed stdout before printing '" + prefix + "'");
+    pending_.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+void child::signal(int sig) {
+  if (pid_ > 0 && !status_) ::kill(pid_, sig);
+}
+
+bool child::running() {
+  if (status_ || pid_ <= 0) return false;
+  int st = 0;
+  if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+    status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return false;
+  }
+  return true;
+}
+
+int child::wait(std::chrono::milliseconds timeout) {
+  const auto deadline = steady::now() + timeout;
+  while (running()) {
+    if (steady::now() > deadline) {
+      ::kill(pid_, SIGKILL);
+      int st = 0;
+      ::waitpid(pid_, &st, 0);
+      status_ = -1;  // did not exit in time
+      break;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  return *status_;
+}
+
+// ---- HTTP ----
+
+namespace {
+
+int connect_to(unsigned short port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    throw std::runtime_error("cannot connect to 127.0.0.1:" + std::to_string(port));
+  }
+  return fd;
+}
+
+void send_all(int fd, const std::string& data) {
+  std::size_t off = 0;
+  while (off < data.size()) {
+    const auto n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) return;  // the server may answer early (413) and close
+    off += static_cast<std::size_t>(n);
+  }
+}
+
+std::string request_text(const std::string& method, const std::string& target, const std::string& body,
+                         const std::map<std::string, std::string>& headers) {
+  std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+  for (const auto& [k, v] : headers) req += k + ": " + v + "\r\n";
+  if (!body.empty() || method == "POST" || method == "PUT")
+    req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  req += "\r\n" + body;
+  return req;
+}
+
+std::string header_value(const std::string& head, const std::string& name) {
+  std::string lower = head;
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto at = lower.find("\r\n" + name + ":");
+  if (at == std::string::npos) return "";
+  auto start = at + name.size() + 3;
+  while (start < head.size() && head[start] == ' ') ++start;
+  return head.substr(start, head.find("\r\n", start) - start);
+}
+
+}  // namespace
+
+http_result request(unsigned short port, const std::string& method, const std::string& target, const std::string& body,
+                    const std::map<std::string, std::string>& headers) {
+  const int fd = connect_to(port);
+  send_all(fd, request_text(method, target, body, headers));
+  std::string in;
+  char buf[65536];
+  for (;;) {
+    const auto n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) break;
+    in.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  http_result r;
+  const auto head_end = in.find("\r\n\r\n");
+  if (in.size() < 12 || head_end == std::string::npos) throw std::runtime_error("no HTTP response to " + target);
+  r.status = static_cast<unsigned>(std::stoi(in.substr(9, 3)));
+  const std::string head = in.substr(0, head_end);
+  r.content_type = header_value(head, "content-type");
+  r.body = in.substr(head_end + 4);
+  boost::system::error_code ec;
+  r.json = json::parse(r.body, ec);
+  if (ec) r.json = nullptr;
+  return r;
+}
+
+// ---- SSE ----
+
+sse_stream::sse_stream(unsigned short port, const std::string& target, const std::string& token,
+                       const std::map<std::string, std::string>& headers) {
+  fd_ = connect_to(port);
+  auto h = headers;
+  h["Accept"] = "text/event-stream";
+  h["Authorization"] = "Bearer " + token;
+  send_all(fd_, request_text("GET", target, "", h));
+}
+
+sse_stream::~sse_stream() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::vector<sse_event> sse_stream::read_until(const std::function<bool(const sse_event&)>& done,
+                                              std::chrono::milliseconds timeout) {
+  std::vector<sse_event> out;
+  const auto deadline = steady::now() + timeout;
+  for (;;) {
+    if (status_ == 0) {
+      const auto end = buffer_.find("\r\n\r\n");
+      if (end != std::string::npos) {
+        status_ = static_cast<unsigned>(std::stoi(buffer_.substr(9, 3)));
+        buffer_.erase(0, end + 4);
+      }
+    }
+    if (status_ != 0) {
+      for (auto end = buffer_.find("\n\n"); end != std::string::npos; end = buffer_.find("\n\n")) {
+        const std::string frame = buffer_.substr(0, end);
+        buffer_.erase(0, end + 2);
+        sse_event e;
+        bool any = false;
+        std::size_t pos = 0;
+        while (pos <= frame.size()) {
+          auto nl = frame.find('\n', pos);
+          if (nl == std::string::npos) nl = frame.size();
+          const std::string line = frame.substr(pos, nl - pos);
+          pos = nl + 1;
+          if (line.starts_with(":")) {
+            ++comments_;
+          } else if (line.starts_with("id: ")) {
+            e.id = line.substr(4);
+          } else if (line.starts_with("event: ")) {
+            e.type = line.substr(7);
+            any = true;
+          } else if (line.starts_with("data: ")) {
+            e.data = json::parse(line.substr(6));
+          }
+        }
+        if (!any) continue;
+        out.push_back(std::move(e));
+        if (done(out.back())) return out;
+      }
+      if (status_ != 200) return out;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()).count();
+    if (left <= 0) return out;
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+    char buf[65536];
+    const auto n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) return out;  // closed
+    buffer_.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+// ---- cluster ----
+
+cluster::cluster(std::vector<std::string> serve_args) : serve_args_(std::move(serve_args)) {
+  std::random_device rd;
+  dir_ = fs::temp_directory_path() / ("tether-e2e-" + std::to_string(rd()));
+  fs::create_directories(dir_);
+  mock_ = std::make_unique<child>(std::vector<std::string>{tether_binary(), "mock-llm", "--listen", "127.0.0.1:0"},
+                                  dir_ / "mock.log");
+  const auto line = mock_->wait_line("mock-llm listening on ", 20s);
+  mock_port_ = static_cast<unsigned short>(std::stoi(line.substr(line.rfind(':') + 1)));
+  std::ofstream cfg(dir_ / "tether.toml");
+  cfg << "[profiles.default]\nprovider = \"openai-chat\"\nbase_url = \"http://127.0.0.1:" << mock_port_
+      << "/v1\"\nmodel = \"scripted\"\n";
+  cfg.close();
+  start_server();
+}
+
+cluster::~cluster() {
+  server_.reset();
+  mock_.reset();
+  std::error_code ec;
+  if (std::getenv("TETHER_E2E_KEEP") == nullptr) fs::remove_all(dir_, ec);
+}
+
+void cluster::start_server() {
+  std::vector<std::string> argv{
+      tether_binary(), "serve",      "--data", (dir_ / "data").string(), "--config", (dir_ / "tether.toml").string(),
+      "--listen",      "127.0.0.1:0"};
+  argv.insert(argv.end(), serve_args_.begin(), serve_args_.end());
+  // The model is on loopback: never through a proxy of the environment.
+  const std::map<std::string, std::string> env{{"NO_PROXY", "127.0.0.1"}, {"no_proxy", "127.0.0.1"}};
+  server_ = std::make_unique<child>(argv, dir_ / ("serve-" + std::to_string(starts_++) + ".log"), env);
+  const auto line = server_->wait_line("listening on ", 20s);
+  port_ = static_cast<unsigned short>(std::stoi(line.substr(line.rfind(':') + 1)));
+  std::ifstream in(dir_ / "data" / "token");
+  std::getline(in, token_);
+}
+
+void cluster::kill_server(int sig) {
+  server_->signal(sig);
+  server_->wait();
+}
+
+http_result cluster::call(const std::string& method, const std::string& target, const json::value& body) {
+  return call_raw(method, target, body.is_null() ? std::string() : json::serialize(body));
+}
+
+http_result cluster::call_raw(const std::string& method, const std::string& target, const std::string& body,
+                              const std::map<std::string, std::string>& headers) {
+  auto h = headers;
+  if (!h.contains("Authorization")) h["Authorization"] = "Bearer " + token_;
+  return request(port_, method, target, body, h);
+}
+
+std::string cluster::create_session() {
+  auto r = call("POST", "/v1/sessions", json::object{});
+  if (r.status != 201) throw std::runtime_error("create session: " + std::to_string(r.status) + " " + r.body);
+  return std::string(r.json.at("session").at("id").as_string());
+}
+
+json::object cluster::send(const std::string& s, const std::string& text, const std::string& delivery) {
+  json::object body;
+  body["text"] = text;
+  body["delivery"] = delivery;
+  auto r = call("POST", "/v1/sessions/" + s + "/inputs", body);
+  if (r.status != 202) throw std::runtime_error("send: " + std::to_string(r.status) + " " + r.body);
+  return r.json.at("input").as_object();
+}
+
+json::object cluster::session(const std::string& s) {
+  auto r = call("GET", "/v1/sessions/" + s);
+  if (r.status != 200) throw std::runtime_error("session: " + std::to_string(r.status) + " " + r.body);
+  return r.json.at("session").as_object();
+}
+
+json::value cluster::wait_for(const std::string& target, const std::function<bool(const json::value&)>& pred,
+                              std::chrono::milliseconds timeout) {
+  const auto deadline = steady::now() + timeout;
+  json::value last;
+  while (steady::now() < deadline) {
+    auto r = call("GET", target);
+    if (r.status == 200) {
+      last = r.json;
+      if (pred(last)) return last;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  throw std::runtime_error("timed out waiting on " + target + "; last: " + json::serialize(last));
+}
+
+json::object cluster::wait_idle(const std::string& s, std::chrono::milliseconds timeout) {
+  auto v = wait_for(
+      "/v1/sessions/" + s,
+      [](const json::value& v) {
+        const auto& o = v.at("session").as_object();
+        return o.at("status").as_string() != "running" && o.at("pending_inputs").as_int64() == 0;
+      },
+      timeout);
+  return v.at("session").as_object();
+}
+
+json::array cluster::messages(const std::string& s) {
+  auto r = call("GET", "/v1/sessions/" + s + "/messages");
+  if (r.status != 200) throw std::runtime_error("messages: " + r.body);
+  return r.json.at("messages").as_array();
+}
+
+json::array cluster::executions(const std::string& s) {
+  auto r = call("GET", "/v1/sessions/" + s + "/executions");
+  if (r.status != 200) throw std::runtime_error("executions: " + r.body);
+  return r.json.at("executions").as_array();
+}
+
+json::array cluster::model_requests() {
+  auto r = request(mock_port_, "GET", "/_mock/requests?after=0");
+  if (r.status != 200) throw std::runtime_error("mock requests: " + r.body);
+  if (r.json.is_array()) return r.json.as_array();
+  return r.json.at("requests").as_array();
+}
+
+std::string cluster::last_answer(const std::string& s) {
+  const auto msgs = messages(s);
+  for (auto it = msgs.rbegin(); it != msgs.rend(); ++it)
+    if (it->at("role").as_string() == "assistant" && !it->at("text").as_string().empty())
+      return std::string(it->at("text").as_string());
+  return "";
+}
+
+}  // namespace tether::e2e
