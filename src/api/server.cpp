@@ -100,14 +100,19 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
 // One SSE client's state, on the server's strand. Three coroutines feed one
 // writer: the tail pump queues frames, the heartbeat queues a comment when
 // nothing was written for a while, the reader notices the client leaving.
-// What the client has not read yet is bounded by sse_max_buffered: past it
-// the client is disconnected (it can resume with Last-Event-ID).
+// Memory per client is bounded: the pump stops pulling from the tail while
+// sse_max_buffered bytes wait for the socket (the tail then keeps its own
+// bounded buffer: a session tail drops deltas and re-reads durable events
+// from the store, the global tail ends as lagged), and a client whose socket
+// accepts nothing for sse_stall_timeout is disconnected (it can resume with
+// Last-Event-ID).
 struct sse_client {
   sse_client(const net::any_io_executor& ex, std::shared_ptr<beast::tcp_stream> s, std::unique_ptr<store::event_tail> t)
-      : stream(std::move(s)), tail(std::move(t)), wake(ex), beat(ex) {}
+      : stream(std::move(s)), tail(std::move(t)), wake(ex), drained(ex), beat(ex) {}
   std::shared_ptr<beast::tcp_stream> stream;
   std::unique_ptr<store::event_tail> tail;
-  net::steady_timer wake;  // the writer waits on it; cancel() means "look again"
+  net::steady_timer wake;     // the writer waits on it; cancel() means "look again"
+  net::steady_timer drained;  // the pump waits on it while the queue is full
   net::steady_timer beat;
   std::string queued;
   bool dead = false;
@@ -118,17 +123,13 @@ struct sse_client {
     dead = true;
     tail->close();
     wake.cancel();
+    drained.cancel();
     beat.cancel();
     boost::system::error_code ignored;
     stream->socket().cancel(ignored);
   }
-  void enqueue(std::string_view text, std::size_t cap) {
+  void enqueue(std::string_view text) {
     if (dead) return;
-    if (queued.size() + text.size() > cap) {
-      spdlog::warn("api: an event stream client fell {} bytes behind; disconnecting it", queued.size());
-      end();
-      return;
-    }
     queued += text;
     wake.cancel();
   }
@@ -157,9 +158,9 @@ net::awaitable<bool> write(beast::tcp_stream* stream, http_reply r, unsigned ver
   co_return !ec;
 }
 
-constexpr auto sse_write_timeout = std::chrono::seconds(30);
+constexpr int sse_socket_buffer = 256 * 1024;
 
-net::awaitable<void> sse_writer(std::shared_ptr<sse_client> c) {
+net::awaitable<void> sse_writer(std::shared_ptr<sse_client> c, std::chrono::milliseconds stall) {
   while (!c->dead) {
     if (c->queued.empty()) {
       c->wake.expires_at(net::steady_timer::time_point::max());
@@ -168,20 +169,23 @@ net::awaitable<void> sse_writer(std::shared_ptr<sse_client> c) {
     }
     std::string out;
     out.swap(c->queued);
-    c->stream->expires_after(sse_write_timeout);  // a client that stops reading is dropped
+    c->stream->expires_after(stall);  // a client that stops reading is dropped
     auto [ec, n] = co_await net::async_write(*c->stream, net::buffer(out), use_tuple);
     c->stream->expires_never();
     c->last_write = std::chrono::steady_clock::now();
+    c->drained.cancel();
+    if (ec == beast::error::timeout)
+      spdlog::warn("api: an event stream client read nothing for {} ms; disconnecting it", stall.count());
     if (ec) c->end();
   }
 }
 
-net::awaitable<void> sse_beats(std::shared_ptr<sse_client> c, std::chrono::milliseconds every, std::size_t cap) {
+net::awaitable<void> sse_beats(std::shared_ptr<sse_client> c, std::chrono::milliseconds every) {
   while (!c->dead) {
     c->beat.expires_after(every);
     co_await c->beat.async_wait(use_tuple);
     if (c->dead) break;
-    if (std::chrono::steady_clock::now() - c->last_write >= every && c->queued.empty()) c->enqueue(sse_heartbeat, cap);
+    if (std::chrono::steady_clock::now() - c->last_write >= every && c->queued.empty()) c->enqueue(sse_heartbeat);
   }
 }
 
@@ -198,14 +202,18 @@ net::awaitable<void> sse_reader(std::shared_ptr<sse_client> c) {
 
 net::awaitable<void> sse_pump(std::shared_ptr<sse_client> c, bool with_ids, std::size_t cap) {
   while (!c->dead) {
+    while (!c->dead && c->queued.size() >= cap) {  // backpressure: wait for the socket
+      c->drained.expires_at(net::steady_timer::time_point::max());
+      co_await c->drained.async_wait(use_tuple);
+    }
+    if (c->dead) break;
     auto items = co_await c->tail->next();
     if (!items) {
       if (items.error() == store::store_errc::lagged)
-        c->enqueue("event: error\ndata: {\"code\":\"lagged\",\"message\":\"the stream fell behind; reconnect\"}\n\n",
-                   cap);
+        c->enqueue("event: error\ndata: {\"code\":\"lagged\",\"message\":\"the stream fell behind; reconnect\"}\n\n");
       break;
     }
-    for (const auto& item : *items) c->enqueue(sse_frame(item, with_ids), cap);
+    for (const auto& item : *items) c->enqueue(sse_frame(item, with_ids));
   }
   // Let the writer flush what is queued, then stop everything.
   while (!c->dead && !c->queued.empty()) {
@@ -223,16 +231,20 @@ net::awaitable<void> stream_events(impl_ptr self, std::shared_ptr<beast::tcp_str
   head +=
       "Content-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n"
       "X-Accel-Buffering: no\r\nServer: tether\r\n\r\n";
+  // A fixed kernel send buffer (no autotuning into megabytes): what a
+  // subscriber has not read is bounded by it plus sse_max_buffered.
+  boost::system::error_code ignored;
+  stream->socket().set_option(net::socket_base::send_buffer_size(sse_socket_buffer), ignored);
   auto c = std::make_shared<sse_client>(self->strand, stream, std::move(tail));
   auto& subscribers = metrics::sse_subscribers();
   subscribers.add(1);
-  c->enqueue(head, self->ctx.options.sse_max_buffered + head.size());
+  c->enqueue(head);
   using namespace net::experimental::awaitable_operators;
-  const auto cap = self->ctx.options.sse_max_buffered;
-  auto writer = sse_writer(c);
-  auto beat = sse_beats(c, self->ctx.options.heartbeat, cap);
+  const auto& o = self->ctx.options;
+  auto writer = sse_writer(c, o.sse_stall_timeout);
+  auto beat = sse_beats(c, o.heartbeat);
   auto reader = sse_reader(c);
-  auto pump = sse_pump(c, what.session.has_value(), cap);
+  auto pump = sse_pump(c, what.session.has_value(), o.sse_max_buffered);
   co_await (std::move(writer) && std::move(beat) && std::move(reader) && std::move(pump));
   subscribers.sub(1);
 }

@@ -23,9 +23,11 @@
 //   GET  /v1/openapi.json · /metrics         the contract · Prometheus text
 //
 // SSE: durable events carry `id: <seq>`; ephemeral deltas have no id; a
-// comment line every `heartbeat` while idle; a client more than
-// sse_max_buffered bytes behind, or one whose socket takes 30 s to accept a
-// write, is disconnected, so a slow reader never grows the server's memory.
+// comment line every `heartbeat` while idle. A slow reader never grows the
+// server's memory: at most sse_max_buffered bytes are queued for it (then the
+// session tail drops deltas and re-reads durable events; the global stream
+// ends with an `error` event, code lagged), and one whose socket accepts
+// nothing for sse_stall_timeout is disconnected.
 //
 // Errors are {"error":{"code","message"}}: 400 malformed JSON / wrong field
 // types / invalid UTF-8 (the message names the field), 401 missing or wrong
@@ -67,9 +69,10 @@ struct server_options {
   // Whether a profile is configured ("" is `default`); a session naming an
   // unknown one is refused at creation. Unset: every profile is accepted.
   std::function<bool(std::string_view)> profile_known;
-  std::chrono::milliseconds heartbeat{15'000};  // SSE comment lines while idle
-  std::size_t sse_max_buffered = 4U << 20U;     // bytes an SSE client may lag before it is disconnected
-  std::size_t sse_tail_buffer = 8192;           // events the global stream holds for a slow client
+  std::chrono::milliseconds heartbeat{15'000};          // SSE comment lines while idle
+  std::size_t sse_max_buffered = 1U << 20U;             // bytes queued for an SSE client before events for it wait
+  std::chrono::milliseconds sse_stall_timeout{30'000};  // an SSE client whose socket takes nothing this long is dropped
+  std::size_t sse_tail_buffer = 8192;                   // events the global stream holds for a slow client
 };
 
 class server {

@@ -36,6 +36,8 @@ struct serve_args {
   std::string node = "serve";
   std::size_t max_body_bytes = 1U << 20U;
   int heartbeat_ms = 15'000;
+  std::size_t sse_max_buffered = 1U << 20U;
+  int sse_stall_ms = 30'000;
 };
 
 std::string random_token() {
@@ -112,6 +114,8 @@ int serve(const serve_args& args) {
   so.token = *token;
   so.max_body_bytes = args.max_body_bytes;
   so.heartbeat = std::chrono::milliseconds(std::max(10, args.heartbeat_ms));
+  so.sse_max_buffered = std::max<std::size_t>(4096, args.sse_max_buffered);
+  so.sse_stall_timeout = std::chrono::milliseconds(std::max(100, args.sse_stall_ms));
   so.version = TETHER_VERSION;
   so.profile_known = [&n](std::string_view p) { return n.has_profile(p); };
   api::server srv(n.executor(), n.service(), n.store(), so);
@@ -152,6 +156,12 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--max-body-bytes", args->max_body_bytes, "request bodies larger than this get 413")
       ->capture_default_str();
   cmd->add_option("--heartbeat-ms", args->heartbeat_ms, "milliseconds between SSE heartbeats on an idle stream")
+      ->capture_default_str();
+  cmd->add_option("--sse-max-buffered-bytes", args->sse_max_buffered,
+                  "bytes queued for an event-stream client before events for it wait")
+      ->capture_default_str();
+  cmd->add_option("--sse-stall-timeout-ms", args->sse_stall_ms,
+                  "an event-stream client that reads nothing this long is disconnected")
       ->capture_default_str();
   cmd->callback([args, &exit_code] { exit_code = serve(*args); });
 }

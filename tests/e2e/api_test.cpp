@@ -206,3 +206,38 @@ TEST(Documents, OpenapiAndMetricsAreServed) {
 
 }  // namespace
 }  // namespace tether::e2e
+
+namespace tether::e2e {
+namespace {
+
+TEST(Stream, AReaderThatFallsTooFarBehindIsDisconnectedAndCanResume) {
+  cluster c({"--sse-max-buffered-bytes", "65536", "--sse-stall-timeout-ms", "1000"});
+  const auto s = c.create_session();
+  // Subscribed, then not read while about 4,000 deltas (over 1 MB of frames)
+  // are streamed: more than the kernel buffers and the server's queue hold,
+  // so the server's write waits, and after a second it gives up.
+  sse_stream stalled(c.port(), "/v1/sessions/" + s + "/events", c.token(), {}, 4096);
+  std::string words;
+  while (words.size() < 100'000) words += "lagging reader ";
+  c.send(s, "Reply with exactly: " + words);
+  c.wait_idle(s, 60s);
+  std::this_thread::sleep_for(1500ms);
+
+  const auto got = stalled.read_until(finished, 20s);
+  EXPECT_TRUE(stalled.closed()) << "the server should have dropped the stream";
+  EXPECT_TRUE(got.empty() || got.back().type != "execution.finished");
+  EXPECT_EQ(request(c.port(), "GET", "/v1/health").status, 200u);
+
+  // Reconnecting after the last id it saw, the client gets the rest.
+  std::string last_id = "0";
+  for (const auto& e : got)
+    if (!e.id.empty()) last_id = e.id;
+  sse_stream resumed(c.port(), "/v1/sessions/" + s + "/events", c.token(), {{"Last-Event-ID", last_id}});
+  const auto rest = resumed.read_until(finished, 20s);
+  ASSERT_FALSE(rest.empty()) << "status " << resumed.status() << " after id " << last_id << ", " << got.size()
+                             << " events before the drop";
+  EXPECT_EQ(rest.back().type, "execution.finished");
+}
+
+}  // namespace
+}  // namespace tether::e2e

@@ -106,8 +106,9 @@ int child::wait(std::chrono::milliseconds timeout) {
 
 namespace {
 
-int connect_to(unsigned short port) {
+int connect_to(unsigned short port, int receive_buffer = 0) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (receive_buffer > 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
@@ -178,8 +179,8 @@ http_result request(unsigned short port, const std::string& method, const std::s
 // ---- SSE ----
 
 sse_stream::sse_stream(unsigned short port, const std::string& target, const std::string& token,
-                       const std::map<std::string, std::string>& headers) {
-  fd_ = connect_to(port);
+                       const std::map<std::string, std::string>& headers, int receive_buffer) {
+  fd_ = connect_to(port, receive_buffer);
   auto h = headers;
   h["Accept"] = "text/event-stream";
   h["Authorization"] = "Bearer " + token;
@@ -237,7 +238,10 @@ std::vector<sse_event> sse_stream::read_until(const std::function<bool(const sse
     if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
     char buf[65536];
     const auto n = ::recv(fd_, buf, sizeof buf, 0);
-    if (n <= 0) return out;  // closed
+    if (n <= 0) {
+      closed_ = true;
+      return out;
+    }
     buffer_.append(buf, static_cast<std::size_t>(n));
   }
 }

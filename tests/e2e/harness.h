@@ -66,8 +66,10 @@ struct sse_event {
 // An open SSE connection; frames are parsed as they arrive.
 class sse_stream {
  public:
+  // receive_buffer > 0: the socket's SO_RCVBUF, set before connecting (a
+  // small one makes a reader that does not read fall behind quickly).
   sse_stream(unsigned short port, const std::string& target, const std::string& token,
-             const std::map<std::string, std::string>& headers = {});
+             const std::map<std::string, std::string>& headers = {}, int receive_buffer = 0);
   ~sse_stream();
   sse_stream(const sse_stream&) = delete;
   sse_stream& operator=(const sse_stream&) = delete;
@@ -77,12 +79,14 @@ class sse_stream {
                                     std::chrono::milliseconds timeout);
   [[nodiscard]] unsigned status() const { return status_; }
   [[nodiscard]] std::size_t comments() const { return comments_; }  // heartbeats seen
+  [[nodiscard]] bool closed() const { return closed_; }             // the server ended the stream
 
  private:
   int fd_ = -1;
   unsigned status_ = 0;
   std::string buffer_;
   std::size_t comments_ = 0;
+  bool closed_ = false;
 };
 
 class cluster {
