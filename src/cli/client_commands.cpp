@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/follow.h"
+#include "cli/json_fields.h"
 #include "cli/printer.h"
 #include "cli/question.h"
 
@@ -21,25 +22,6 @@ namespace {
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
-
-std::string str_of(const json::value& v, std::string_view key) {
-  if (!v.is_object()) return {};
-  const auto* f = v.as_object().if_contains(key);
-  return f != nullptr && f->is_string() ? std::string(f->as_string()) : std::string();
-}
-
-std::int64_t int_of(const json::value& v, std::string_view key) {
-  if (!v.is_object()) return 0;
-  const auto* f = v.as_object().if_contains(key);
-  return f != nullptr && f->is_int64() ? f->as_int64() : 0;
-}
-
-const json::value& member(const json::value& v, std::string_view key) {
-  static const json::value null;
-  if (!v.is_object()) return null;
-  const auto* f = v.as_object().if_contains(key);
-  return f != nullptr ? *f : null;
-}
 
 std::string join(const std::vector<std::string>& words) {
   std::string out;

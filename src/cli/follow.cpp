@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include "cli/common.h"
+#include "cli/json_fields.h"
 #include "cli/printer.h"
 
 namespace tether::cli {
@@ -14,12 +15,6 @@ namespace {
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
-
-std::string str_of(const json::value& v, std::string_view key) {
-  if (!v.is_object()) return {};
-  const auto* f = v.as_object().if_contains(key);
-  return f != nullptr && f->is_string() ? std::string(f->as_string()) : std::string();
-}
 
 turn_end from_outcome(model::outcome o) {
   switch (o) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <boost/json.hpp>
 
+#include "cli/json_fields.h"
 #include "cli/question.h"
 
 namespace tether::cli {
@@ -12,30 +13,6 @@ namespace tether::cli {
 namespace {
 
 namespace json = boost::json;
-
-std::string str_of(const json::value& v, std::string_view key) {
-  if (!v.is_object()) return {};
-  const auto* f = v.as_object().if_contains(key);
-  if (f == nullptr) return {};
-  if (f->is_string()) return std::string(f->as_string());
-  if (f->is_null()) return {};
-  return json::serialize(*f);
-}
-
-std::int64_t int_of(const json::value& v, std::string_view key) {
-  if (!v.is_object()) return 0;
-  const auto* f = v.as_object().if_contains(key);
-  if (f == nullptr) return 0;
-  if (f->is_int64()) return f->as_int64();
-  if (f->is_uint64()) return static_cast<std::int64_t>(f->as_uint64());
-  return 0;
-}
-
-const json::array* array_of(const json::value& v, std::string_view key) {
-  if (!v.is_object()) return nullptr;
-  const auto* f = v.as_object().if_contains(key);
-  return f != nullptr && f->is_array() ? &f->as_array() : nullptr;
-}
 
 // The rest of a streamed line: newlines keep the indentation.
 std::string indent_rest(std::string_view text) {

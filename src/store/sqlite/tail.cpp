@@ -142,6 +142,16 @@ task<bool> wait_ready(std::shared_ptr<State> st) {
   });
 }
 
+// Ends a tail's next(): another one may run.
+template <class State>
+struct not_busy {
+  State& st;
+  ~not_busy() {
+    std::lock_guard lock(st.mu);
+    st.busy = false;
+  }
+};
+
 task<result<std::vector<tail_item>>> next_items(event_store* store, std::shared_ptr<tail_state> st) {
   {
     std::lock_guard lock(st->mu);
@@ -149,13 +159,7 @@ task<result<std::vector<tail_item>>> next_items(event_store* store, std::shared_
     if (st->busy) co_return make_error(store_errc::rejected, "next() is already running on this tail");
     st->busy = true;
   }
-  struct not_busy {
-    tail_state& st;
-    ~not_busy() {
-      std::lock_guard lock(st.mu);
-      st.busy = false;
-    }
-  } guard{*st};
+  const not_busy<tail_state> guard{*st};
 
   // co_await operands are named locals: g++ 12 may destroy temporaries of a
   // co_await full-expression twice.
@@ -231,13 +235,7 @@ task<result<std::vector<tail_item>>> next_all_items(std::shared_ptr<all_tail_sta
     if (st->busy) co_return make_error(store_errc::rejected, "next() is already running on this tail");
     st->busy = true;
   }
-  struct not_busy {
-    all_tail_state& st;
-    ~not_busy() {
-      std::lock_guard lock(st.mu);
-      st.busy = false;
-    }
-  } guard{*st};
+  const not_busy<all_tail_state> guard{*st};
 
   for (;;) {
     auto ready = wait_ready(st);
