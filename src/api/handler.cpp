@@ -79,6 +79,10 @@ result<session::create_request> parse_create(const std::string& body) {
   auto id = string_field(*o, "id");
   if (!id) return id.error();
   req.id = *id;
+  if (const auto* m = o->if_contains("metadata"); m != nullptr && !m->is_null()) {
+    if (!m->is_object()) return make_error(api_errc::bad_request, "field 'metadata' must be an object");
+    req.metadata = m->as_object();
+  }
   for (auto [name, out] :
        {std::pair{"title", &req.title}, std::pair{"workspace", &req.workspace}, std::pair{"profile", &req.profile}}) {
     auto f = string_field(*o, name);
@@ -140,7 +144,7 @@ task<http_reply> create_session(const handler_context* ctx, std::string body) {
   auto existing = co_await ctx->store->get_session(id);
   if (!existing) co_return error_reply(existing.error());
   if (existing->title != wanted.title || existing->workspace != wanted.workspace ||
-      existing->profile != wanted.profile) {
+      existing->profile != wanted.profile || existing->metadata != wanted.metadata) {
     auto conflict = make_error(api_errc::conflict, "session " + *wanted.id + " exists with other attributes");
     co_return error_reply(conflict);
   }
@@ -153,7 +157,7 @@ task<http_reply> list_sessions(const handler_context* ctx) {
   json::array sessions;
   for (auto& row : *rows) {
     const bool active = ctx->service->active(row.id);
-  auto s = co_await session_view(*ctx->store, std::move(row), active);
+    auto s = co_await session_view(*ctx->store, std::move(row), active);
     if (!s) co_return error_reply(s.error());
     sessions.push_back(std::move(s.value()));
   }

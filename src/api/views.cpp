@@ -166,7 +166,7 @@ json::array messages_view(const std::vector<store::message_row>& rows) {
 }
 
 boost::asio::awaitable<result<json::object>> session_view(store::event_store& store, store::session_row row,
-                                                         bool active) {
+                                                          bool active) {
   auto pending = co_await store.pending_inputs(row.id);
   if (!pending) co_return pending.error();
   std::string_view status = "idle";
@@ -182,6 +182,7 @@ boost::asio::awaitable<result<json::object>> session_view(store::event_store& st
   o["title"] = row.title;
   o["workspace"] = row.workspace;
   o["profile"] = row.profile;
+  o["metadata"] = row.metadata;
   o["status"] = std::string(status);
   o["generation"] = row.generation;
   o["last_seq"] = row.last_seq.value;

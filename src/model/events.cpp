@@ -27,15 +27,25 @@ class reader {
 
   std::string str(std::string_view key, bool required = true) {
     const auto* v = o_.if_contains(key);
-    if (v == nullptr || v->is_null()) { if (required) fail(key, "missing"); return {}; }
-    if (!v->is_string()) { fail(key, "not a string"); return {}; }
+    if (v == nullptr || v->is_null()) {
+      if (required) fail(key, "missing");
+      return {};
+    }
+    if (!v->is_string()) {
+      fail(key, "not a string");
+      return {};
+    }
     return std::string(v->get_string());
   }
   std::int64_t i64(std::string_view key, bool required = true) {
     const auto* v = o_.if_contains(key);
-    if (v == nullptr) { if (required) fail(key, "missing"); return 0; }
+    if (v == nullptr) {
+      if (required) fail(key, "missing");
+      return 0;
+    }
     if (v->is_int64()) return v->get_int64();
-    if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(v->get_uint64());
+    if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
+      return static_cast<std::int64_t>(v->get_uint64());
     fail(key, "not an integer");
     return 0;
   }
@@ -51,7 +61,10 @@ class reader {
   bool boolean(std::string_view key) {
     const auto* v = o_.if_contains(key);
     if (v == nullptr) return false;
-    if (!v->is_bool()) { fail(key, "not a boolean"); return false; }
+    if (!v->is_bool()) {
+      fail(key, "not a boolean");
+      return false;
+    }
     return v->get_bool();
   }
   json::value any(std::string_view key) {
@@ -63,13 +76,19 @@ class reader {
     auto s = str(key, required);
     if (s.empty()) return Id();
     auto r = Id::parse(s);
-    if (!r) { fail(key, "malformed id"); return Id(); }
+    if (!r) {
+      fail(key, "malformed id");
+      return Id();
+    }
     return *r;
   }
   model::usage usage(std::string_view key) {
     const auto* v = o_.if_contains(key);
     if (v == nullptr) return {};
-    if (!v->is_object()) { fail(key, "not an object"); return {}; }
+    if (!v->is_object()) {
+      fail(key, "not an object");
+      return {};
+    }
     reader r(v->get_object());
     model::usage u{r.i64("input_tokens", false), r.i64("output_tokens", false), r.i64("cached_input_tokens", false),
                    r.number("cost_usd"), r.str("cost_status", false)};
@@ -87,7 +106,8 @@ class reader {
 };
 
 json::object usage_json(const usage& u) {
-  json::object o{{"input_tokens", u.input_tokens}, {"output_tokens", u.output_tokens},
+  json::object o{{"input_tokens", u.input_tokens},
+                 {"output_tokens", u.output_tokens},
                  {"cached_input_tokens", u.cached_input_tokens}};
   if (u.cost_usd) o["cost_usd"] = *u.cost_usd;
   if (!u.cost_status.empty()) o["cost_status"] = u.cost_status;
@@ -95,16 +115,27 @@ json::object usage_json(const usage& u) {
 }
 
 // encode_one / decode_one per payload type.
-json::object encode_one(const session_created& p) { return {{"title", p.title}, {"workspace", p.workspace}, {"profile", p.profile}}; }
+json::object encode_one(const session_created& p) {
+  json::object o{{"title", p.title}, {"workspace", p.workspace}, {"profile", p.profile}};
+  if (!p.metadata.empty()) o["metadata"] = p.metadata;
+  return o;
+}
 json::object encode_one(const session_updated& p) { return {{"title", p.title}}; }
 json::object encode_one(const session_reset& p) { return {{"generation", p.generation}}; }
-json::object encode_one(const input_admitted& p) { return {{"input_id", p.input.str()}, {"prompt", p.prompt}, {"delivery", to_string(p.delivery)}}; }
-json::object encode_one(const input_promoted& p) { return {{"input_id", p.input.str()}, {"execution_id", p.execution.str()}}; }
+json::object encode_one(const input_admitted& p) {
+  return {{"input_id", p.input.str()}, {"prompt", p.prompt}, {"delivery", to_string(p.delivery)}};
+}
+json::object encode_one(const input_promoted& p) {
+  return {{"input_id", p.input.str()}, {"execution_id", p.execution.str()}};
+}
 json::object encode_one(const input_cancelled& p) { return {{"input_id", p.input.str()}, {"reason", p.reason}}; }
 json::object encode_one(const execution_started& p) { return {{"execution_id", p.execution.str()}, {"node", p.node}}; }
-json::object encode_one(const execution_recovered& p) { return {{"execution_id", p.execution.str()}, {"node", p.node}, {"attempt", p.attempt}}; }
+json::object encode_one(const execution_recovered& p) {
+  return {{"execution_id", p.execution.str()}, {"node", p.node}, {"attempt", p.attempt}};
+}
 json::object encode_one(const execution_finished& p) {
-  json::object o{{"execution_id", p.execution.str()}, {"outcome", to_string(p.outcome)}, {"usage", usage_json(p.usage)}};
+  json::object o{
+      {"execution_id", p.execution.str()}, {"outcome", to_string(p.outcome)}, {"usage", usage_json(p.usage)}};
   if (!p.reason.empty()) o["reason"] = p.reason;
   if (!p.error.empty()) o["error"] = p.error;
   return o;
@@ -112,12 +143,16 @@ json::object encode_one(const execution_finished& p) {
 json::object encode_one(const step_started& p) { return {{"execution_id", p.execution.str()}, {"step", p.step}}; }
 json::object encode_one(const step_ended& p) { return {{"finish", p.finish}, {"usage", usage_json(p.usage)}}; }
 json::object encode_one(const step_failed& p) { return {{"error", p.error}}; }
-json::object encode_one(const step_retry_scheduled& p) { return {{"attempt", p.attempt}, {"at", p.at_ms}, {"error", p.error}}; }
+json::object encode_one(const step_retry_scheduled& p) {
+  return {{"attempt", p.attempt}, {"at", p.at_ms}, {"error", p.error}};
+}
 json::object encode_one(const text_delta& p) { return {{"text", p.text}}; }
 json::object encode_one(const text_ended& p) { return {{"message_id", p.message.str()}, {"text", p.text}}; }
 json::object encode_one(const reasoning_delta& p) { return {{"text", p.text}}; }
 json::object encode_one(const reasoning_ended& p) { return {{"text", p.text}}; }
-json::object encode_one(const tool_called& p) { return {{"call_id", p.call.str()}, {"name", p.tool}, {"input", p.input}, {"hosted", p.hosted}}; }
+json::object encode_one(const tool_called& p) {
+  return {{"call_id", p.call.str()}, {"name", p.tool}, {"input", p.input}, {"hosted", p.hosted}};
+}
 json::object encode_one(const tool_progress& p) { return {{"call_id", p.call.str()}, {"text", p.text}}; }
 json::object encode_one(const tool_succeeded& p) {
   json::object o{{"call_id", p.call.str()}, {"content", p.content}};
@@ -130,54 +165,129 @@ json::object encode_one(const interaction_requested& p) {
   if (!p.call.empty()) o["call_id"] = p.call.str();
   return o;
 }
-json::object encode_one(const interaction_resolved& p) { return {{"interaction_id", p.interaction.str()}, {"status", p.status}, {"result", p.result}}; }
-json::object encode_one(const runtime_bound& p) { return {{"runtime", p.runtime}, {"external_session_id", p.external_session_id}}; }
+json::object encode_one(const interaction_resolved& p) {
+  return {{"interaction_id", p.interaction.str()}, {"status", p.status}, {"result", p.result}};
+}
+json::object encode_one(const runtime_bound& p) {
+  return {{"runtime", p.runtime}, {"external_session_id", p.external_session_id}};
+}
 json::object encode_one(const synthetic& p) { return {{"text", p.text}, {"reason", p.reason}}; }
-json::object encode_one(const compaction_ended& p) { return {{"summary", p.summary}, {"kept_from_seq", p.kept_from_seq}}; }
+json::object encode_one(const compaction_ended& p) {
+  return {{"summary", p.summary}, {"kept_from_seq", p.kept_from_seq}};
+}
 
-void decode_one(reader& r, session_created& p) { p.title = r.str("title", false); p.workspace = r.str("workspace", false); p.profile = r.str("profile", false); }
+void decode_one(reader& r, session_created& p) {
+  p.title = r.str("title", false);
+  p.workspace = r.str("workspace", false);
+  p.profile = r.str("profile", false);
+  auto metadata = r.any("metadata");
+  if (metadata.is_object())
+    p.metadata = std::move(metadata.as_object());
+  else if (!metadata.is_null())
+    r.fail("metadata", "not an object");
+}
 void decode_one(reader& r, session_updated& p) { p.title = r.str("title"); }
 void decode_one(reader& r, session_reset& p) { p.generation = r.i64("generation", false); }
 void decode_one(reader& r, input_admitted& p) {
   p.input = r.id<input_id>("input_id");
   p.prompt = r.str("prompt");
   const auto d = parse_delivery(r.str("delivery"));
-  if (!d) r.fail("delivery", "unknown"); else p.delivery = *d;
+  if (!d)
+    r.fail("delivery", "unknown");
+  else
+    p.delivery = *d;
 }
-void decode_one(reader& r, input_promoted& p) { p.input = r.id<input_id>("input_id"); p.execution = r.id<execution_id>("execution_id"); }
-void decode_one(reader& r, input_cancelled& p) { p.input = r.id<input_id>("input_id"); p.reason = r.str("reason", false); }
-void decode_one(reader& r, execution_started& p) { p.execution = r.id<execution_id>("execution_id"); p.node = r.str("node"); }
-void decode_one(reader& r, execution_recovered& p) { p.execution = r.id<execution_id>("execution_id"); p.node = r.str("node"); p.attempt = r.i64("attempt"); }
+void decode_one(reader& r, input_promoted& p) {
+  p.input = r.id<input_id>("input_id");
+  p.execution = r.id<execution_id>("execution_id");
+}
+void decode_one(reader& r, input_cancelled& p) {
+  p.input = r.id<input_id>("input_id");
+  p.reason = r.str("reason", false);
+}
+void decode_one(reader& r, execution_started& p) {
+  p.execution = r.id<execution_id>("execution_id");
+  p.node = r.str("node");
+}
+void decode_one(reader& r, execution_recovered& p) {
+  p.execution = r.id<execution_id>("execution_id");
+  p.node = r.str("node");
+  p.attempt = r.i64("attempt");
+}
 void decode_one(reader& r, execution_finished& p) {
   p.execution = r.id<execution_id>("execution_id");
   const auto o = parse_outcome(r.str("outcome"));
-  if (!o) r.fail("outcome", "unknown"); else p.outcome = *o;
+  if (!o)
+    r.fail("outcome", "unknown");
+  else
+    p.outcome = *o;
   p.reason = r.str("reason", false);
   p.error = r.str("error", false);
   p.usage = r.usage("usage");
 }
-void decode_one(reader& r, step_started& p) { p.execution = r.id<execution_id>("execution_id"); p.step = r.i64("step"); }
-void decode_one(reader& r, step_ended& p) { p.finish = r.str("finish"); p.usage = r.usage("usage"); }
+void decode_one(reader& r, step_started& p) {
+  p.execution = r.id<execution_id>("execution_id");
+  p.step = r.i64("step");
+}
+void decode_one(reader& r, step_ended& p) {
+  p.finish = r.str("finish");
+  p.usage = r.usage("usage");
+}
 void decode_one(reader& r, step_failed& p) { p.error = r.str("error"); }
-void decode_one(reader& r, step_retry_scheduled& p) { p.attempt = r.i64("attempt"); p.at_ms = r.i64("at"); p.error = r.str("error", false); }
+void decode_one(reader& r, step_retry_scheduled& p) {
+  p.attempt = r.i64("attempt");
+  p.at_ms = r.i64("at");
+  p.error = r.str("error", false);
+}
 void decode_one(reader& r, text_delta& p) { p.text = r.str("text"); }
-void decode_one(reader& r, text_ended& p) { p.message = r.id<message_id>("message_id"); p.text = r.str("text"); }
+void decode_one(reader& r, text_ended& p) {
+  p.message = r.id<message_id>("message_id");
+  p.text = r.str("text");
+}
 void decode_one(reader& r, reasoning_delta& p) { p.text = r.str("text"); }
 void decode_one(reader& r, reasoning_ended& p) { p.text = r.str("text"); }
-void decode_one(reader& r, tool_called& p) { p.call = r.id<call_id>("call_id"); p.tool = r.str("name"); p.input = r.any("input"); p.hosted = r.boolean("hosted"); }
-void decode_one(reader& r, tool_progress& p) { p.call = r.id<call_id>("call_id"); p.text = r.str("text"); }
-void decode_one(reader& r, tool_succeeded& p) { p.call = r.id<call_id>("call_id"); p.content = r.str("content"); p.output_path = r.str("output_path", false); }
-void decode_one(reader& r, tool_failed& p) { p.call = r.id<call_id>("call_id"); p.error = r.str("error"); }
+void decode_one(reader& r, tool_called& p) {
+  p.call = r.id<call_id>("call_id");
+  p.tool = r.str("name");
+  p.input = r.any("input");
+  p.hosted = r.boolean("hosted");
+}
+void decode_one(reader& r, tool_progress& p) {
+  p.call = r.id<call_id>("call_id");
+  p.text = r.str("text");
+}
+void decode_one(reader& r, tool_succeeded& p) {
+  p.call = r.id<call_id>("call_id");
+  p.content = r.str("content");
+  p.output_path = r.str("output_path", false);
+}
+void decode_one(reader& r, tool_failed& p) {
+  p.call = r.id<call_id>("call_id");
+  p.error = r.str("error");
+}
 void decode_one(reader& r, interaction_requested& p) {
   p.interaction = r.id<interaction_id>("interaction_id");
   p.call = r.id<call_id>("call_id", false);
   p.kind = r.str("kind");
   p.payload = r.any("payload");
 }
-void decode_one(reader& r, interaction_resolved& p) { p.interaction = r.id<interaction_id>("interaction_id"); p.status = r.str("status"); p.result = r.any("result"); }
-void decode_one(reader& r, runtime_bound& p) { p.runtime = r.str("runtime"); p.external_session_id = r.str("external_session_id", false); }
-void decode_one(reader& r, synthetic& p) { p.text = r.str("text"); p.reason = r.str("reason", false); }
-void decode_one(reader& r, compaction_ended& p) { p.summary = r.str("summary"); p.kept_from_seq = r.i64("kept_from_seq"); }
+void decode_one(reader& r, interaction_resolved& p) {
+  p.interaction = r.id<interaction_id>("interaction_id");
+  p.status = r.str("status");
+  p.result = r.any("result");
+}
+void decode_one(reader& r, runtime_bound& p) {
+  p.runtime = r.str("runtime");
+  p.external_session_id = r.str("external_session_id", false);
+}
+void decode_one(reader& r, synthetic& p) {
+  p.text = r.str("text");
+  p.reason = r.str("reason", false);
+}
+void decode_one(reader& r, compaction_ended& p) {
+  p.summary = r.str("summary");
+  p.kept_from_seq = r.i64("kept_from_seq");
+}
 
 template <std::size_t I = 0>
 result<payload> decode_by_name(std::string_view type, int version, const json::object& data) {
@@ -193,8 +303,7 @@ result<payload> decode_by_name(std::string_view type, int version, const json::o
     T out;
     reader r(data);
     decode_one(r, out);
-    if (!r.failure().empty())
-      return make_error(model_errc::undecodable, std::string(type) + ": " + r.failure());
+    if (!r.failure().empty()) return make_error(model_errc::undecodable, std::string(type) + ": " + r.failure());
     return payload(std::move(out));
   }
 }
@@ -215,10 +324,14 @@ std::optional<delivery> parse_delivery(std::string_view s) {
 
 std::string_view to_string(outcome o) {
   switch (o) {
-    case outcome::succeeded: return "succeeded";
-    case outcome::failed: return "failed";
-    case outcome::interrupted: return "interrupted";
-    case outcome::waiting: return "waiting";
+    case outcome::succeeded:
+      return "succeeded";
+    case outcome::failed:
+      return "failed";
+    case outcome::interrupted:
+      return "interrupted";
+    case outcome::waiting:
+      return "waiting";
   }
   return "failed";
 }
@@ -248,8 +361,8 @@ usage& usage::operator+=(const usage& o) {
   if (cost_status.empty() || cost_status == o.cost_status) {
     cost_status = o.cost_status;
   } else if (!o.cost_status.empty()) {
-    const bool some_unpriced = cost_status == "unpriced" || o.cost_status == "unpriced" ||
-                               cost_status == "partial" || o.cost_status == "partial";
+    const bool some_unpriced = cost_status == "unpriced" || o.cost_status == "unpriced" || cost_status == "partial" ||
+                               o.cost_status == "partial";
     cost_status = some_unpriced ? "partial" : "estimated";
   }
   return *this;
@@ -267,7 +380,8 @@ durability type_durability(const payload& p) {
 bool is_known_type(std::string_view name) {
   return [&]<std::size_t... I>(std::index_sequence<I...>) {
     return ((std::variant_alternative_t<I, payload>::name == name) || ...);
-  }(std::make_index_sequence<std::variant_size_v<payload>>{});
+  }
+  (std::make_index_sequence<std::variant_size_v<payload>>{});
 }
 
 json::object encode(const payload& p) {
@@ -279,8 +393,8 @@ result<payload> decode(std::string_view type, int version, const json::object& d
 }
 
 json::object to_json(const event& e) {
-  return {{"id", e.id.str()},          {"session_id", e.session.str()}, {"seq", e.seq.value},
-          {"type", e.type()},          {"version", type_version(e.body)}, {"time", e.time},
+  return {{"id", e.id.str()},      {"session_id", e.session.str()},   {"seq", e.seq.value},
+          {"type", e.type()},      {"version", type_version(e.body)}, {"time", e.time},
           {"data", encode(e.body)}};
 }
 

@@ -11,7 +11,7 @@
 // model_errc::undecodable error, which recovery quarantines.
 //
 //   name                   durability  payload
-//   session.created        durable     title, workspace, profile
+//   session.created        durable     title, workspace, profile, metadata?
 //   session.updated        durable     title
 //   session.reset          durable     (generation is assigned by the store)
 //   input.admitted         durable     input_id, prompt, delivery
@@ -88,6 +88,7 @@ struct session_created { TETHER_EVENT("session.created", 1, durable)
   std::string title;
   std::string workspace;
   std::string profile;
+  boost::json::object metadata;  // the client's own attributes; absent in rows older than it
 };
 struct session_updated { TETHER_EVENT("session.updated", 1, durable)
   std::string title;

@@ -128,7 +128,7 @@ task<result<store::session_row>> session_service::create_session(create_request 
   }
   for (const auto* field : {&req.title, &req.workspace, &req.profile})
     TETHER_CO_TRY(check_text("session field", *field, 64 * 1024));
-  auto append = store::single_event(id, model::session_created{req.title, req.workspace, req.profile});
+  auto append = store::single_event(id, model::session_created{req.title, req.workspace, req.profile, std::move(req.metadata)});
   if (auto r = co_await impl_->store.append(std::move(append)); !r) co_return r.error();
   co_return co_await impl_->store.get_session(id);
 }

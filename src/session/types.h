@@ -27,11 +27,11 @@ node_identity make_node_identity(std::string name);
 struct session_options {
   time_ms lease_ttl_ms = 30'000;
   time_ms lease_renew_ms = 10'000;
-  std::int64_t attempt_budget = 10;        // recoveries of one execution before it fails
+  std::int64_t attempt_budget = 10;  // recoveries of one execution before it fails
   std::size_t max_prompt_bytes = 256U * 1024U;
-  std::size_t recovery_batch = 64;         // abandoned sessions read per page
-  std::size_t recovery_concurrency = 4;    // sessions checked at once in a scan
-  time_ms recovery_interval_ms = 15'000;   // periodic scan for leases of dead nodes; 0 disables
+  std::size_t recovery_batch = 64;        // abandoned sessions read per page
+  std::size_t recovery_concurrency = 4;   // sessions checked at once in a scan
+  time_ms recovery_interval_ms = 15'000;  // periodic scan for leases of dead nodes; 0 disables
 };
 
 struct create_request {
@@ -39,6 +39,7 @@ struct create_request {
   std::string title;
   std::string workspace;
   std::string profile;
+  boost::json::object metadata;  // the client's attributes, stored and returned as given
 };
 
 enum class start_mode { resume, record_only };

@@ -73,6 +73,7 @@ struct session_row {
   std::string title;
   std::string workspace;
   std::string profile;
+  boost::json::object metadata;                // the client's attributes from session.created
   std::optional<execution_id> open_execution;  // started, not finished
   bool continuation_pending = false;           // an interaction was answered; a turn must follow
   std::string runtime;                         // from runtime.bound, cleared by reset

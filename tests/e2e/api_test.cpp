@@ -1,4 +1,5 @@
 // The HTTP API's streams and its refusals, against a real `tether serve`.
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <set>
@@ -237,6 +238,30 @@ TEST(Stream, AReaderThatFallsTooFarBehindIsDisconnectedAndCanResume) {
   ASSERT_FALSE(rest.empty()) << "status " << resumed.status() << " after id " << last_id << ", " << got.size()
                              << " events before the drop";
   EXPECT_EQ(rest.back().type, "execution.finished");
+}
+
+}  // namespace
+}  // namespace tether::e2e
+
+namespace tether::e2e {
+namespace {
+
+TEST(Sessions, MetadataIsStoredReturnedAndPartOfAnIdempotentCreate) {
+  cluster c;
+  const json::object create{
+      {"id", "ses_meta"}, {"title", "t"}, {"metadata", json::object{{"ticket", "T-1"}, {"n", 3}}}};
+  auto r = c.call("POST", "/v1/sessions", create);
+  ASSERT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(r.json.at("session").at("metadata").at("ticket"), "T-1");
+  EXPECT_EQ(c.call("POST", "/v1/sessions", create).status, 200u);
+  auto other = create;
+  other["metadata"] = json::object{{"ticket", "T-2"}};
+  EXPECT_EQ(c.call("POST", "/v1/sessions", other).status, 409u);
+  EXPECT_EQ(c.call("POST", "/v1/sessions", json::object{{"metadata", "not an object"}}).status, 400u);
+
+  c.kill_server(SIGKILL);  // it is durable
+  c.start_server();
+  EXPECT_EQ(c.session("ses_meta").at("metadata").at("n").as_int64(), 3);
 }
 
 }  // namespace

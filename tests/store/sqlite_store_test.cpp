@@ -92,6 +92,24 @@ TEST_F(append_sqlite, creating_an_existing_session_is_session_exists) {
   EXPECT_EQ(last_seq(s), 1);
 }
 
+TEST_F(append_sqlite, a_sessions_metadata_is_kept_as_given_and_survives_a_reopen) {
+  open();
+  const auto s = session_id::generate();
+  model::session_created created{"t", "", ""};
+  created.metadata = boost::json::parse(R"({"ticket":"T-1","tags":["a","b"],"n":3})").as_object();
+  ASSERT_TRUE(append(s, {created}));
+  auto row = run(store().get_session(s));
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->metadata, created.metadata);
+  reopen();
+  row = run(store().get_session(s));
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->metadata, created.metadata);
+  // A session created without metadata reads back an empty object.
+  const auto plain = new_session();
+  EXPECT_TRUE(run(store().get_session(plain))->metadata.empty());
+}
+
 TEST_F(append_sqlite, ephemeral_payloads_are_rejected) {
   open();
   const auto s = new_session();

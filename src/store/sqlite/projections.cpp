@@ -143,9 +143,10 @@ result<void> require_open(const applying& a, const execution_id& e, std::string_
 result<void> project(applying& a, model::session_created& p) {
   if (a.state.exists) return make_error(store_errc::session_exists, a.session.str() + " already exists");
   auto q = a.db.prepare(
-      "INSERT INTO sessions(id, title, workspace, profile, created_at, key) "
-      "VALUES(?, ?, ?, ?, ?, (SELECT coalesce(max(key), 0) + 1 FROM sessions)) RETURNING key");
-  q.bind(a.session, p.title, p.workspace, p.profile, a.time);
+      "INSERT INTO sessions(id, title, workspace, profile, created_at, metadata, key) "
+      "VALUES(?, ?, ?, ?, ?, ?, (SELECT coalesce(max(key), 0) + 1 FROM sessions)) RETURNING key");
+  const std::string metadata = p.metadata.empty() ? std::string() : boost::json::serialize(p.metadata);
+  q.bind(a.session, p.title, p.workspace, p.profile, a.time, metadata);
   auto row = q.step();
   if (!row) return row.error();
   if (!*row) return reject("session.created: no key was assigned");

@@ -71,7 +71,7 @@ result<Row> single(query& q, From from, std::string_view missing) {
   "s.generation, s.title, s.workspace, s.profile, s.open_execution, "                                            \
   "s.continuation_pending, s.runtime, s.external_session_id, s.quarantined, s.quarantine_reason, s.created_at, " \
   "COALESCE((SELECT time FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), s.created_at), "      \
-  "l.owner, l.expires_at, l.attempts FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
+  "l.owner, l.expires_at, l.attempts, s.metadata FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
 
 result<session_row> session_from(const query& q) {
   session_row r;
@@ -90,6 +90,12 @@ result<session_row> session_from(const query& q) {
   r.created_at = q.int64(12);
   r.updated_at = q.int64(13);
   if (!q.is_null(14)) r.lease = lease{q.text(14), q.int64(15), q.int64(16)};
+  if (const auto metadata = q.text(17); !metadata.empty()) {
+    auto v = parse_column(metadata, "session " + r.id.str() + " metadata");
+    if (!v) return v.error();
+    if (!v->is_object()) return corrupt("session " + r.id.str() + " metadata is not an object");
+    r.metadata = std::move(v->as_object());
+  }
   return r;
 }
 

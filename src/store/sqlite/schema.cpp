@@ -202,6 +202,11 @@ UPDATE executions SET finished_at = f.time
 CREATE INDEX inputs_session ON inputs(session_id, admitted_seq);
 CREATE INDEX interactions_session ON interactions(session_id, requested_seq);
 )sql"},
+    // A session's own attributes, as its client gave them (session.created's
+    // metadata); NULL or '' when none.
+    migration{5, R"sql(
+ALTER TABLE sessions ADD COLUMN metadata TEXT;
+)sql"},
 };
 
 result<int> stored_version(connection& db) {
