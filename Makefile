@@ -3,6 +3,7 @@ BUILD_DIR := build
 JOBS      := 2
 BENCH     := $(BUILD_DIR)/bench/tether_bench
 STREAM    := $(BUILD_DIR)/bench/tether_stream_bench
+API       := $(BUILD_DIR)/bench/tether_api_bench
 
 .PHONY: all setup build test bench demo format tidy clean
 
@@ -19,12 +20,14 @@ test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
 
 # The benchmarks (durable appends and admission; the native runtime's stream
-# relay and step overhead); JSON goes under bench-results/.
+# relay and step overhead; `tether serve` over HTTP against mock-llm); JSON
+# goes under bench-results/.
 bench: setup
-	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether_bench tether_stream_bench
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether_bench tether_stream_bench tether_api_bench
 	@mkdir -p bench-results
 	$(BENCH) --out bench-results/append.json
 	$(STREAM) --out bench-results/stream.json
+	$(API) --out bench-results/api.json
 
 # The demo: `tether serve` with the embedded defaults and the built-in
 # scripted model (no API key is configured), one session through the HTTP API
