@@ -73,6 +73,22 @@ std::string child::wait_line(const std::string& prefix, std::chrono::millisecond
   }
 }
 
+std::string child::rest_of_stdout(std::chrono::milliseconds timeout) {
+  const auto deadline = steady::now() + timeout;
+  std::string out = std::move(pending_);
+  pending_.clear();
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()).count();
+    if (left <= 0) return out;
+    pollfd p{out_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+    char buf[4096];
+    const auto n = ::read(out_, buf, sizeof buf);
+    if (n <= 0) return out;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
 void child::signal(int sig) {
   if (pid_ > 0 && !status_) ::kill(pid_, sig);
 }

@@ -33,6 +33,8 @@ class child {
 
   // The first stdout line starting with `prefix` (waits up to `timeout`).
   std::string wait_line(const std::string& prefix, std::chrono::milliseconds timeout);
+  // Everything still unread on stdout until the child closes it.
+  std::string rest_of_stdout(std::chrono::milliseconds timeout);
   void signal(int sig);
   // Waits for the exit; returns the exit status (or 128+signal).
   int wait(std::chrono::milliseconds timeout = std::chrono::seconds(30));

@@ -137,5 +137,16 @@ TEST(Restart, SigtermStopsCleanlyAndTheNextStartFinishesTheTurn) {
   EXPECT_EQ(exes[0].at("outcome").as_string(), "succeeded");
 }
 
+TEST(Restart, ServePrintsOnlyItsAddressOnStdoutAndLogsToStderr) {
+  cluster c;
+  const auto s = c.create_session();
+  c.send(s, "Reply with exactly: quiet");
+  c.wait_idle(s);
+  c.server().signal(SIGTERM);
+  const std::string rest = c.server().rest_of_stdout(20s);
+  EXPECT_EQ(c.server().wait(20s), 0);
+  EXPECT_EQ(rest, "");  // the "listening on" line was the only one
+}
+
 }  // namespace
 }  // namespace tether::e2e
