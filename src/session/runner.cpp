@@ -92,20 +92,31 @@ store::fence runner::lease_fence() const {
   return f;
 }
 
+namespace {
+
+// What one boundary promotes: every pending steer, or if there is none and
+// `upto` allows it, the oldest queued input.
+std::vector<store::input_row> choose_inputs(const std::vector<store::input_row>& pending, model::delivery upto) {
+  std::vector<store::input_row> chosen;
+  for (const auto& in : pending)
+    if (in.delivery == model::delivery::steer) chosen.push_back(in);
+  if (chosen.empty() && upto == model::delivery::queue) {
+    auto oldest = std::find_if(pending.begin(), pending.end(),
+                               [](const store::input_row& in) { return in.delivery == model::delivery::queue; });
+    if (oldest != pending.end()) chosen.push_back(*oldest);
+  }
+  return chosen;
+}
+
+}  // namespace
+
 asio::awaitable<result<std::vector<store::message_row>>> runner::promote(session_id s, execution_id e,
                                                                          std::shared_ptr<drain_control> control,
                                                                          model::delivery upto) {
   // The boundary is what is pending now; later admissions wait for the next one.
   auto pending = co_await store_.pending_inputs(s);
   if (!pending) co_return pending.error();
-  std::vector<store::input_row> chosen;
-  for (auto& in : pending.value())
-    if (in.delivery == model::delivery::steer) chosen.push_back(in);
-  if (chosen.empty() && upto == model::delivery::queue) {
-    auto oldest = std::find_if(pending->begin(), pending->end(),
-                               [](const store::input_row& in) { return in.delivery == model::delivery::queue; });
-    if (oldest != pending->end()) chosen.push_back(*oldest);
-  }
+  const auto chosen = choose_inputs(*pending, upto);
   if (chosen.empty()) co_return std::vector<store::message_row>{};
   std::vector<model::payload> events;
   events.reserve(chosen.size());
@@ -156,6 +167,7 @@ asio::awaitable<void> runner::heartbeat(session_id s, std::shared_ptr<drain_cont
 }
 
 asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execution_id e, bool continuation,
+                                                             bool promoted_at_start,
                                                              std::shared_ptr<drain_control> control) {
   execution_end end;
   for (;;) {
@@ -163,15 +175,19 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
       end.outcome = model::outcome::interrupted;
       co_return end;
     }
-    // A continuation (after a restart or an answer) finishes the interrupted
-    // turn first: steers join it, queued inputs wait for their own turn.
-    auto promoted = co_await promote(s, e, control, continuation ? model::delivery::steer : model::delivery::queue);
-    if (!promoted) {
-      end.outcome = model::outcome::failed;
-      end.error = promoted.error().describe();
-      co_return end;
+    if (promoted_at_start) {
+      promoted_at_start = false;  // execution.started already promoted the first turn's inputs
+    } else {
+      // A continuation (after a restart or an answer) finishes the interrupted
+      // turn first: steers join it, queued inputs wait for their own turn.
+      auto promoted = co_await promote(s, e, control, continuation ? model::delivery::steer : model::delivery::queue);
+      if (!promoted) {
+        end.outcome = model::outcome::failed;
+        end.error = promoted.error().describe();
+        co_return end;
+      }
+      if (promoted->empty() && !continuation) co_return end;  // idle boundary, nothing left: succeeded
     }
-    if (promoted->empty() && !continuation) co_return end;  // idle boundary, nothing left: succeeded
     auto sess = co_await store_.get_session(s);
     auto transcript = co_await store_.context(s);
     if (!sess || !transcript) {
@@ -240,6 +256,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
 
     execution_id exe;
     bool continuation = sess->continuation_pending;
+    bool promoted_at_start = false;
     if (takeover) {
       exe = *sess->open_execution;
       auto attempts = co_await store_.bump_attempts(s, node_.owner(), clock_.now());
@@ -269,16 +286,28 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       if (!r) co_return fail(r.error());
       continuation = true;
     } else {
+      // One commit starts the execution and promotes its first turn's inputs
+      // (later ones join at the next boundary). A continuation promotes
+      // nothing here: it finishes its interrupted turn first.
       exe = execution_id::generate();
       auto f = lease_fence();
       f.no_open_execution = true;
-      model::execution_started started{exe, node_.owner()};
-      auto req = store::single_event(s, std::move(started), f);
+      store::append_request req;
+      req.session = s;
+      req.fence = f;
+      req.events.emplace_back(model::execution_started{exe, node_.owner()});
+      if (!continuation) {
+        auto now_pending = co_await store_.pending_inputs(s);
+        if (!now_pending) co_return fail(now_pending.error());
+        for (const auto& in : choose_inputs(*now_pending, model::delivery::queue))
+          req.events.emplace_back(model::input_promoted{in.id, exe});
+      }
+      promoted_at_start = req.events.size() > 1;
       auto r = co_await store_.append(std::move(req));
       if (!r) co_return fail(r.error());
     }
 
-    auto execution = run_execution(s, exe, continuation, control);
+    auto execution = run_execution(s, exe, continuation, promoted_at_start, control);
     auto renewals = heartbeat(s, control);
     auto ran = co_await (std::move(execution) || std::move(renewals));
     auto end = std::get<0>(std::move(ran));

@@ -6,7 +6,8 @@
 // the terminal event fenced on the lease, and releases the lease.
 //
 // One execution:
-//   start      execution.started (fence: lease held, no open execution), or —
+//   start      execution.started (fence: lease held, no open execution) with
+//              the first turn's promotions in the same commit, or —
 //              taking over an open execution — bump attempts; past the budget
 //              finish failed(attempt_budget); otherwise fail its in-flight tool
 //              calls and open step, append execution.recovered + a synthetic
@@ -36,8 +37,7 @@ namespace tether::session {
 
 class runner {
  public:
-  runner(store::event_store& store, runtime& rt, const tether::clock& clk, node_identity node,
-         session_options options);
+  runner(store::event_store& store, runtime& rt, const tether::clock& clk, node_identity node, session_options options);
 
   boost::asio::awaitable<drain_outcome> drain(session_id s, std::shared_ptr<drain_control> control);
 
@@ -54,14 +54,14 @@ class runner {
   class host;
 
   boost::asio::awaitable<result<std::vector<store::message_row>>> promote(session_id s, execution_id e,
-                                                                         std::shared_ptr<drain_control> control,
-                                                                         model::delivery upto);
+                                                                          std::shared_ptr<drain_control> control,
+                                                                          model::delivery upto);
   boost::asio::awaitable<execution_end> run_execution(session_id s, execution_id e, bool continuation,
-                                                      std::shared_ptr<drain_control> control);
+                                                      bool promoted_at_start, std::shared_ptr<drain_control> control);
   boost::asio::awaitable<void> heartbeat(session_id s, std::shared_ptr<drain_control> control);
   // Fails unsettled calls and the open step of an execution (events only).
   boost::asio::awaitable<result<std::vector<model::payload>>> settle_leftovers(session_id s, execution_id e,
-                                                                              std::string why);
+                                                                               std::string why);
   store::fence lease_fence() const;
 
   store::event_store& store_;
