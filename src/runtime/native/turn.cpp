@@ -48,8 +48,17 @@ struct call_batch {
   asio::steady_timer done;
 };
 
+namespace {
+// A seed for a turn's backoff jitter. std::random_device opens the kernel's
+// generator each time it is made; one per thread is plenty for jitter.
+std::uint64_t jitter_seed() {
+  thread_local std::mt19937_64 seeds{std::random_device{}()};
+  return seeds();
+}
+}  // namespace
+
 turn::turn(runtime_parts parts, session::turn_context ctx, std::shared_ptr<session::turn_host> host)
-    : parts_(parts), ctx_(std::move(ctx)), host_(std::move(host)), rng_(std::random_device{}()) {
+    : parts_(parts), ctx_(std::move(ctx)), host_(std::move(host)), rng_(jitter_seed()) {
   rows_ = ctx_.transcript;
   workspace_ = ctx_.workspace.empty() ? parts_.options.data_dir / "workspaces" / ctx_.session.str()
                                       : std::filesystem::path(ctx_.workspace);

@@ -133,6 +133,23 @@ asio::awaitable<bool> connect_phase(exchange& x, steady::time_point deadline) {
   auto conn = x.conn;
   const http_url& hop = x.hop();
   const std::string where = hop.host_port();
+  // An address literal (a local model, a proxy by IP) needs no resolver,
+  // whose lookups run on a thread of their own.
+  std::string literal = hop.host;
+  if (literal.size() > 2 && literal.front() == '[' && literal.back() == ']')
+    literal = literal.substr(1, literal.size() - 2);
+  boost::system::error_code aec;
+  const auto address = asio::ip::make_address(literal, aec);
+  if (!aec) {
+    conn->plain.expires_at(deadline);
+    const tcp::endpoint endpoint(address, hop.port);
+    auto [cec] = co_await conn->plain.async_connect(endpoint, use_tuple);
+    if (cec) {
+      fail(x, cec, provider_errc::transport, "connecting to " + where);
+      co_return false;
+    }
+    co_return true;
+  }
   // tcp_stream's expiry does not cover name resolution: a watchdog does.
   conn->resolve_timer.expires_at(deadline);
   conn->resolve_timer.async_wait([weak = std::weak_ptr<connection>(conn)](beast::error_code ec) {
