@@ -247,11 +247,10 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
     if (!takeover && !asking->empty()) co_return last;  // waiting for a human: inputs wait too
     if (!takeover && !sess->continuation_pending && pending->empty()) co_return last;
 
-    auto lease = co_await store_.claim_lease(s, node_.owner(), clock_.now(), options_.lease_ttl_ms);
-    if (!lease) {
-      if (lease.error() == store::store_errc::lease_held)
-        co_return drain_outcome{drain_status::busy, std::nullopt, lease.error().describe()};
-      co_return fail(lease.error());
+    const auto busy = [](const error& e) { return drain_outcome{drain_status::busy, std::nullopt, e.describe()}; };
+    if (takeover) {  // a fresh execution claims the lease in the commit that starts it
+      auto lease = co_await store_.claim_lease(s, node_.owner(), clock_.now(), options_.lease_ttl_ms);
+      if (!lease) co_return lease.error() == store::store_errc::lease_held ? busy(lease.error()) : fail(lease.error());
     }
 
     execution_id exe;
@@ -292,6 +291,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       exe = execution_id::generate();
       auto f = lease_fence();
       f.no_open_execution = true;
+      f.claim_ttl_ms = options_.lease_ttl_ms;
       store::append_request req;
       req.session = s;
       req.fence = f;
@@ -304,7 +304,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       }
       promoted_at_start = req.events.size() > 1;
       auto r = co_await store_.append(std::move(req));
-      if (!r) co_return fail(r.error());
+      if (!r) co_return r.error() == store::store_errc::lease_held ? busy(r.error()) : fail(r.error());
     }
 
     auto execution = run_execution(s, exe, continuation, promoted_at_start, control);

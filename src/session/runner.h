@@ -6,8 +6,9 @@
 // the terminal event fenced on the lease, and releases the lease.
 //
 // One execution:
-//   start      execution.started (fence: lease held, no open execution) with
-//              the first turn's promotions in the same commit, or —
+//   start      one commit claims the lease and appends execution.started
+//              (fence: no open execution) with the first turn's promotions
+//              (a fresh foreign lease: busy, nothing written), or —
 //              taking over an open execution — bump attempts; past the budget
 //              finish failed(attempt_budget); otherwise fail its in-flight tool
 //              calls and open step, append execution.recovered + a synthetic

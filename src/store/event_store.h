@@ -34,7 +34,8 @@
 //   not_found          a lookup by id (input, execution, interaction), or
 //                      interaction.resolved naming no interaction of the session
 //   interaction_not_pending   interaction.resolved of a settled interaction
-//   lease_held / lease_lost   lease operations, see below
+//   lease_held / lease_lost   lease operations, see below; lease_held also
+//                      from an append whose fence claims the lease (claim_ttl_ms)
 //   corrupt            a stored row is not readable JSON or has an unknown
 //                      status/role/delivery (reads; the message names the row)
 //   model_errc::undecodable   a stored event's JSON is well formed but the

@@ -22,6 +22,11 @@ struct fence {
   std::optional<event_seq> last_seq;
   // The session must have no open execution (used by execution.started).
   bool no_open_execution = false;
+  // Set (with lease_owner): first claim the lease for lease_owner at now_ms
+  // for this many ms, with claim_lease's rules, in the same transaction (so
+  // starting an execution is one commit); a fresh lease of another owner
+  // fails the append with lease_held.
+  std::optional<time_ms> claim_ttl_ms;
 };
 
 struct append_request {

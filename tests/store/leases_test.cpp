@@ -30,6 +30,56 @@ TEST_F(leases, a_free_session_can_be_claimed_and_a_fresh_foreign_lease_blocks) {
   EXPECT_EQ(release.error(), store_errc::lease_held);
 }
 
+// An append whose fence claims the lease: starting an execution is one commit.
+fence claiming(std::string owner, time_ms now) {
+  fence f;
+  f.lease_owner = std::move(owner);
+  f.now_ms = now;
+  f.no_open_execution = true;
+  f.claim_ttl_ms = ttl;
+  return f;
+}
+
+TEST_F(leases, an_append_can_claim_the_lease_in_its_own_transaction) {
+  open();
+  const auto s = new_session();
+  const auto exe = execution_id::generate();
+  auto started = append(s, {model::execution_started{exe, "node-a/1"}}, claiming("node-a/1", clock_.now()));
+  ASSERT_TRUE(started) << why(started);
+  auto row = run(store().get_session(s));
+  ASSERT_TRUE(row && row->lease);
+  EXPECT_EQ(row->lease->owner, "node-a/1");
+  EXPECT_EQ(row->lease->expires_at, clock_.now() + ttl);
+  EXPECT_EQ(row->open_execution, exe);
+}
+
+TEST_F(leases, an_append_that_claims_a_fresh_foreign_lease_is_lease_held_and_writes_nothing) {
+  open();
+  const auto s = new_session();
+  ASSERT_TRUE(run(store().claim_lease(s, "node-b/1", clock_.now(), ttl)));
+  const auto before = last_seq(s);
+  auto started =
+      append(s, {model::execution_started{execution_id::generate(), "node-a/1"}}, claiming("node-a/1", clock_.now()));
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error(), store_errc::lease_held);
+  EXPECT_EQ(last_seq(s), before);
+  EXPECT_EQ(run(store().get_session(s))->lease->owner, "node-b/1");
+}
+
+TEST_F(leases, a_claim_whose_fence_then_fails_is_rolled_back) {
+  open();
+  const auto s = new_session();
+  ASSERT_TRUE(
+      append(s, {model::execution_started{execution_id::generate(), "node-a/1"}}, claiming("node-a/1", clock_.now())));
+  ASSERT_TRUE(run(store().release_lease(s, "node-a/1", clock_.now())));
+  // An execution is open: the second start fails its fence, and its claim with it.
+  auto second =
+      append(s, {model::execution_started{execution_id::generate(), "node-b/1"}}, claiming("node-b/1", clock_.now()));
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error(), store_errc::fence_failed);
+  EXPECT_EQ(run(store().get_session(s))->lease->owner, "node-a/1");
+}
+
 TEST_F(leases, a_new_incarnation_of_the_same_node_takes_over_a_fresh_lease_at_once) {
   open();
   const auto s = new_session();

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "store/sqlite/codec.h"
+#include "store/sqlite/leases.h"
 
 namespace tether::store::sqlite {
 
@@ -388,6 +389,10 @@ result<append_result> apply_append(connection& db, const append_request& req, co
   if (!state->exists && !creates) return make_error(store_errc::unknown_session, req.session.str() + " does not exist");
   if (state->exists && creates) return make_error(store_errc::session_exists, req.session.str() + " already exists");
   const time_ms now = clock.now();
+  if (req.fence && req.fence->claim_ttl_ms && req.fence->lease_owner) {
+    auto claimed = claim_lease(db, req.session, *req.fence->lease_owner, req.fence->now_ms, *req.fence->claim_ttl_ms);
+    if (!claimed) return claimed.error();
+  }
   if (req.fence) TETHER_TRY(check_fence(db, req.session, *req.fence, *state, now));
 
   const time_ms time = req.time != 0 ? req.time : now;
