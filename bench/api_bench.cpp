@@ -146,19 +146,9 @@ struct stats {
 };
 
 stats summarize(std::vector<double> v) {
-  stats s;
-  s.count = v.size();
-  if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))]; };
-  s.p50 = at(0.50);
-  s.p95 = at(0.95);
-  s.p99 = at(0.99);
-  s.max = v.back();
-  double sum = 0;
-  for (double x : v) sum += x;
-  s.mean = sum / static_cast<double>(v.size());
-  return s;
+  const std::size_t count = v.size();
+  const auto l = tether::bench::summarize(std::move(v));
+  return stats{count, l.p50_us, l.p95_us, l.p99_us, l.max_us, l.mean_us};
 }
 
 json::object to_json(const stats& s) {

@@ -31,7 +31,7 @@ using steady = std::chrono::steady_clock;
 // ---- statistics ----
 
 struct latency_summary {
-  double p50_us = 0, p90_us = 0, p99_us = 0, max_us = 0, mean_us = 0;
+  double p50_us = 0, p90_us = 0, p95_us = 0, p99_us = 0, max_us = 0, mean_us = 0;
 };
 
 inline latency_summary summarize(std::vector<double> us) {
@@ -41,6 +41,7 @@ inline latency_summary summarize(std::vector<double> us) {
   auto at = [&](double q) { return us[static_cast<std::size_t>(q * static_cast<double>(us.size() - 1))]; };
   s.p50_us = at(0.50);
   s.p90_us = at(0.90);
+  s.p95_us = at(0.95);
   s.p99_us = at(0.99);
   s.max_us = us.back();
   double sum = 0;
@@ -116,7 +117,6 @@ class pool {
   std::fprintf(stderr, "bench: %s: %s\n", what.c_str(), e.describe().c_str());
   std::exit(1);
 }
-
 
 inline std::string now_iso8601() {
   const auto t = std::time(nullptr);
