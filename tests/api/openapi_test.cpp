@@ -14,7 +14,7 @@ namespace {
 
 namespace json = boost::json;
 
-// Every route of the API (issue 4's api.md) with its methods, as OpenAPI
+// Every route of the API (the README's route table) with its methods, as OpenAPI
 // spells them.
 const std::map<std::string, std::set<std::string>>& api_routes() {
   static const std::map<std::string, std::set<std::string>> routes = {
