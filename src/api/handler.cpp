@@ -255,6 +255,15 @@ task<http_reply> messages(const handler_context* ctx, session_id id) {
   co_return json_reply(200, out);
 }
 
+// A non-negative whole number, or nothing.
+std::optional<std::int64_t> whole_number(std::string_view text) {
+  std::int64_t n = 0;
+  const auto* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, n);
+  if (text.empty() || ec != std::errc{} || p != end || n < 0) return std::nullopt;
+  return n;
+}
+
 result<std::optional<std::int64_t>> query_number(std::string_view target, std::string_view name) {
   const auto q = target.find('?');
   if (q == std::string_view::npos) return std::optional<std::int64_t>{};
@@ -265,13 +274,10 @@ result<std::optional<std::int64_t>> query_number(std::string_view target, std::s
     rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
     const auto eq = pair.find('=');
     if (pair.substr(0, eq) != name) continue;
-    const std::string_view value = eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
-    std::int64_t n = 0;
-    const auto* end = value.data() + value.size();
-    auto [p, ec] = std::from_chars(value.data(), end, n);
-    if (value.empty() || ec != std::errc{} || p != end || n < 0)
+    auto n = whole_number(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
+    if (!n)
       return make_error(api_errc::bad_request, "query parameter '" + std::string(name) + "' must be a whole number");
-    return std::optional<std::int64_t>{n};
+    return std::optional<std::int64_t>{*n};
   }
   return std::optional<std::int64_t>{};
 }
@@ -286,10 +292,10 @@ task<http_reply> events(const handler_context* ctx, session_id id, const http_re
   std::int64_t from = after->value_or(0);
   if (wants_sse(req)) {
     if (!req.last_event_id.empty()) {  // a reconnecting EventSource resumes after the last id it saw
-      auto resumed = query_number("?id=" + req.last_event_id, "id");
-      if (!resumed || !*resumed)
+      const auto resumed = whole_number(req.last_event_id);
+      if (!resumed)
         co_return error_reply(make_error(api_errc::bad_request, "header 'Last-Event-ID' must be a whole number"));
-      from = **resumed;
+      from = *resumed;
     }
     auto row = co_await ctx->store->get_session(id);  // 404 before the stream starts
     if (!row) co_return error_reply(row.error());

@@ -215,10 +215,10 @@ net::awaitable<void> sse_pump(std::shared_ptr<sse_client> c, bool with_ids, std:
     }
     for (const auto& item : *items) c->enqueue(sse_frame(item, with_ids));
   }
-  // Let the writer flush what is queued, then stop everything.
+  // Let the writer flush what is queued (it signals `drained` after each write), then stop everything.
   while (!c->dead && !c->queued.empty()) {
-    net::steady_timer pause(c->stream->get_executor(), std::chrono::milliseconds(5));
-    co_await pause.async_wait(use_tuple);
+    c->drained.expires_at(net::steady_timer::time_point::max());
+    co_await c->drained.async_wait(use_tuple);
   }
   c->end();
 }

@@ -296,12 +296,9 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       req.session = s;
       req.fence = f;
       req.events.emplace_back(model::execution_started{exe, node_.owner()});
-      if (!continuation) {
-        auto now_pending = co_await store_.pending_inputs(s);
-        if (!now_pending) co_return fail(now_pending.error());
-        for (const auto& in : choose_inputs(*now_pending, model::delivery::queue))
+      if (!continuation)
+        for (const auto& in : choose_inputs(*pending, model::delivery::queue))
           req.events.emplace_back(model::input_promoted{in.id, exe});
-      }
       promoted_at_start = req.events.size() > 1;
       auto r = co_await store_.append(std::move(req));
       if (!r) co_return r.error() == store::store_errc::lease_held ? busy(r.error()) : fail(r.error());
