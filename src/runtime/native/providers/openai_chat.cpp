@@ -54,13 +54,8 @@ class openai_chat final : public wire_mapper {
         case chat_role::tool_result:
           messages.push_back(json::object{{"role", "tool"}, {"tool_call_id", m.call_id}, {"content", m.text}});
           for (const auto& img : m.images) tool_images.push_back(image(img));
-          if (ends_tool_run(r, i) && !tool_images.empty()) {
-            json::array parts;
-            parts.push_back(json::object{{"type", "text"}, {"text", "Images returned by the tool calls above:"}});
-            for (auto& p : tool_images) parts.push_back(std::move(p));
-            tool_images.clear();
-            messages.push_back(json::object{{"role", "user"}, {"content", std::move(parts)}});
-          }
+          if (ends_tool_run(r, i) && !tool_images.empty())
+            messages.push_back(json::object{{"role", "user"}, {"content", take_tool_images(tool_images, "text")}});
           break;
       }
     }

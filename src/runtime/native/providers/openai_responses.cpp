@@ -73,13 +73,9 @@ class openai_responses final : public wire_mapper {
         case chat_role::tool_result:
           input.push_back(json::object{{"type", "function_call_output"}, {"call_id", m.call_id}, {"output", m.text}});
           for (const auto& img : m.images) tool_images.push_back(image(img));
-          if (ends_tool_run(r, i) && !tool_images.empty()) {
-            json::array parts;
-            parts.push_back(json::object{{"type", "input_text"}, {"text", "Images returned by the tool calls above:"}});
-            for (auto& p : tool_images) parts.push_back(std::move(p));
-            tool_images.clear();
-            input.push_back(json::object{{"type", "message"}, {"role", "user"}, {"content", std::move(parts)}});
-          }
+          if (ends_tool_run(r, i) && !tool_images.empty())
+            input.push_back(json::object{
+                {"type", "message"}, {"role", "user"}, {"content", take_tool_images(tool_images, "input_text")}});
           break;
       }
     }

@@ -126,4 +126,12 @@ bool ends_tool_run(const model_request& r, std::size_t i) {
   return i + 1 >= r.messages.size() || r.messages[i + 1].role != chat_role::tool_result;
 }
 
+boost::json::array take_tool_images(boost::json::array& images, std::string_view text_type) {
+  boost::json::array parts;
+  parts.push_back(boost::json::object{{"type", text_type}, {"text", "Images returned by the tool calls above:"}});
+  for (auto& p : images) parts.push_back(std::move(p));
+  images.clear();
+  return parts;
+}
+
 }  // namespace tether::runtime::native

@@ -88,5 +88,9 @@ const boost::json::object* object(const boost::json::object& o, std::string_view
 std::string data_url(const image_part& image);
 // Consecutive tool results are an unbroken run (Chat and Responses require it).
 bool ends_tool_run(const model_request& r, std::size_t i);
+// The content of the user message that carries a run's tool images (tool
+// results hold text only in Chat and Responses): a text part of `text_type`
+// introducing them, then the images, which are moved out of `images`.
+boost::json::array take_tool_images(boost::json::array& images, std::string_view text_type);
 
 }  // namespace tether::runtime::native
