@@ -92,6 +92,13 @@ store::fence runner::lease_fence() const {
   return f;
 }
 
+// The terminal event and the lease's release are one commit.
+store::fence runner::terminal_fence() const {
+  auto f = lease_fence();
+  f.release_lease = true;
+  return f;
+}
+
 namespace {
 
 // What one boundary promotes: every pending steer, or if there is none and
@@ -270,11 +277,10 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
                                       std::string("attempt_budget"),
                                       "gave up after " + std::to_string(attempts.value() - 1) + " recovery attempts",
                                       {}});
-        store::append_request req{s, std::move(events), lease_fence(), 0};
+        store::append_request req{s, std::move(events), terminal_fence(), 0};
         auto r = co_await store_.append(std::move(req));
         if (!r) co_return fail(r.error());
         metrics::executions_total().with("failed").inc();
-        (void)co_await store_.release_lease(s, node_.owner(), clock_.now());
         last = {drain_status::failed, exe, std::string("attempt budget exhausted")};
         continue;
       }
@@ -323,7 +329,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       events = std::move(leftovers.value());
     }
     events.emplace_back(model::execution_finished{exe, end.outcome, end.reason, end.error, end.usage});
-    store::append_request req{s, std::move(events), lease_fence(), 0};
+    store::append_request req{s, std::move(events), terminal_fence(), 0};
     auto r = co_await store_.append(std::move(req));
     if (!r) {
       if (r.error() == store::store_errc::fence_failed)
@@ -331,7 +337,6 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       co_return fail(r.error());
     }
     metrics::executions_total().with(model::to_string(end.outcome)).inc();
-    (void)co_await store_.release_lease(s, node_.owner(), clock_.now());
     last = {status_of(end.outcome), exe, end.error};
     if (end.outcome == model::outcome::interrupted || end.outcome == model::outcome::waiting) co_return last;
   }

@@ -64,6 +64,7 @@ class runner {
   boost::asio::awaitable<result<std::vector<model::payload>>> settle_leftovers(session_id s, execution_id e,
                                                                                std::string why);
   store::fence lease_fence() const;
+  store::fence terminal_fence() const;  // lease_fence() that also releases the lease
 
   store::event_store& store_;
   runtime& runtime_;

@@ -27,6 +27,10 @@ struct fence {
   // starting an execution is one commit); a fresh lease of another owner
   // fails the append with lease_held.
   std::optional<time_ms> claim_ttl_ms;
+  // Set (with lease_owner): after the events, release the lease as
+  // release_lease() does, in the same transaction (a terminal event and the
+  // release are one commit).
+  bool release_lease = false;
 };
 
 struct append_request {

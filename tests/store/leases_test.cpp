@@ -80,6 +80,46 @@ TEST_F(leases, a_claim_whose_fence_then_fails_is_rolled_back) {
   EXPECT_EQ(run(store().get_session(s))->lease->owner, "node-a/1");
 }
 
+// A terminal append releases the lease in its own transaction.
+TEST_F(leases, an_append_can_release_the_lease_in_its_own_transaction) {
+  open();
+  const auto s = new_session();
+  const auto exe = execution_id::generate();
+  ASSERT_TRUE(append(s, {model::execution_started{exe, "node-a/1"}}, claiming("node-a/1", clock_.now())));
+  fence f;
+  f.lease_owner = "node-a/1";
+  f.now_ms = clock_.now();
+  f.release_lease = true;
+  auto finished = append(s, {model::execution_finished{exe, model::outcome::succeeded, {}, {}, {}}}, f);
+  ASSERT_TRUE(finished) << why(finished);
+  auto row = run(store().get_session(s));
+  ASSERT_TRUE(row && row->lease);
+  EXPECT_EQ(row->lease->expires_at, clock_.now()) << "released: expired now";
+  EXPECT_FALSE(row->open_execution);
+  auto other = run(store().claim_lease(s, "node-b/1", clock_.now(), ttl));
+  EXPECT_TRUE(other) << "another node may claim it at once: " << why(other);
+}
+
+TEST_F(leases, a_releasing_append_by_a_node_without_the_lease_writes_nothing_and_releases_nothing) {
+  open();
+  const auto s = new_session();
+  const auto exe = execution_id::generate();
+  ASSERT_TRUE(append(s, {model::execution_started{exe, "node-a/1"}}, claiming("node-a/1", clock_.now())));
+  const auto before = last_seq(s);
+  fence f;
+  f.lease_owner = "node-b/1";
+  f.now_ms = clock_.now();
+  f.release_lease = true;
+  auto finished = append(s, {model::execution_finished{exe, model::outcome::succeeded, {}, {}, {}}}, f);
+  ASSERT_FALSE(finished);
+  EXPECT_EQ(finished.error(), store_errc::fence_failed);
+  EXPECT_EQ(last_seq(s), before);
+  auto row = run(store().get_session(s));
+  ASSERT_TRUE(row && row->lease);
+  EXPECT_EQ(row->lease->owner, "node-a/1");
+  EXPECT_EQ(row->lease->expires_at, clock_.now() + ttl);
+}
+
 TEST_F(leases, a_new_incarnation_of_the_same_node_takes_over_a_fresh_lease_at_once) {
   open();
   const auto s = new_session();

@@ -415,6 +415,8 @@ result<append_result> apply_append(connection& db, const append_request& req, co
     state->last_seq = seq;
     out.events.push_back(model::event{std::move(id), req.session, event_seq{seq}, time, std::move(p)});
   }
+  if (req.fence && req.fence->release_lease && req.fence->lease_owner)
+    TETHER_TRY(release_lease(db, req.session, *req.fence->lease_owner, req.fence->now_ms != 0 ? req.fence->now_ms : now));
   out.last_seq = event_seq{state->last_seq};
   return out;
 }
