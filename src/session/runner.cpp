@@ -70,6 +70,19 @@ class runner::host final : public turn_host {
     co_return std::move(r.value().events);
   }
 
+  void record_soon(std::vector<model::payload> events) override {
+    store::append_request req{session_, std::move(events), runner_.lease_fence(), 0};
+    soon_.push_back(runner_.store_.append(std::move(req)));  // queued now (see event_store.h)
+  }
+
+  // Waits until everything record_soon() queued is committed (or refused), so
+  // the runner's reads after the turn see it.
+  task<void> flush() {
+    auto pending = std::move(soon_);
+    soon_.clear();
+    for (auto& w : pending) (void)co_await std::move(w);
+  }
+
   void publish(model::payload ephemeral) override { runner_.store_.publish(session_, std::move(ephemeral)); }
   void wake() override { control_->wake(); }
   [[nodiscard]] std::stop_token stop_token() const override { return control_->stop_token(); }
@@ -79,6 +92,7 @@ class runner::host final : public turn_host {
   session_id session_;
   execution_id execution_;
   std::shared_ptr<drain_control> control_;
+  std::vector<task<result<store::append_result>>> soon_;
 };
 
 runner::runner(store::event_store& store, runtime& rt, const tether::clock& clk, node_identity node,
@@ -212,12 +226,13 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
                      continuation};
     continuation = false;
     turn_result turn;
+    auto turn_host = std::make_shared<host>(*this, s, e, control);
     try {
-      auto turn_host = std::make_shared<host>(*this, s, e, control);
-      turn = co_await runtime_.run_turn(std::move(ctx), std::move(turn_host));
+      turn = co_await runtime_.run_turn(std::move(ctx), turn_host);
     } catch (const std::exception& ex) {
       turn = {turn_status::failed, std::string("runtime error: ") + ex.what(), {}};
     }
+    co_await turn_host->flush();
     end.usage += turn.usage;
     if (control->stop_token().stop_requested() || turn.status == turn_status::interrupted) {
       end.outcome = model::outcome::interrupted;

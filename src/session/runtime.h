@@ -13,6 +13,11 @@
 //                 interaction.requested, runtime.bound, …) fenced on the
 //                 session's lease. A fence failure means the lease was lost:
 //                 return turn_status::interrupted promptly.
+//   record_soon() — like record() but without waiting for the commit: the
+//                 events are queued before anything recorded later, and a
+//                 failure (a lost lease) fails the next record(). For events
+//                 whose loss in a crash is harmless (step.started), so the
+//                 model request need not wait for a disk flush.
 //   publish()   — ephemeral events (text.delta, …) for live subscribers.
 //   wake()      — rings the session's doorbell: one more drain after this one.
 //   stop_token()— requested on interrupt, lease loss or shutdown. Register a
@@ -57,6 +62,7 @@ class turn_host {
   virtual ~turn_host() = default;
   virtual task<result<std::vector<store::message_row>>> boundary() = 0;
   virtual task<result<std::vector<model::event>>> record(std::vector<model::payload> events) = 0;
+  virtual void record_soon(std::vector<model::payload> events) = 0;
   virtual void publish(model::payload ephemeral) = 0;
   virtual void wake() = 0;
   [[nodiscard]] virtual std::stop_token stop_token() const = 0;

@@ -8,7 +8,10 @@
 //   executor. Writes (append, lease operations, quarantine) go to one writer
 //   that group-commits: requests queued by many sessions are committed in one
 //   transaction, and each caller resumes only after that commit is durable.
-//   Reads run on a small blocking pool and never wait for the writer.
+//   A write is queued when it is called, not when its awaitable is awaited,
+//   so writes commit in call order and a caller that need not wait for an
+//   outcome may drop the awaitable (the write still happens; its outcome is
+//   discarded). Reads run on a small blocking pool and never wait for the writer.
 //
 // Atomicity
 //   One append_request is all or nothing: its events get consecutive seqs,

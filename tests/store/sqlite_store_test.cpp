@@ -40,6 +40,25 @@ TEST_F(append_sqlite, assigns_consecutive_seqs_without_gaps_and_survives_reopen)
   EXPECT_EQ(next->last_seq.value, 12);
 }
 
+// A write is queued when it is called: awaiting later, or never, changes
+// neither its order nor whether it happens (event_store.h).
+TEST_F(append_sqlite, writes_are_queued_when_called_so_a_dropped_or_late_await_keeps_their_order) {
+  open();
+  const auto s = new_session();
+  auto late = store().append(append_request{s, {notice("first, awaited last")}, std::nullopt, 0});
+  (void)store().append(append_request{s, {notice("second, never awaited")}, std::nullopt, 0});
+  auto third = append(s, {notice("third, awaited at once")});
+  ASSERT_TRUE(third) << why(third);
+  EXPECT_EQ(third->events[0].seq.value, 4) << "the two earlier writes went first";
+  auto first = run(std::move(late));
+  ASSERT_TRUE(first) << why(first);
+  EXPECT_EQ(first->events[0].seq.value, 2);
+  const auto events = all_events(s);
+  ASSERT_EQ(events.size(), 4U);
+  ASSERT_NE(events[2].as<model::synthetic>(), nullptr);
+  EXPECT_EQ(events[2].as<model::synthetic>()->text, "second, never awaited");
+}
+
 TEST_F(append_sqlite, the_wal_is_copied_into_the_database_in_the_background_while_the_store_is_open) {
   auto o = options();
   o.checkpoint_pages = 1'000;

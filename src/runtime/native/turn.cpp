@@ -104,9 +104,10 @@ asio::awaitable<turn_result> turn::run() {
       req = request(final_step);
     }
 
+    // Not awaited: a crash before it commits loses nothing (no step is open to fail).
     std::vector<model::payload> started;
     started.emplace_back(model::step_started{ctx_.execution, step});
-    if (auto r = co_await record(std::move(started)); !r) co_return finish(turn_status::failed, r.error().message);
+    host_->record_soon(std::move(started));
 
     const auto step_began = std::chrono::steady_clock::now();
     auto out = co_await stream_step(std::move(req), final_step);

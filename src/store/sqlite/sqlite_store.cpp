@@ -48,10 +48,44 @@ class write_op {
   virtual void fail(const tether::error& e) = 0;
 };
 
+// A write's outcome on its way to whoever awaits it, or to nobody: writes are
+// queued when they are called, not when they are awaited, so a caller may
+// drop the awaitable of a write it need not wait for and the write still
+// happens, in order.
+template <class T>
+class write_slot {
+ public:
+  void deliver(result<T> v) {
+    std::unique_lock lock(mu_);
+    if (!waiter_) {
+      value_.emplace(std::move(v));
+      return;
+    }
+    auto w = std::move(waiter_);
+    lock.unlock();
+    w(std::move(v));
+  }
+  void await(completion<result<T>> done) {
+    std::unique_lock lock(mu_);
+    if (!value_) {
+      waiter_ = std::move(done);
+      return;
+    }
+    auto v = std::move(*value_);
+    lock.unlock();
+    done(std::move(v));
+  }
+
+ private:
+  std::mutex mu_;
+  std::optional<result<T>> value_;
+  completion<result<T>> waiter_;
+};
+
 template <class T, class Fn>
 class typed_write final : public write_op {
  public:
-  typed_write(Fn fn, completion<result<T>> done) : fn_(std::move(fn)), done_(std::move(done)) {}
+  typed_write(Fn fn, std::shared_ptr<write_slot<T>> done) : fn_(std::move(fn)), done_(std::move(done)) {}
 
   result<void> run(connection& db) override {
     try {
@@ -66,13 +100,13 @@ class typed_write final : public write_op {
     if constexpr (std::is_same_v<T, append_result>) {
       if (*out_) hub.publish_durable((*out_)->events);
     }
-    done_(std::move(*out_));
+    done_->deliver(std::move(*out_));
   }
-  void fail(const tether::error& e) override { done_(result<T>(e)); }
+  void fail(const tether::error& e) override { done_->deliver(result<T>(e)); }
 
  private:
   Fn fn_;
-  completion<result<T>> done_;
+  std::shared_ptr<write_slot<T>> done_;
   std::optional<result<T>> out_;
 };
 
@@ -369,25 +403,26 @@ class sqlite_event_store final : public event_store {
   }
 
  private:
+  // Queues the write now (see write_slot); the awaitable waits for its outcome.
   template <class T, class Fn>
   task<result<T>> on_writer(Fn fn) {
-    return async_op<result<T>>([this, fn = std::move(fn)](completion<result<T>> done) mutable {
+    auto slot = std::make_shared<write_slot<T>>();
+    {
       std::unique_lock lock(write_mu_);
       if (stopping_) {
         lock.unlock();
-        done(result<T>(closed_error()));
-        return;
-      }
-      if (poison_) {
+        slot->deliver(result<T>(closed_error()));
+      } else if (poison_) {
         auto e = *poison_;
         lock.unlock();
-        done(result<T>(std::move(e)));
-        return;
+        slot->deliver(result<T>(std::move(e)));
+      } else {
+        queue_.push_back(std::make_unique<typed_write<T, Fn>>(std::move(fn), slot));
+        lock.unlock();
+        write_cv_.notify_one();
       }
-      queue_.push_back(std::make_unique<typed_write<T, Fn>>(std::move(fn), std::move(done)));
-      lock.unlock();
-      write_cv_.notify_one();
-    });
+    }
+    return async_op<result<T>>([slot](completion<result<T>> done) { slot->await(std::move(done)); });
   }
 
   template <class T, class Fn>
