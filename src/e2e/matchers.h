@@ -1,0 +1,102 @@
+// e2e matchers: what a cell observed, and the rules that judge it.
+//
+//   observation o = ...;                    // filled from the public API
+//   auto results = e2e::evaluate(case_def.matchers, o, values);
+//
+// Text comparisons normalize both sides first: CRLF → LF, every run of
+// whitespace → one space, trimmed (normalize()).
+//
+//   message_exact       the last run's final assistant text (the last
+//                       assistant message of the last run that has one)
+//                       equals `text`
+//   message_occurrences non-overlapping occurrences of `text` in all the
+//                       cell's assistant text (each message normalized, then
+//                       counted separately and summed) equal `count`
+//   message_ordered     every one of `texts` occurs in the assistant text,
+//                       in that order (messages joined with "\n", in order;
+//                       each text found after the end of the previous one)
+//   message_absent      `text` occurs in no assistant message
+//   file_exact          the workspace file `path` exists and its bytes equal
+//                       `content` (no normalization; expected and actual are
+//                       shown with \n escaped)
+//   run_status          every run has outcome `status` (and there is at least
+//                       one); with `run = N`, the Nth run in start order has
+//                       it (fewer than N runs fails)
+//   run_count           the number of runs equals `count`
+//   session_status      the session's final status equals `status`
+//   interaction_status  the last interaction's status equals `status`
+//   runtime             the profile's runtime equals `value`
+//   environment         the environment id equals `value`
+//   usage_reported      every run reported token usage (input + output > 0)
+//
+// Each result says what was expected, what was seen (trimmed to 400 bytes
+// with "…") and, when it failed, why in one sentence. A template that does
+// not expand fails its matcher with that reason (never throws).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "e2e/suite.h"
+
+namespace tether::e2e {
+
+struct observed_message {
+  std::string role;  // user | assistant | synthetic | …
+  std::string text;
+  std::string run_id;  // the execution that produced it ("" for user input)
+};
+
+struct observed_run {
+  std::string id;
+  std::string outcome;  // succeeded | failed | interrupted | waiting | "" while open
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::int64_t cached_input_tokens = 0;
+  bool usage_reported = false;     // the run carried a usage object with tokens
+  std::optional<double> cost_usd;  // reported or priced; nullopt: no cost
+  std::string cost_status;         // reported | priced | unpriced | unavailable
+  std::int64_t started_at_ms = 0;
+  std::int64_t finished_at_ms = 0;
+};
+
+struct observed_interaction {
+  std::string id;
+  std::string status;  // pending | answered | …
+};
+
+struct observation {
+  std::vector<observed_message> messages;  // every generation, in order
+  std::vector<observed_run> runs;          // in start order
+  std::vector<observed_interaction> interactions;
+  std::string session_status;
+  std::string runtime;
+  std::string environment;
+  // workspace file → bytes, for the files the matchers name (absent: missing)
+  std::map<std::string, std::string> files;
+};
+
+struct matcher_result {
+  std::string kind;
+  std::string description;  // e.g. `message_exact "MARK-…"`
+  bool passed = false;
+  std::string expected;
+  std::string actual;
+  std::string why;  // empty when passed
+};
+
+std::string normalize(std::string_view text);
+// `text` cut to `limit` bytes at a UTF-8 boundary, with "…" when cut.
+std::string trim_for_display(std::string_view text, std::size_t limit = 400);
+
+std::vector<matcher_result> evaluate(const std::vector<matcher_spec>& matchers, const observation& o,
+                                     const template_values& values);
+
+// The workspace paths the matchers read (so the runner can collect them).
+std::vector<std::string> files_to_collect(const std::vector<matcher_spec>& matchers);
+
+}  // namespace tether::e2e

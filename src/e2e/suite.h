@@ -1,0 +1,187 @@
+// e2e::catalogue — the qualification harness's definitions, read from data.
+//
+// `suites/*.toml` hold everything `tether e2e` runs. A file may define one
+// suite (a `[suite]` table and its `[[cases]]`) and any number of profiles
+// (`[profiles.ID]`) and environments (`[environments.ID]`); ids are unique
+// across all files. A suite names the profiles and environments it covers;
+// the matrix is every (profile, environment, case) of every selected suite,
+// and one of those is a *cell*: `suite.profile.environment.case`.
+//
+//   auto cat = e2e::load_catalogue("suites");        // result<catalogue>
+//   for (const auto& s : cat->suites) ...
+//   std::string h = e2e::definition_hash(s);        // sha256 of canonical JSON
+//
+// A case drives the public API only, through its steps, in order:
+//
+//   create_session                 a new session (the cell's workspace, the
+//                                  profile's server profile)
+//   send  text, delivery           POST …/inputs; text is a template
+//   wait  for = idle | waiting | running | runs | file, count, path, timeout_ms
+//   stop                           POST …/interrupt
+//   reset                          POST …/reset
+//   answer option | other          answers the pending question (by option
+//                                  label or id, or free "other" text; both
+//                                  are templates)
+//   restart mode = graceful | kill SIGTERM (wait for exit) or SIGKILL, then
+//                                  start the server again on the same data
+//   sleep ms
+//
+// Templates: `{marker}`, `{nonce}`, `{phrase}`, `{marker1}`…`{marker9}`,
+// `{cell}` expand per cell (see expand()); `{{` and `}}` are literal braces.
+// Any other `{name}` is a load error naming the file, the case and the field.
+//
+// Matchers judge the cell after its steps (see matchers.h for the rules):
+//   message_exact text · message_occurrences text, count · message_ordered
+//   texts · message_absent text · file_exact path, content · run_status
+//   status, run (optional) · run_count count · session_status status · interaction_status
+//   status · runtime value · environment value · usage_reported
+//
+// Errors (e2e_errc::invalid_definition, the message names file and field): a
+// malformed TOML file, an unknown key or step or matcher kind, a missing
+// required field, a duplicate id, a suite naming an unknown profile or
+// environment, an unknown template name, an id that is not [a-z0-9-]+.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "e2e/errors.h"
+#include "util/result.h"
+
+namespace tether::e2e {
+
+enum class step_kind { create_session, send, wait, stop, reset, answer, restart, sleep };
+enum class wait_target { idle, waiting, running, runs, file };
+enum class restart_mode { graceful, kill };
+
+struct step {
+  step_kind kind = step_kind::create_session;
+  // send
+  std::string text;                // a template
+  std::string delivery = "steer";  // steer | queue
+  // wait
+  wait_target target = wait_target::idle;
+  std::int64_t count = 0;  // runs: at least this many finished runs
+  std::string path;        // file: relative to the workspace
+  std::chrono::milliseconds timeout{60'000};
+  // answer: one of them
+  std::string option;  // an option's label or id (a template)
+  std::string other;   // free text (a template)
+  // restart
+  restart_mode mode = restart_mode::graceful;
+  // sleep
+  std::chrono::milliseconds duration{0};
+};
+
+enum class matcher_kind {
+  message_exact,
+  message_occurrences,
+  message_ordered,
+  message_absent,
+  file_exact,
+  run_status,
+  run_count,
+  session_status,
+  interaction_status,
+  runtime,
+  environment,
+  usage_reported,
+};
+
+struct matcher_spec {
+  matcher_kind kind = matcher_kind::message_exact;
+  std::string text;                // message_exact, message_occurrences, message_absent (template)
+  std::vector<std::string> texts;  // message_ordered (templates)
+  std::int64_t count = 0;          // message_occurrences, run_count
+  std::string path;                // file_exact (relative to the workspace)
+  std::string content;             // file_exact (template; exact bytes)
+  std::string status;              // run_status, session_status, interaction_status
+  std::int64_t run = 0;            // run_status: the 1-based run it judges; 0 (omitted): every run
+  std::string value;               // runtime, environment
+};
+
+struct case_def {
+  std::string id;
+  std::string title;
+  std::string mode = "chat";  // the work mode; later: task, plan, project
+  std::vector<step> steps;
+  std::vector<matcher_spec> matchers;
+};
+
+struct suite_def {
+  std::string id;
+  std::string title;
+  std::string description;
+  std::vector<std::string> profiles;
+  std::vector<std::string> environments;
+  std::vector<case_def> cases;
+  std::filesystem::path file;  // where it was defined (not part of the hash)
+};
+
+// How a cell reaches a model and which runtime runs it.
+struct profile_def {
+  std::string id;
+  std::string title;
+  std::string runtime = "native";
+  std::string provider;  // openai-chat | openai-responses | anthropic
+  std::string model = "scripted";
+  std::string model_server = "mock";  // "mock": the cell starts `tether mock-llm`
+  std::string base_url;               // used when model_server is not "mock"
+  std::string api_key_env;            // the key's variable; for "mock" the harness sets a random one
+};
+
+// Where the cell's server runs. Only "local" (child processes on this
+// machine) exists now.
+struct environment_def {
+  std::string id;
+  std::string title;
+  std::string kind = "local";
+};
+
+struct catalogue {
+  std::vector<suite_def> suites;
+  std::map<std::string, profile_def> profiles;
+  std::map<std::string, environment_def> environments;
+};
+
+// Reads every *.toml directly in `dir` (sorted by name).
+result<catalogue> load_catalogue(const std::filesystem::path& dir);
+// One file's text, as if it were the only file (tests; `origin` names it in errors).
+result<catalogue> parse_catalogue(std::string_view toml, const std::string& origin);
+
+// The suite as canonical JSON: object keys sorted, no whitespace, every field
+// of every case with its default filled in (so an omitted default and a
+// written one hash the same); `file` excluded.
+std::string canonical_json(const suite_def& s);
+// Lowercase hex sha256 of canonical_json(s).
+std::string definition_hash(const suite_def& s);
+
+// The values a cell's templates expand to.
+struct template_values {
+  std::string nonce;  // 12 hex digits + "-" + attempt, e.g. "a1b2c3d4e5f6-1"
+  std::string cell;   // suite.profile.environment.case
+};
+// {nonce} → nonce; {marker} → "MARK-" + nonce; {markerN} → "MARK<N>-" + nonce;
+// {phrase} → "phrase-" + nonce; {cell} → cell; {{ → {, }} → }.
+// A `{` starts a name that runs to the next `}`; when another `{` or the end
+// of the text comes first, that `{` is literal text ("a { b" stays as is), and
+// so is a lone `}`. Names are exact (no spaces): `{ marker }` and `{}` are
+// unknown names. An unknown name is e2e_errc::invalid_definition.
+result<std::string> expand(std::string_view text, const template_values& v);
+// The names a template uses that expand() does not know (for load errors).
+std::vector<std::string> unknown_template_names(std::string_view text);
+
+// A fresh nonce: 6 random bytes in hex, then "-<attempt>".
+std::string make_nonce(int attempt);
+
+std::string_view to_string(step_kind k);
+std::string_view to_string(matcher_kind k);
+std::string_view to_string(wait_target t);
+
+}  // namespace tether::e2e

@@ -1,0 +1,347 @@
+#include "e2e/report.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "qualification/scratch_dir.h"
+
+namespace tether::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+
+using test::scratch_dir;
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+constexpr std::int64_t t0 = 1'796'029'262'345;  // 2026-11-30T09:01:02.345Z
+constexpr std::int64_t day = 86'400'000;
+
+struct cell_spec {
+  std::string suite, profile, kase;
+  cell_status status = cell_status::passed;
+  int attempt = 1;
+  bool priced = true;
+};
+
+cell_result make_cell(const std::string& campaign_id, const cell_spec& s, std::int64_t start) {
+  cell_result r;
+  r.suite_id = s.suite;
+  r.suite_title = s.suite == "chat-basics" ? "Chat basics" : "Workspace files";
+  r.suite_description = s.suite == "chat-basics"
+                            ? "A message reaches the model and its answer comes back, steered and queued."
+                            : "The agent writes and reads files in the cell's workspace.";
+  r.suite_definition_hash = s.suite == "chat-basics"
+                                ? "9c1f0e7d5b3a29184c6e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e"
+                                : "5e2d8a0b7c6f41938d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c";
+  r.source_sha = "3f9e2c1a7b8d4e6f0a1b2c3d4e5f60718293a4b5";
+  r.source_ref = "main";
+  r.attempt = s.attempt;
+  r.status = s.status;
+  r.profile_id = s.profile;
+  r.environment_id = "local";
+  r.case_id = s.kase;
+  r.case_title = "Case " + s.kase;
+  r.cell = s.suite + "." + s.profile + ".local." + s.kase;
+  r.execution_id = campaign_id + "/" + r.cell + "/" + std::to_string(s.attempt);
+  r.runtime = "native";
+  r.provider = s.profile.find("anthropic") != std::string::npos ? "anthropic" : "openai-chat";
+  r.model = "scripted";
+  r.session_id = "ses_" + s.kase;
+  r.run_ids = {"run_" + s.kase + "_1", "run_" + s.kase + "_2"};
+  r.nonce = "a1b2c3d4e5f6-" + std::to_string(s.attempt);
+  r.started_at_ms = start;
+  r.duration_ms = 2'500 + static_cast<std::int64_t>(s.kase.size()) * 300;
+  r.finished_at_ms = start + r.duration_ms;
+  r.turns = {{r.run_ids[0], "in_1", 14.0, 900.0, 930.0}, {r.run_ids[1], "in_2", 9.5, 1'150.0, 1'171.0}};
+  const std::optional<double> c1 = s.priced ? std::optional<double>(0.0021) : std::nullopt;
+  const std::optional<double> c2 = s.priced ? std::optional<double>(0.0034) : std::nullopt;
+  r.usage = {{r.run_ids[0], "succeeded", 1'200, 180, 400, c1, s.priced ? "reported" : "unpriced"},
+             {r.run_ids[1], "succeeded", 1'650, 240, 800, c2, s.priced ? "reported" : "unpriced"}};
+  const bool passed = s.status == cell_status::passed;
+  r.matchers = {{"message_exact", "message_exact \"MARK-a1b2c3d4e5f6\"", passed, "MARK-a1b2c3d4e5f6",
+                 passed ? "MARK-a1b2c3d4e5f6" : "<script>alert('x')</script> MARK-wrong",
+                 passed ? "" : "the last assistant message differs"},
+                {"run_count", "run_count 2", true, "2", "2", ""}};
+  if (s.status == cell_status::failed) r.failure = failure_class::candidate_failure;
+  if (s.status == cell_status::error) {
+    r.failure = failure_class::transient_infrastructure;
+    r.error = "mock-llm did not listen within 10 s";
+  }
+  r.artifacts = r.cell + ".attempt-" + std::to_string(s.attempt);
+  compute_billing(r);
+  return r;
+}
+
+// Writes a campaign's cell records and campaign.json under OUT and records it.
+void write_campaign(const fs::path& out, const std::string& id, std::int64_t start,
+                    const std::vector<cell_spec>& specs) {
+  std::vector<cell_result> results;
+  std::int64_t t = start;
+  for (const auto& s : specs) {
+    results.push_back(make_cell(id, s, t));
+    t += 3'000;
+  }
+  campaign c = summarize(id, results);
+  c.selection = {{"suite", ""}, {"profile", ""}, {"environment", ""}, {"case", ""}};
+  const fs::path dir = out / "campaigns" / id;
+  for (const auto& r : results)
+    ASSERT_TRUE(
+        write_json_file(dir / "cells" / (r.cell + ".attempt-" + std::to_string(r.attempt) + ".json"), to_json(r)));
+  ASSERT_TRUE(write_json_file(dir / "campaign.json", to_json(c)));
+  auto h = record_campaign(out, c, results);
+  ASSERT_TRUE(h) << h.error().describe();
+}
+
+// Two campaigns: yesterday's all green and unpriced, today's with a failure,
+// a retried cell, and an error.
+void write_two_campaigns(const fs::path& out) {
+  write_campaign(out, "20261129T090102Z-0a1b", t0 - day,
+                 {{"chat-basics", "openai-chat-mock", "hello", cell_status::passed, 1, false},
+                  {"chat-basics", "openai-chat-mock", "steer", cell_status::passed, 1, false},
+                  {"chat-basics", "anthropic-mock", "hello", cell_status::passed, 1, false},
+                  {"workspace-files", "openai-chat-mock", "write-file", cell_status::passed, 1, false}});
+  write_campaign(out, "20261130T090102Z-ab12", t0,
+                 {{"chat-basics", "openai-chat-mock", "hello"},
+                  {"chat-basics", "openai-chat-mock", "steer"},
+                  {"chat-basics", "openai-chat-mock", "queue", cell_status::failed},
+                  {"chat-basics", "anthropic-mock", "hello", cell_status::error, 1},
+                  {"chat-basics", "anthropic-mock", "hello", cell_status::passed, 2},
+                  {"chat-basics", "anthropic-mock", "steer"},
+                  {"chat-basics", "anthropic-mock", "queue"},
+                  {"workspace-files", "openai-chat-mock", "write-file", cell_status::passed, 1, false},
+                  {"workspace-files", "openai-chat-mock", "read-file", cell_status::skipped, 1, false}});
+}
+
+TEST(Report, LoadsTheLatestCampaignAndEveryAttempt) {
+  scratch_dir out;
+  write_two_campaigns(out.path());
+  auto d = load_report_data(out.path());
+  ASSERT_TRUE(d) << d.error().describe();
+  EXPECT_EQ(d->hist.campaigns.size(), 2u);
+  EXPECT_EQ(d->latest.id, "20261130T090102Z-ab12");
+  EXPECT_EQ(d->latest_cells.size(), 9u);
+  EXPECT_EQ(d->hist.latest_green, "20261129T090102Z-0a1b");
+}
+
+TEST(Report, TheDashboardShowsEverySuiteProfileCaseAndMatcher) {
+  scratch_dir out;
+  write_two_campaigns(out.path());
+  auto d = load_report_data(out.path());
+  ASSERT_TRUE(d) << d.error().describe();
+  const std::string page = render_dashboard(*d);
+  for (const char* s : {"chat-basics",
+                        "workspace-files",
+                        "Chat basics",
+                        "Workspace files",
+                        "openai-chat-mock",
+                        "anthropic-mock",
+                        "hello",
+                        "steer",
+                        "queue",
+                        "write-file",
+                        "read-file",
+                        "20261130T090102Z-ab12",
+                        "3f9e2c1a7b8d",
+                        "9c1f0e7d5b3a",
+                        "MARK-a1b2c3d4e5f6",
+                        "the last assistant message differs",
+                        "mock-llm did not listen within 10 s",
+                        "transient_infrastructure",
+                        "<details",
+                        "<svg",
+                        "Trends",
+                        "RED"})
+    EXPECT_NE(page.find(s), std::string::npos) << s;
+}
+
+TEST(Report, AMissingCostReadsUnavailableOrUnpricedNeverZero) {
+  scratch_dir out;
+  write_campaign(out.path(), "c1", t0,
+                 {{"workspace-files", "openai-chat-mock", "write-file", cell_status::passed, 1, false}});
+  auto d = load_report_data(out.path());
+  ASSERT_TRUE(d) << d.error().describe();
+  // Tokens without a cost: unpriced.
+  std::string page = render_dashboard(*d);
+  EXPECT_NE(page.find("unpriced"), std::string::npos);
+  EXPECT_EQ(page.find("$0.0000"), std::string::npos);
+  // No usage at all: unavailable.
+  for (auto& r : d->latest_cells) {
+    for (auto& u : r.usage) u.input_tokens = u.output_tokens = u.cached_input_tokens = std::nullopt;
+    compute_billing(r);
+  }
+  page = render_dashboard(*d);
+  EXPECT_NE(page.find("unavailable"), std::string::npos);
+  EXPECT_EQ(page.find("$0"), std::string::npos);
+  EXPECT_NE(page.find("GREEN"), std::string::npos);
+}
+
+TEST(Report, RecordTextIsEscapedAndThePageNeedsNoNetwork) {
+  scratch_dir out;
+  write_two_campaigns(out.path());
+  auto d = load_report_data(out.path());
+  ASSERT_TRUE(d) << d.error().describe();
+  d->latest_cells[0].case_title = "\"quoted\" & <b>bold</b>";
+  const std::string page = render_dashboard(*d);
+  EXPECT_EQ(page.find("<script"), std::string::npos);
+  EXPECT_NE(page.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"), std::string::npos);
+  EXPECT_EQ(page.find("<b>bold</b>"), std::string::npos);
+  EXPECT_NE(page.find("&quot;quoted&quot; &amp; &lt;b&gt;bold&lt;/b&gt;"), std::string::npos);
+  EXPECT_EQ(page.find("http://"), std::string::npos);
+  EXPECT_EQ(page.find("https://"), std::string::npos);
+  EXPECT_EQ(page.find("src="), std::string::npos);
+  EXPECT_EQ(page.find("@import"), std::string::npos);
+  EXPECT_EQ(page.find("url("), std::string::npos);
+}
+
+TEST(Report, TrendsReadWithASingleCampaign) {
+  scratch_dir out;
+  write_campaign(out.path(), "only", t0, {{"chat-basics", "openai-chat-mock", "hello"}});
+  auto d = load_report_data(out.path());
+  ASSERT_TRUE(d) << d.error().describe();
+  const std::string page = render_dashboard(*d);
+  EXPECT_NE(page.find("1 stored campaign,"), std::string::npos);
+  EXPECT_NE(page.find("<polyline"), std::string::npos);
+  EXPECT_NE(page.find("<circle"), std::string::npos);
+  EXPECT_NE(page.find("100%"), std::string::npos);
+}
+
+TEST(Report, WriteReportWritesTheDashboardIntoOut) {
+  scratch_dir out;
+  write_two_campaigns(out.path());
+  auto file = write_report(out.path());
+  ASSERT_TRUE(file) << file.error().describe();
+  EXPECT_EQ(*file, out.path() / "dashboard.html");
+  const std::string page = read_file(*file);
+  EXPECT_EQ(page.rfind("<!doctype html>", 0), 0u);
+  EXPECT_NE(page.find("20261130T090102Z-ab12"), std::string::npos);
+  EXPECT_NE(page.find("</html>"), std::string::npos);
+  EXPECT_FALSE(fs::exists(out.path() / "dashboard.html.tmp"));
+}
+
+TEST(Report, MissingHistoryOrCampaignIsNotFound) {
+  scratch_dir out;
+  EXPECT_EQ(write_report(out.path()).error(), e2e_errc::not_found);
+  write_campaign(out.path(), "c1", t0, {{"chat-basics", "openai-chat-mock", "hello"}});
+  fs::remove(out.path() / "campaigns" / "c1" / "campaign.json");
+  EXPECT_EQ(load_report_data(out.path()).error(), e2e_errc::not_found);
+}
+
+TEST(Report, ACorruptCellRecordIsABadRecordNamingTheFile) {
+  scratch_dir out;
+  write_campaign(out.path(), "c1", t0, {{"chat-basics", "openai-chat-mock", "hello"}});
+  const fs::path cell = out.path() / "campaigns/c1/cells/chat-basics.openai-chat-mock.local.hello.attempt-1.json";
+  std::ofstream(cell) << R"({"schema": "something else"})";
+  auto d = load_report_data(out.path());
+  ASSERT_FALSE(d);
+  EXPECT_EQ(d.error(), e2e_errc::bad_record);
+  EXPECT_NE(d.error().message.find("attempt-1.json"), std::string::npos) << d.error().message;
+}
+
+// ---------------------------------------------------------------- screenshot
+
+// Where the screenshot test leaves its page and picture for a person to look
+// at: $TETHER_TEST_OUTPUT_DIR, else the test's working directory.
+fs::path test_output_dir() {
+  const char* env = std::getenv("TETHER_TEST_OUTPUT_DIR");
+  return fs::path(env && *env ? env : fs::current_path()) / "qualification-dashboard";
+}
+
+std::uint32_t be32(const std::string& s, std::size_t at) {
+  return (static_cast<std::uint32_t>(static_cast<unsigned char>(s[at])) << 24) |
+         (static_cast<std::uint32_t>(static_cast<unsigned char>(s[at + 1])) << 16) |
+         (static_cast<std::uint32_t>(static_cast<unsigned char>(s[at + 2])) << 8) |
+         static_cast<std::uint32_t>(static_cast<unsigned char>(s[at + 3]));
+}
+
+TEST(Report, TheDashboardScreenshotIsAReadablePng) {
+  scratch_dir out;
+  write_two_campaigns(out.path());
+  auto html = write_report(out.path());
+  ASSERT_TRUE(html) << html.error().describe();
+  const fs::path png = out.path() / "dashboard.png";
+  auto shot = screenshot(*html, png);
+  // `make test` installs Chromium, so its absence is a failure, not a skip.
+  ASSERT_TRUE(shot) << "screenshot failed: " << shot.error().describe();
+
+  const std::string bytes = read_file(png);
+  ASSERT_GT(bytes.size(), 20u * 1024) << "a dashboard screenshot should not be this small";
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_EQ(bytes.substr(12, 4), "IHDR");
+  EXPECT_EQ(be32(bytes, 16), 1400u);  // the window's width
+  EXPECT_EQ(be32(bytes, 20), 2000u);
+
+  std::error_code ec;
+  const fs::path keep = test_output_dir();
+  fs::create_directories(keep, ec);
+  fs::copy_file(png, keep / "dashboard.png", fs::copy_options::overwrite_existing, ec);
+  fs::copy_file(*html, keep / "dashboard.html", fs::copy_options::overwrite_existing, ec);
+}
+
+TEST(Report, AMissingChromiumSaysWhatToInstall) {
+  scratch_dir out;
+  std::ofstream(out.path() / "page.html") << "<p>x</p>";
+  const char* before = std::getenv("TETHER_CHROMIUM");
+  const std::string saved = before ? before : "";
+  const std::string path_before = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::unsetenv("TETHER_CHROMIUM");
+  ::setenv("PATH", out.path().c_str(), 1);
+  auto shot = screenshot(out.path() / "page.html", out.path() / "page.png");
+  ::setenv("PATH", path_before.c_str(), 1);
+  if (before) ::setenv("TETHER_CHROMIUM", saved.c_str(), 1);
+  ASSERT_FALSE(shot);
+  EXPECT_EQ(shot.error(), e2e_errc::io);
+  EXPECT_NE(shot.error().message.find("chromium"), std::string::npos) << shot.error().message;
+}
+
+// Runs screenshot() with $TETHER_CHROMIUM set to a shell script.
+result<void> screenshot_with_fake_chromium(const fs::path& dir, const std::string& script) {
+  const fs::path fake = dir / "fake-chromium";
+  std::ofstream(fake) << "#!/bin/sh\n" << script << "\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  std::ofstream(dir / "page.html") << "<p>x</p>";
+  const char* before = std::getenv("TETHER_CHROMIUM");
+  const std::string saved = before ? before : "";
+  ::setenv("TETHER_CHROMIUM", fake.c_str(), 1);
+  auto shot = screenshot(dir / "page.html", dir / "page.png");
+  if (before)
+    ::setenv("TETHER_CHROMIUM", saved.c_str(), 1);
+  else
+    ::unsetenv("TETHER_CHROMIUM");
+  return shot;
+}
+
+TEST(Report, AFailingChromiumReportsItsLastOutputLine) {
+  scratch_dir out;
+  auto shot = screenshot_with_fake_chromium(out.path(), "echo starting; echo 'fatal: no display' >&2; exit 3");
+  ASSERT_FALSE(shot);
+  EXPECT_EQ(shot.error(), e2e_errc::io);
+  EXPECT_NE(shot.error().message.find("exit 3"), std::string::npos) << shot.error().message;
+  EXPECT_NE(shot.error().message.find("fatal: no display"), std::string::npos) << shot.error().message;
+}
+
+TEST(Report, AChromiumThatWritesNoPictureIsAnError) {
+  scratch_dir out;
+  auto shot = screenshot_with_fake_chromium(out.path(), "exit 0");
+  ASSERT_FALSE(shot);
+  EXPECT_EQ(shot.error(), e2e_errc::io);
+
+  // A file that is not a PNG is refused too.
+  shot = screenshot_with_fake_chromium(
+      out.path(),
+      "for a in \"$@\"; do case $a in --screenshot=*) echo not-a-png > \"${a#--screenshot=}\";; esac; done");
+  ASSERT_FALSE(shot);
+  EXPECT_NE(shot.error().message.find("not a PNG"), std::string::npos) << shot.error().message;
+}
+
+}  // namespace
+}  // namespace tether::e2e

@@ -1,0 +1,375 @@
+#include "e2e/result.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include "qualification/scratch_dir.h"
+
+namespace tether::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+using test::scratch_dir;
+
+constexpr std::int64_t t0 = 1'796'029'262'345;  // 2026-11-30T09:01:02.345Z
+
+cell_result sample_cell(std::string suite, std::string profile, std::string kase, int attempt = 1,
+                        cell_status status = cell_status::passed) {
+  cell_result r;
+  r.suite_id = std::move(suite);
+  r.suite_title = "Chat basics";
+  r.suite_description = "Messages reach the model and come back.";
+  r.suite_definition_hash = "4f2a9c0d1e2b3a4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4";
+  r.source_sha = "0123456789abcdef0123456789abcdef01234567";
+  r.source_ref = "main";
+  r.attempt = attempt;
+  r.status = status;
+  r.profile_id = std::move(profile);
+  r.environment_id = "local";
+  r.case_id = std::move(kase);
+  r.cell = r.suite_id + "." + r.profile_id + "." + r.environment_id + "." + r.case_id;
+  r.execution_id = "20261130T090102Z-ab12/" + r.cell + "/" + std::to_string(attempt);
+  r.case_title = "Say hello";
+  r.runtime = "native";
+  r.provider = "openai-chat";
+  r.model = "scripted";
+  r.session_id = "ses_01";
+  r.run_ids = {"run_1", "run_2"};
+  r.nonce = "a1b2c3d4e5f6-" + std::to_string(attempt);
+  r.started_at_ms = t0;
+  r.finished_at_ms = t0 + 4'321;
+  r.duration_ms = 4'321;
+  r.turns = {{"run_1", "in_1", 12.5, 800.0, 830.25}, {"run_2", "in_2", std::nullopt, 1200.0, std::nullopt}};
+  r.usage = {{"run_1", "succeeded", 100, 20, 50, 0.002, "reported"},
+             {"run_2", "succeeded", 200, 30, std::nullopt, 0.003, "priced"}};
+  r.matchers = {{"message_exact", "message_exact \"MARK-a1\"", true, "MARK-a1", "MARK-a1", ""},
+                {"run_count", "run_count 2", false, "2", "3", "3 runs, expected 2"}};
+  if (status != cell_status::passed) r.failure = failure_class::candidate_failure;
+  r.artifacts = r.cell + ".attempt-" + std::to_string(attempt);
+  compute_billing(r);
+  return r;
+}
+
+TEST(Result, ACellResultRoundTripsThroughJson) {
+  cell_result r = sample_cell("chat", "mock", "hello", 2, cell_status::failed);
+  r.error = "the model answered something else";
+  r.cleanup_passed = false;
+  r.cleanup_details = "server did not stop";
+  const json::value v = to_json(r);
+  EXPECT_EQ(v.at("schema"), "tether.e2e.result/v1");
+  EXPECT_EQ(v.at("startedAt"), "2026-11-30T09:01:02.345Z");
+
+  auto back = cell_result_from_json(json::parse(json::serialize(v)));
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(back->cell, r.cell);
+  EXPECT_EQ(back->suite_title, r.suite_title);
+  EXPECT_EQ(back->attempt, 2);
+  EXPECT_EQ(back->status, cell_status::failed);
+  EXPECT_EQ(back->failure, failure_class::candidate_failure);
+  EXPECT_EQ(back->started_at_ms, r.started_at_ms);
+  EXPECT_EQ(back->finished_at_ms, r.finished_at_ms);
+  EXPECT_EQ(back->run_ids, r.run_ids);
+  ASSERT_EQ(back->turns.size(), 2u);
+  EXPECT_EQ(back->turns[0].response_ms, 830.25);
+  EXPECT_FALSE(back->turns[1].scheduler_latency_ms);
+  ASSERT_EQ(back->usage.size(), 2u);
+  EXPECT_FALSE(back->usage[1].cached_input_tokens);
+  EXPECT_EQ(back->usage[1].cost_usd, 0.003);
+  ASSERT_EQ(back->matchers.size(), 2u);
+  EXPECT_EQ(back->matchers[1].why, "3 runs, expected 2");
+  EXPECT_FALSE(back->cleanup_passed);
+  EXPECT_EQ(back->cleanup_details, "server did not stop");
+  EXPECT_EQ(back->error, r.error);
+  EXPECT_EQ(back->llm.cost_status, "reported");
+  EXPECT_EQ(back->runtime_cost.agent_time_ms, 2000);
+  // The whole record survives: a second trip writes the same JSON.
+  EXPECT_EQ(to_json(*back), v);
+}
+
+TEST(Result, MissingUsageAndCostAreNullNeverZero) {
+  cell_result r = sample_cell("chat", "mock", "hello");
+  r.usage = {{"run_1", "failed", std::nullopt, std::nullopt, std::nullopt, std::nullopt, "unavailable"}};
+  r.error = "";
+  compute_billing(r);
+  const json::value v = to_json(r);
+  const auto& u = v.at("usage").at(0);
+  EXPECT_TRUE(u.at("inputTokens").is_null());
+  EXPECT_TRUE(u.at("outputTokens").is_null());
+  EXPECT_TRUE(u.at("cachedInputTokens").is_null());
+  EXPECT_TRUE(u.at("totalTokens").is_null());
+  EXPECT_TRUE(u.at("costUsd").is_null());
+  EXPECT_TRUE(v.at("billing").at("llm").at("reportedCostUsd").is_null());
+  EXPECT_EQ(v.at("billing").at("llm").at("costStatus"), "unavailable");
+  EXPECT_TRUE(v.at("failureClass").is_null());
+  EXPECT_TRUE(v.at("error").is_null());
+
+  auto back = cell_result_from_json(v);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_FALSE(back->usage[0].input_tokens);
+  EXPECT_FALSE(back->usage[0].cost_usd);
+  EXPECT_FALSE(back->llm.reported_cost_usd);
+}
+
+TEST(Result, BillingIsReportedOnlyWhenEveryRunReportedACost) {
+  cell_result r = sample_cell("chat", "mock", "hello");
+  compute_billing(r);
+  EXPECT_EQ(r.llm.cost_status, "reported");
+  EXPECT_EQ(r.llm.run_count, 2);
+  EXPECT_EQ(r.llm.runs_with_token_usage, 2);
+  EXPECT_EQ(r.llm.runs_with_reported_cost, 2);
+  EXPECT_EQ(r.llm.input_tokens, 300);
+  EXPECT_EQ(r.llm.output_tokens, 50);
+  EXPECT_EQ(r.llm.cached_input_tokens, 50);
+  EXPECT_EQ(r.llm.total_tokens, 350);
+  ASSERT_TRUE(r.llm.reported_cost_usd);
+  EXPECT_NEAR(*r.llm.reported_cost_usd, 0.005, 1e-12);
+
+  r.usage[1].cost_usd.reset();
+  compute_billing(r);
+  EXPECT_EQ(r.llm.cost_status, "partial");
+  EXPECT_EQ(r.llm.runs_with_reported_cost, 1);
+  EXPECT_NEAR(*r.llm.reported_cost_usd, 0.002, 1e-12);
+
+  r.usage[0].cost_usd.reset();
+  compute_billing(r);
+  EXPECT_EQ(r.llm.cost_status, "unpriced");
+  EXPECT_FALSE(r.llm.reported_cost_usd);
+  EXPECT_EQ(r.llm.total_tokens, 350);
+
+  r.usage[0].input_tokens.reset();
+  r.usage[1].input_tokens.reset();
+  r.usage[0].output_tokens.reset();
+  r.usage[1].output_tokens.reset();
+  compute_billing(r);
+  EXPECT_EQ(r.llm.cost_status, "unavailable");
+  EXPECT_EQ(r.llm.runs_with_token_usage, 0);
+
+  r.usage.clear();
+  compute_billing(r);
+  EXPECT_EQ(r.llm.cost_status, "unavailable");
+  EXPECT_EQ(r.llm.run_count, 0);
+}
+
+TEST(Result, RuntimeBillingIsLocalWallTimeAndSummedRunDurations) {
+  cell_result r = sample_cell("chat", "mock", "hello");
+  compute_billing(r);
+  EXPECT_EQ(r.runtime_cost.provider, "local");
+  EXPECT_EQ(r.runtime_cost.duration_ms, 4'321);
+  EXPECT_EQ(r.runtime_cost.agent_time_ms, 2'000);
+  EXPECT_EQ(r.runtime_cost.cost_status, "not_metered");
+  const json::value v = to_json(r);
+  EXPECT_EQ(v.at("billing").at("runtime").at("agentTimeMs"), 2000);
+  EXPECT_EQ(v.at("billing").at("runtime").at("costStatus"), "not_metered");
+}
+
+TEST(Result, OnlyTransientFailuresAreRetryable) {
+  EXPECT_TRUE(retryable(failure_class::transient_infrastructure));
+  EXPECT_TRUE(retryable(failure_class::provider_variance));
+  EXPECT_FALSE(retryable(failure_class::candidate_failure));
+  EXPECT_FALSE(retryable(failure_class::permanent_infrastructure));
+  EXPECT_FALSE(retryable(failure_class::secret_leak));
+  EXPECT_FALSE(retryable(failure_class::cleanup_failure));
+  for (auto f : {failure_class::candidate_failure, failure_class::secret_leak, failure_class::cleanup_failure})
+    EXPECT_EQ(parse_failure_class(to_string(f)), f);
+  EXPECT_EQ(parse_cell_status("skipped"), cell_status::skipped);
+  EXPECT_FALSE(parse_cell_status("green"));
+}
+
+TEST(Result, WrongSchemaOrMissingFieldIsABadRecordNamingIt) {
+  json::value v = to_json(sample_cell("chat", "mock", "hello"));
+  v.as_object()["schema"] = "tether.e2e.result/v0";
+  auto r = cell_result_from_json(v);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), e2e_errc::bad_record);
+  EXPECT_NE(r.error().message.find("tether.e2e.result/v1"), std::string::npos) << r.error().message;
+
+  v = to_json(sample_cell("chat", "mock", "hello"));
+  v.as_object().erase("cell");
+  r = cell_result_from_json(v);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("cell is missing"), std::string::npos) << r.error().message;
+
+  v = to_json(sample_cell("chat", "mock", "hello"));
+  v.at("turns").as_array()[1].as_object()["runDurationMs"] = "slow";
+  r = cell_result_from_json(v);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("turns[1].runDurationMs is not a number"), std::string::npos) << r.error().message;
+
+  v = to_json(sample_cell("chat", "mock", "hello"));
+  v.as_object()["status"] = "green";
+  r = cell_result_from_json(v);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("status has an unknown value \"green\""), std::string::npos) << r.error().message;
+
+  EXPECT_EQ(cell_result_from_json(json::value(42)).error(), e2e_errc::bad_record);
+}
+
+TEST(Result, Iso8601IsUtcWithMilliseconds) {
+  EXPECT_EQ(iso8601(0), "1970-01-01T00:00:00.000Z");
+  EXPECT_EQ(iso8601(t0), "2026-11-30T09:01:02.345Z");
+  EXPECT_EQ(iso8601(-1), "1969-12-31T23:59:59.999Z");
+}
+
+// ---------------------------------------------------------------- summarize
+
+TEST(Result, TheFinalAttemptDecidesAndRetriesAreCounted) {
+  std::vector<cell_result> results;
+  auto first = sample_cell("chat", "mock", "hello", 1, cell_status::error);
+  first.failure = failure_class::transient_infrastructure;
+  results.push_back(first);
+  results.push_back(sample_cell("chat", "mock", "steer", 1, cell_status::failed));
+  results.push_back(sample_cell("chat", "mock", "hello", 2, cell_status::passed));  // the retry passed
+  results.push_back(sample_cell("files", "mock", "write", 1, cell_status::skipped));
+  results.push_back(sample_cell("files", "mock", "read", 1, cell_status::passed));
+
+  const campaign c = summarize("20261130T090102Z-ab12", results);
+  EXPECT_EQ(c.id, "20261130T090102Z-ab12");
+  EXPECT_EQ(c.totals.selected, 4);
+  EXPECT_EQ(c.totals.passed, 2);
+  EXPECT_EQ(c.totals.failed, 1);
+  EXPECT_EQ(c.totals.incomplete, 1);
+  EXPECT_EQ(c.totals.retries, 1);
+  ASSERT_EQ(c.suites.size(), 2u);
+  EXPECT_EQ(c.suites[0].suite_id, "chat");
+  EXPECT_EQ(c.suites[0].selected, 2);
+  EXPECT_EQ(c.suites[0].passed, 1);
+  EXPECT_EQ(c.suites[0].failed, 1);
+  EXPECT_EQ(c.suites[0].retries, 1);
+  EXPECT_EQ(c.suites[1].suite_id, "files");
+  EXPECT_EQ(c.suites[1].incomplete, 1);
+  EXPECT_EQ(c.suites[1].passed, 1);
+  EXPECT_FALSE(c.green());
+
+  // Every attempt is listed, each cell's final attempt last among its own.
+  ASSERT_EQ(c.cells.size(), 5u);
+  EXPECT_EQ(c.cells[0].cell, "chat.mock.local.hello");
+  EXPECT_EQ(c.cells[0].attempt, 1);
+  EXPECT_EQ(c.cells[1].cell, "chat.mock.local.hello");
+  EXPECT_EQ(c.cells[1].attempt, 2);
+  EXPECT_EQ(c.cells[1].result, "cells/chat.mock.local.hello.attempt-2.json");
+  EXPECT_EQ(c.source_sha, results[0].source_sha);
+}
+
+TEST(Result, APassedCellWhoseCleanupFailedDidNotPass) {
+  auto r = sample_cell("chat", "mock", "hello");
+  r.cleanup_passed = false;
+  const campaign c = summarize("c1", {r});
+  EXPECT_EQ(c.totals.passed, 0);
+  EXPECT_EQ(c.totals.failed, 1);
+  EXPECT_FALSE(c.green());
+  ASSERT_EQ(c.cells.size(), 1u);
+  EXPECT_EQ(c.cells[0].status, cell_status::failed);
+  EXPECT_EQ(c.cells[0].failure, failure_class::cleanup_failure);
+}
+
+TEST(Result, ACampaignIsGreenWhenEveryCellPassedAndRoundTrips) {
+  campaign c = summarize("c1", {sample_cell("chat", "mock", "hello"), sample_cell("chat", "mock", "steer")});
+  c.selection = {{"suite", "chat"}, {"profile", ""}};
+  EXPECT_TRUE(c.green());
+  const json::value v = to_json(c);
+  EXPECT_EQ(v.at("schema"), "tether.e2e.campaign/v1");
+  EXPECT_EQ(v.at("status"), "passed");
+  auto back = campaign_from_json(v);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(back->selection, c.selection);
+  EXPECT_EQ(back->totals.passed, 2);
+  EXPECT_EQ(back->cells.size(), 2u);
+  EXPECT_EQ(to_json(*back), v);
+  EXPECT_FALSE(summarize("empty", {}).green());
+}
+
+// ---------------------------------------------------------------- history
+
+TEST(Result, RecordingTwoCampaignsKeepsBothOldestFirst) {
+  scratch_dir out;
+  auto ok_cell = sample_cell("chat", "mock", "hello");
+  auto bad_cell = sample_cell("chat", "mock", "hello", 1, cell_status::failed);
+  bad_cell.started_at_ms = bad_cell.finished_at_ms = t0 + 3'600'000;
+
+  const campaign green = summarize("c-green", {ok_cell});
+  const campaign red = summarize("c-red", {bad_cell});
+  ASSERT_TRUE(record_campaign(out.path(), red, {bad_cell}));
+  auto h = record_campaign(out.path(), green, {ok_cell});  // older, recorded later
+  ASSERT_TRUE(h) << h.error().describe();
+  ASSERT_EQ(h->campaigns.size(), 2u);
+  EXPECT_EQ(h->campaigns[0].id, "c-green");
+  EXPECT_EQ(h->campaigns[1].id, "c-red");
+  EXPECT_EQ(h->latest, "c-red");
+  EXPECT_EQ(h->latest_green, "c-green");
+  EXPECT_EQ(h->campaigns[0].input_tokens, 300);
+  EXPECT_EQ(h->campaigns[0].agent_time_ms, 2000);
+  ASSERT_TRUE(h->campaigns[0].cost_usd);
+  EXPECT_EQ(h->campaigns[0].path, "campaigns/c-green/campaign.json");
+
+  // What was written reads back the same.
+  auto v = read_json_file(out.path() / "history.json");
+  ASSERT_TRUE(v) << v.error().describe();
+  EXPECT_EQ(v->at("schema"), "tether.e2e.history/v1");
+  EXPECT_EQ(v->at("latestGreen"), "c-green");
+  auto back = history_from_json(*v);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(to_json(*back), to_json(*h));
+  // No temp file is left behind.
+  for (const auto& e : fs::directory_iterator(out.path())) EXPECT_EQ(e.path().filename(), "history.json") << e.path();
+}
+
+TEST(Result, RecordingTheSameIdReplacesItsEntry) {
+  scratch_dir out;
+  auto bad_cell = sample_cell("chat", "mock", "hello", 1, cell_status::failed);
+  ASSERT_TRUE(record_campaign(out.path(), summarize("c1", {bad_cell}), {bad_cell}));
+  auto h = record_campaign(out.path(), summarize("c1", {bad_cell}), {bad_cell});
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->campaigns.size(), 1u);
+  EXPECT_EQ(h->latest, "c1");
+  EXPECT_EQ(h->latest_green, "");
+  EXPECT_TRUE(read_json_file(out.path() / "history.json")->at("latestGreen").is_null());
+
+  auto ok_cell = sample_cell("chat", "mock", "hello");
+  h = record_campaign(out.path(), summarize("c1", {ok_cell}), {ok_cell});
+  ASSERT_TRUE(h);
+  ASSERT_EQ(h->campaigns.size(), 1u);
+  EXPECT_TRUE(h->campaigns[0].green);
+  EXPECT_EQ(h->latest_green, "c1");
+}
+
+TEST(Result, AHistoryWithAnotherSchemaIsABadRecord) {
+  scratch_dir out;
+  ASSERT_TRUE(write_json_file(out.path() / "history.json",
+                              json::object{{"schema", "tether.e2e.history/v9"}, {"campaigns", json::array{}}}));
+  auto ok_cell = sample_cell("chat", "mock", "hello");
+  auto h = record_campaign(out.path(), summarize("c1", {ok_cell}), {ok_cell});
+  ASSERT_FALSE(h);
+  EXPECT_EQ(h.error(), e2e_errc::bad_record);
+  EXPECT_NE(h.error().message.find("tether.e2e.history/v9"), std::string::npos) << h.error().message;
+
+  std::ofstream(out.path() / "history.json") << "{ not json";
+  h = record_campaign(out.path(), summarize("c1", {ok_cell}), {ok_cell});
+  ASSERT_FALSE(h);
+  EXPECT_EQ(h.error(), e2e_errc::bad_record);
+}
+
+TEST(Result, JsonFilesArePrettyAndTheirDirectoriesAreCreated) {
+  scratch_dir out;
+  const fs::path file = out.path() / "a" / "b" / "x.json";
+  json::value v = {{"name", "x"}, {"cost", 0.015}, {"list", {1, 2}}, {"empty", json::object{}}, {"none", nullptr}};
+  ASSERT_TRUE(write_json_file(file, v));
+  std::ifstream in(file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\n  \"name\": \"x\",\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"cost\": 0.015"), std::string::npos) << text;
+  auto back = read_json_file(file);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, v);
+
+  EXPECT_EQ(read_json_file(out.path() / "missing.json").error(), e2e_errc::not_found);
+}
+
+}  // namespace
+}  // namespace tether::e2e
