@@ -5,7 +5,7 @@ BENCH     := $(BUILD_DIR)/bench/tether_bench
 STREAM    := $(BUILD_DIR)/bench/tether_stream_bench
 API       := $(BUILD_DIR)/bench/tether_api_bench
 
-.PHONY: all setup build test bench demo format tidy clean
+.PHONY: all setup build test bench demo e2e format tidy clean
 
 all: build
 
@@ -38,6 +38,14 @@ demo: setup
 	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether
 	scripts/demo $(BUILD_DIR)/src/tether $(DEMO_DATA)
 
+# The qualification matrix (suites/*.toml): every selected cell, then the
+# dashboard and its screenshot under e2e-results/. Narrow it with
+# E2E_ARGS, e.g. make e2e E2E_ARGS="--suite persistent-chat --jobs 4".
+E2E_ARGS :=
+e2e: setup
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether
+	$(BUILD_DIR)/src/tether e2e run --suites suites --out e2e-results --screenshot $(E2E_ARGS)
+
 format:
 	find src tests bench \( -name '*.h' -o -name '*.cpp' \) -print0 | xargs -0 clang-format -i
 
@@ -46,4 +54,4 @@ tidy: build
 	scripts/tidy
 
 clean:
-	rm -rf $(BUILD_DIR) bench-results $(DEMO_DATA)
+	rm -rf $(BUILD_DIR) bench-results e2e-results $(DEMO_DATA)

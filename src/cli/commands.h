@@ -70,4 +70,9 @@ void add_doctor_command(CLI::App& app, int& exit_code);
 // configuration or an address in use, 1 when recovery fails.
 void add_serve_command(CLI::App& app, int& exit_code);
 
+// `tether e2e run|report|list`: the qualification harness (e2e_command.cpp).
+// `run` exits 0 only when every selected cell passed, 1 otherwise, 2 for a
+// bad definition or selection, 130 after Ctrl-C.
+void add_e2e_command(CLI::App& app, int& exit_code);
+
 }  // namespace tether::cli

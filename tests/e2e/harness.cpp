@@ -27,96 +27,28 @@ std::string tether_binary() { return TETHER_BINARY; }
 // ---- child ----
 
 child::child(const std::vector<std::string>& argv, const fs::path& log, const std::map<std::string, std::string>& env) {
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  pid_ = ::fork();
-  if (pid_ < 0) throw std::runtime_error("fork failed");
-  if (pid_ == 0) {
-    ::dup2(pipefd[1], 1);
-    const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (err >= 0) ::dup2(err, 2);
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  ::close(pipefd[1]);
-  out_ = pipefd[0];
+  auto p = child_process::start(argv, log, env);
+  if (!p) throw std::runtime_error(p.error().message);
+  proc_ = std::move(*p);
 }
 
-child::~child() {
-  if (running()) {
-    signal(SIGKILL);
-    wait();
-  }
-  if (out_ >= 0) ::close(out_);
-}
+child::~child() = default;
 
 std::string child::wait_line(const std::string& prefix, std::chrono::milliseconds timeout) {
-  const auto deadline = steady::now() + timeout;
-  for (;;) {
-    for (auto nl = pending_.find('\n'); nl != std::string::npos; nl = pending_.find('\n')) {
-      std::string line = pending_.substr(0, nl);
-      pending_.erase(0, nl + 1);
-      if (line.starts_with(prefix)) return line;
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()).count();
-    if (left <= 0) throw std::runtime_error("no line starting with '" + prefix + "' in time");
-    pollfd p{out_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-    char buf[4096];
-    const auto n = ::read(out_, buf, sizeof buf);
-    if (n <= 0) throw std::runtime_error("the child closed stdout before printing '" + prefix + "'");
-    pending_.append(buf, static_cast<std::size_t>(n));
-  }
+  auto line = proc_->wait_line(prefix, timeout);
+  if (!line) throw std::runtime_error(line.error().message);
+  return *line;
 }
 
-std::string child::rest_of_stdout(std::chrono::milliseconds timeout) {
-  const auto deadline = steady::now() + timeout;
-  std::string out = std::move(pending_);
-  pending_.clear();
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()).count();
-    if (left <= 0) return out;
-    pollfd p{out_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-    char buf[4096];
-    const auto n = ::read(out_, buf, sizeof buf);
-    if (n <= 0) return out;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-}
+std::string child::rest_of_stdout(std::chrono::milliseconds timeout) { return proc_->rest_of_stdout(timeout); }
 
-void child::signal(int sig) {
-  if (pid_ > 0 && !status_) ::kill(pid_, sig);
-}
+void child::signal(int sig) { proc_->signal(sig); }
 
-bool child::running() {
-  if (status_ || pid_ <= 0) return false;
-  int st = 0;
-  if (::waitpid(pid_, &st, WNOHANG) == pid_) {
-    status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    return false;
-  }
-  return true;
-}
+bool child::running() { return proc_->running(); }
 
-int child::wait(std::chrono::milliseconds timeout) {
-  const auto deadline = steady::now() + timeout;
-  while (running()) {
-    if (steady::now() > deadline) {
-      ::kill(pid_, SIGKILL);
-      int st = 0;
-      ::waitpid(pid_, &st, 0);
-      status_ = -1;  // did not exit in time
-      break;
-    }
-    std::this_thread::sleep_for(5ms);
-  }
-  return *status_;
-}
+int child::wait(std::chrono::milliseconds timeout) { return proc_->wait(timeout).value_or(-1); }
+
+pid_t child::pid() const { return proc_->pid(); }
 
 // ---- HTTP ----
 

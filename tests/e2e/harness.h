@@ -14,15 +14,19 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <boost/json.hpp>
 
+#include "e2e/run/process.h"
+
 namespace tether::e2e {
 
-// A child process with its stdout on a pipe and its stderr in a log file.
+// A child process with its stdout on a pipe and its stderr in a log file
+// (e2e::child_process, with exceptions for the tests).
 class child {
  public:
   child(const std::vector<std::string>& argv, const std::filesystem::path& log,
@@ -38,14 +42,11 @@ class child {
   void signal(int sig);
   // Waits for the exit; returns the exit status (or 128+signal).
   int wait(std::chrono::milliseconds timeout = std::chrono::seconds(30));
-  [[nodiscard]] pid_t pid() const { return pid_; }
+  [[nodiscard]] pid_t pid() const;
   [[nodiscard]] bool running();
 
  private:
-  pid_t pid_ = -1;
-  int out_ = -1;
-  std::string pending_;
-  std::optional<int> status_;
+  std::unique_ptr<child_process> proc_;
 };
 
 struct http_result {

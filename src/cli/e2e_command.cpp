@@ -1,0 +1,135 @@
+// `tether e2e`: the qualification harness (DESIGN §9).
+//
+//   tether e2e run [--suites DIR] [--suite S] [--profile P] [--env E]
+//                  [--case C] [--jobs N] [--out DIR] [--screenshot]
+//       runs the selected cells, writes their records, the campaign, the
+//       history and the dashboard (OUT/dashboard.html; with --screenshot also
+//       OUT/dashboard.png through headless Chromium). Exit 0 only when every
+//       selected cell passed; 1 otherwise; 2 for a bad definition or
+//       selection; 130 after Ctrl-C (every process it started is stopped).
+//   tether e2e report [--out DIR] [--screenshot]
+//       renders the dashboard again from OUT.
+//   tether e2e list [--suites DIR]
+//       the matrix: every cell the definitions describe.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "e2e/report.h"
+#include "e2e/run/campaign.h"
+#include "e2e/run/process.h"
+#include "e2e/suite.h"
+
+namespace tether::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct e2e_args {
+  e2e::campaign_options run;
+  bool screenshot = false;
+};
+
+int report(const fs::path& out, bool screenshot) {
+  auto html = e2e::write_report(out);
+  if (!html) {
+    fmt::print(stderr, "tether: cannot write the dashboard: {}\n", html.error().message);
+    return exit_failed;
+  }
+  fmt::print("dashboard: {}\n", html->string());
+  if (!screenshot) return exit_ok;
+  auto png = html->parent_path() / "dashboard.png";
+  if (auto shot = e2e::screenshot(*html, png); !shot) {
+    fmt::print(stderr, "tether: cannot take the dashboard's screenshot: {}\n", shot.error().message);
+    return exit_failed;
+  }
+  fmt::print("screenshot: {}\n", png.string());
+  return exit_ok;
+}
+
+int run(e2e_args a) {
+  install_sigint_handler();
+  std::error_code ec;
+  a.run.tether_binary = fs::read_symlink("/proc/self/exe", ec).string();
+  e2e::progress_sink progress;
+  progress.style = ::isatty(STDOUT_FILENO) == 1 ? e2e::progress_style::terminal : e2e::progress_style::lines;
+  progress.write = [](const std::string& s) {
+    std::fputs(s.c_str(), stdout);
+    std::fflush(stdout);
+  };
+  const auto cancelled = [] { return sigint_count() > 0; };
+  auto c = e2e::run_campaign(a.run, progress, cancelled);
+  if (!c) {
+    e2e::stop_all_children();
+    fmt::print(stderr, "tether: {}\n", c.error().message);
+    return c.error() == e2e::e2e_errc::invalid_definition || c.error() == e2e::e2e_errc::not_found ? exit_usage
+                                                                                                   : exit_failed;
+  }
+  const auto& t = c->totals;
+  fmt::print("campaign {}: {} selected, {} passed, {} failed, {} incomplete, {} retried\n", c->id, t.selected, t.passed,
+             t.failed, t.incomplete, t.retries);
+  fmt::print("results: {}\n", (a.run.out / "campaigns" / c->id).string());
+  const int shown = report(a.run.out, a.screenshot);
+  if (cancelled()) return exit_interrupted;
+  if (!c->green()) return exit_failed;
+  return shown;
+}
+
+int list(const fs::path& suites) {
+  auto cat = e2e::load_catalogue(suites);
+  if (!cat) {
+    fmt::print(stderr, "tether: {}\n", cat.error().message);
+    return exit_usage;
+  }
+  std::size_t n = 0;
+  for (const auto& s : cat->suites) {
+    fmt::print("{} — {} (definition {})\n", s.id, s.title, e2e::definition_hash(s).substr(0, 12));
+    for (const auto& p : s.profiles)
+      for (const auto& e : s.environments)
+        for (const auto& k : s.cases) {
+          fmt::print("  {}.{}.{}.{}  {}\n", s.id, p, e, k.id, k.title);
+          ++n;
+        }
+  }
+  fmt::print("{} cells\n", n);
+  return exit_ok;
+}
+
+}  // namespace
+
+void add_e2e_command(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<e2e_args>();
+  auto* e2e = app.add_subcommand("e2e", "The qualification harness: suites × profiles × environments");
+  e2e->require_subcommand(1);
+
+  auto* r = e2e->add_subcommand("run", "Run the selected cells and write their results and the dashboard");
+  r->add_option("--suites", a->run.suites_dir, "Directory of the suite definitions")->capture_default_str();
+  r->add_option("--suite", a->run.suite, "Only this suite");
+  r->add_option("--profile", a->run.profile, "Only this profile");
+  r->add_option("--env", a->run.environment, "Only this environment");
+  r->add_option("--case", a->run.kase, "Only this case");
+  r->add_option("--jobs", a->run.jobs, "Cells at once")->capture_default_str()->check(CLI::Range(1, 64));
+  r->add_option("--out", a->run.out, "Results directory")->capture_default_str();
+  r->add_flag("--screenshot", a->screenshot, "Also render the dashboard to a PNG with headless Chromium");
+  r->callback([a, &exit_code] { exit_code = run(*a); });
+
+  auto* rep = e2e->add_subcommand("report", "Render the dashboard from a results directory");
+  rep->add_option("--out", a->run.out, "Results directory")->capture_default_str();
+  rep->add_flag("--screenshot", a->screenshot, "Also render the dashboard to a PNG with headless Chromium");
+  rep->callback([a, &exit_code] { exit_code = report(a->run.out, a->screenshot); });
+
+  auto* l = e2e->add_subcommand("list", "List every cell of the matrix");
+  l->add_option("--suites", a->run.suites_dir, "Directory of the suite definitions")->capture_default_str();
+  l->callback([a, &exit_code] { exit_code = list(a->run.suites_dir); });
+}
+
+}  // namespace tether::cli

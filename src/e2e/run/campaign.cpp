@@ -1,0 +1,257 @@
+#include "e2e/run/campaign.h"
+
+#include <cstdio>
+#include <ctime>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include <boost/json.hpp>
+
+#include "e2e/run/cell.h"
+
+namespace tether::e2e {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string campaign_id() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  std::random_device rd;
+  char tail[8];
+  std::snprintf(tail, sizeof tail, "-%04x", rd() & 0xffffU);
+  return std::string(buf) + tail;
+}
+
+// The first line `command` prints, or "".
+std::string first_line_of(const std::string& command) {
+  std::string out;
+  if (FILE* p = ::popen(command.c_str(), "r")) {
+    char buf[256];
+    if (std::fgets(buf, sizeof buf, p) != nullptr) out = buf;
+    ::pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+bool matches(const std::string& filter, const std::string& id) { return filter.empty() || filter == id; }
+
+struct matrix {
+  std::vector<cell_plan> plans;
+  std::map<std::string, std::string> hashes;
+};
+
+result<matrix> select(const catalogue& cat, const campaign_options& o) {
+  matrix m;
+  bool suite_seen = o.suite.empty(), profile_seen = o.profile.empty(), env_seen = o.environment.empty(),
+       case_seen = o.kase.empty();
+  for (const auto& s : cat.suites) {
+    if (!matches(o.suite, s.id)) continue;
+    suite_seen = true;
+    m.hashes[s.id] = definition_hash(s);
+    for (const auto& p : s.profiles) {
+      if (!matches(o.profile, p)) continue;
+      profile_seen = true;
+      for (const auto& e : s.environments) {
+        if (!matches(o.environment, e)) continue;
+        env_seen = true;
+        for (const auto& c : s.cases) {
+          if (!matches(o.kase, c.id)) continue;
+          case_seen = true;
+          cell_plan plan;
+          plan.suite = &s;
+          plan.kase = &c;
+          plan.profile = cat.profiles.at(p);
+          plan.environment = cat.environments.at(e);
+          plan.suite_hash = m.hashes[s.id];
+          m.plans.push_back(std::move(plan));
+        }
+      }
+    }
+  }
+  const auto none = [](std::string_view what, const std::string& id) {
+    return make_error(e2e_errc::invalid_definition, "no " + std::string(what) + " '" + id + "' in the selection");
+  };
+  if (!suite_seen) return none("suite", o.suite);
+  if (!profile_seen) return none("profile", o.profile);
+  if (!env_seen) return none("environment", o.environment);
+  if (!case_seen) return none("case", o.kase);
+  if (m.plans.empty()) return make_error(e2e_errc::invalid_definition, "the selection has no cell");
+  return m;
+}
+
+std::string result_name(const cell_plan& p) { return cell_name(p) + ".attempt-" + std::to_string(p.attempt); }
+
+// The shared state of the workers.
+class scheduler {
+ public:
+  scheduler(std::vector<cell_plan> plans, const campaign_options& o, const progress_sink& progress,
+            const std::function<bool()>& cancelled, fs::path cells_dir)
+      : queue_(plans.begin(), plans.end()),
+        total_(plans.size()),
+        options_(o),
+        progress_(progress),
+        cancelled_(cancelled),
+        cells_dir_(std::move(cells_dir)),
+        started_(std::chrono::steady_clock::now()) {}
+
+  void work() {
+    for (;;) {
+      cell_plan plan;
+      {
+        std::lock_guard lock(mu_);
+        if (queue_.empty()) return;
+        plan = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      plan.artifacts_dir = cells_dir_ / result_name(plan);
+      cell_result r;
+      if (cancelled_()) {
+        r = skipped(plan);
+      } else {
+        say("start " + cell_name(plan) + (plan.attempt > 1 ? " (retry)" : ""));
+        r = run_cell(plan, cancelled_);
+      }
+      (void)write_json_file(cells_dir_ / (result_name(plan) + ".json"), to_json(r));
+      finish(plan, std::move(r));
+    }
+  }
+
+  std::vector<cell_result> take_results() { return std::move(results_); }
+
+ private:
+  static cell_result skipped(const cell_plan& plan) {
+    cell_result r = cell_record(plan, "");
+    r.artifacts.clear();
+    r.status = cell_status::skipped;
+    r.error = "interrupted before it started";
+    r.finished_at_ms = r.started_at_ms;
+    compute_billing(r);
+    return r;
+  }
+
+  void finish(const cell_plan& plan, cell_result r) {
+    std::lock_guard lock(mu_);
+    const bool retry = r.failure && retryable(*r.failure) && plan.attempt == 1 && !cancelled_();
+    std::string line = std::string(to_string(r.status)) + " " + r.cell;
+    if (plan.attempt > 1) line += " (attempt " + std::to_string(plan.attempt) + ")";
+    if (r.failure) line += " [" + std::string(to_string(*r.failure)) + "]";
+    if (!r.error.empty()) line += ": " + r.error;
+    for (const auto& m : r.matchers)
+      if (!m.passed) line += "\n    " + m.description + ": " + m.why;
+    line += " (" + std::to_string(r.duration_ms) + " ms)";
+    if (retry) {
+      cell_plan again = plan;
+      again.attempt = 2;
+      queue_.push_back(std::move(again));
+      ++retries_;
+      line += " — retrying once";
+    } else {
+      ++done_;
+      if (r.status == cell_status::passed) ++passed_;
+      if (r.status == cell_status::failed) ++failed_;
+    }
+    results_.push_back(std::move(r));
+    emit(line);
+  }
+
+  void say(const std::string& line) {
+    std::lock_guard lock(mu_);
+    emit(line);
+  }
+
+  // Called with mu_ held.
+  void emit(const std::string& line) {
+    if (!progress_.write) return;
+    const auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    std::string summary = "[" + std::to_string(done_) + "/" + std::to_string(total_) + "] " + std::to_string(passed_) +
+                          " passed, " + std::to_string(failed_) + " failed";
+    if (retries_ > 0) summary += ", " + std::to_string(retries_) + " retried";
+    if (done_ > 0 && done_ < total_) {
+      const auto eta = elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_);
+      summary += ", ETA " + std::to_string(static_cast<int>(eta + 0.5)) + " s";
+    }
+    if (progress_.style == progress_style::terminal) {
+      if (!line.starts_with("start ")) progress_.write("\r\033[K" + line + "\n");
+      progress_.write("\r\033[K" + summary);
+    } else {
+      progress_.write(summary + " " + line + "\n");
+    }
+  }
+
+  std::mutex mu_;
+  std::deque<cell_plan> queue_;
+  std::size_t total_;
+  std::size_t done_ = 0, passed_ = 0, failed_ = 0, retries_ = 0;
+  const campaign_options& options_;
+  const progress_sink& progress_;
+  const std::function<bool()>& cancelled_;
+  fs::path cells_dir_;
+  std::chrono::steady_clock::time_point started_;
+  std::vector<cell_result> results_;
+};
+
+}  // namespace
+
+result<campaign> run_campaign(const campaign_options& o, const progress_sink& progress,
+                              const std::function<bool()>& cancelled) {
+  auto cat = load_catalogue(o.suites_dir);
+  if (!cat) return cat.error();
+  auto m = select(*cat, o);
+  if (!m) return m.error();
+  const std::string id = campaign_id();
+  const auto repo = shell_quote(o.suites_dir.string());
+  const std::string sha = first_line_of("git -C " + repo + " rev-parse HEAD 2>/dev/null");
+  const std::string ref = first_line_of("git -C " + repo + " rev-parse --abbrev-ref HEAD 2>/dev/null");
+  std::error_code ec;
+  const fs::path scratch = o.scratch_root.empty() ? fs::temp_directory_path(ec) / ("tether-e2e-" + id) : o.scratch_root;
+  for (auto& p : m->plans) {
+    p.campaign_id = id;
+    p.source_sha = sha.empty() ? "unknown" : sha;
+    p.source_ref = ref.empty() ? "unknown" : ref;
+    p.tether_binary = o.tether_binary;
+    p.scratch_root = scratch;
+  }
+  const auto dir = o.out / "campaigns" / id;
+  const std::int64_t started = now_ms();
+  scheduler sched(m->plans, o, progress, cancelled, dir / "cells");
+  std::vector<std::thread> workers;
+  const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(m->plans.size())));
+  for (int i = 0; i < jobs; ++i) workers.emplace_back([&sched] { sched.work(); });
+  for (auto& w : workers) w.join();
+  if (progress.write && progress.style == progress_style::terminal) progress.write("\n");
+  fs::remove_all(scratch, ec);
+
+  auto results = sched.take_results();
+  campaign c = summarize(id, results);
+  c.started_at_ms = started;
+  c.finished_at_ms = now_ms();
+  c.source_sha = m->plans.front().source_sha;
+  c.source_ref = m->plans.front().source_ref;
+  c.selection = {{"suite", o.suite}, {"profile", o.profile}, {"environment", o.environment}, {"case", o.kase}};
+  for (auto& ref_ : c.cells) ref_.result = "cells/" + ref_.cell + ".attempt-" + std::to_string(ref_.attempt) + ".json";
+  TETHER_TRY(write_json_file(dir / "campaign.json", to_json(c)));
+  auto h = record_campaign(o.out, c, results);
+  if (!h) return h.error();
+  return c;
+}
+
+}  // namespace tether::e2e

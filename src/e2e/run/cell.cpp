@@ -1,0 +1,333 @@
+#include "e2e/run/cell.h"
+
+#include <signal.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <boost/json.hpp>
+
+#include "e2e/run/cell_env.h"
+#include "e2e/secrets.h"
+
+namespace tether::e2e {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::int64_t unix_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t steady_us_now() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string cell_name(const cell_plan& p) {
+  return p.suite->id + "." + p.profile.id + "." + p.environment.id + "." + p.kase->id;
+}
+
+namespace {
+
+std::string random_hex(std::size_t bytes) {
+  std::random_device rd;
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    const auto b = rd() & 0xffU;
+    out += digits[b >> 4U];
+    out += digits[b & 0xfU];
+  }
+  return out;
+}
+
+std::string toml_string(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string key_variable(const profile_def& p) { return p.api_key_env.empty() ? "TETHER_E2E_API_KEY" : p.api_key_env; }
+
+result<void> write_config(const cell_env& env) {
+  const auto& p = env.plan->profile;
+  std::ofstream f(env.dir / "config.toml");
+  f << "# " << env.values.cell << "\n[profiles.default]\n"
+    << "runtime = " << toml_string(p.runtime) << "\n"
+    << "provider = " << toml_string(p.provider) << "\n"
+    << "model = " << toml_string(p.model) << "\n"
+    << "base_url = " << toml_string(env.mock_url.empty() ? p.base_url : env.mock_url + "/v1") << "\n"
+    << "api_key_env = " << toml_string(key_variable(p)) << "\n";
+  if (!f) return make_error(e2e_errc::io, "cannot write " + (env.dir / "config.toml").string());
+  return ok();
+}
+
+result<void> start_mock(cell_env& env) {
+  auto p = child_process::start({env.plan->tether_binary, "mock-llm", "--listen", "127.0.0.1:0"},
+                                env.plan->artifacts_dir / "model.log");
+  if (!p) return p.error();
+  env.mock = std::move(*p);
+  auto line = env.mock->wait_line("mock-llm listening on ", 30s, env.cancelled);
+  if (!line) return line.error();
+  env.mock_url = line->substr(std::string_view("mock-llm listening on ").size());
+  return ok();
+}
+
+// Creates the directories, starts the model and the server.
+result<void> set_up(cell_env& env) {
+  std::error_code ec;
+  fs::create_directories(env.plan->artifacts_dir, ec);
+  fs::create_directories(env.plan->scratch_root, ec);
+  env.dir = env.plan->scratch_root / (env.values.cell + "-" + env.values.nonce);
+  env.data = env.dir / "data";
+  env.workspace = env.dir / "workspace";
+  fs::create_directories(env.data, ec);
+  fs::create_directories(env.workspace, ec);
+  if (ec) return make_error(e2e_errc::infrastructure, "cannot create " + env.dir.string() + ": " + ec.message());
+  env.token = random_hex(16);
+  env.api_key = "sk-e2e-" + random_hex(16);
+  if (env.plan->profile.model_server == "mock")
+    if (auto r = start_mock(env); !r) return r;
+  if (auto r = write_config(env); !r) return r;
+  return start_server(env);
+}
+
+void keep_transcript(cell_env& env) {
+  if (env.session.empty() || !env.api) return;
+  json::object t;
+  for (const char* leaf : {"messages", "executions", "interactions", "inputs"}) {
+    auto r = env.api->get("/v1/sessions/" + env.session + "/" + leaf);
+    if (r && r->is_object())
+      if (const auto* v = r->as_object().if_contains(leaf)) t[leaf] = *v;
+  }
+  auto events = env.api->get("/v1/sessions/" + env.session + "/events?limit=10000");
+  if (events && events->is_object())
+    if (const auto* v = events->as_object().if_contains("events")) t["events"] = *v;
+  (void)write_json_file(env.plan->artifacts_dir / "transcript.json", t);
+}
+
+// Stops the processes and removes the scratch directory; "" when all went well.
+std::string tear_down(cell_env& env) {
+  std::string problems;
+  if (env.server && !stop_server(env, restart_mode::graceful))
+    problems += "the server did not exit within 10 s of SIGTERM; ";
+  if (env.mock) {
+    env.mock->signal(SIGTERM);
+    if (!env.mock->wait(10s)) problems += "the scripted model did not exit within 10 s of SIGTERM; ";
+  }
+  std::error_code ec;
+  if (!env.dir.empty()) {
+    fs::copy_file(env.dir / "config.toml", env.plan->artifacts_dir / "config.toml",
+                  fs::copy_options::overwrite_existing, ec);
+    ec.clear();
+    fs::remove_all(env.dir, ec);
+    if (ec) problems += "cannot remove " + env.dir.string() + ": " + ec.message() + "; ";
+  }
+  if (!problems.empty()) problems.erase(problems.size() - 2);
+  return problems;
+}
+
+bool only_message_matchers_failed(const std::vector<matcher_result>& rs) {
+  bool any = false;
+  for (const auto& r : rs) {
+    if (r.passed) continue;
+    any = true;
+    if (!r.kind.starts_with("message_")) return false;
+  }
+  return any;
+}
+
+void judge(cell_result& r, const cell_plan& plan) {
+  const bool all_passed =
+      std::all_of(r.matchers.begin(), r.matchers.end(), [](const matcher_result& m) { return m.passed; });
+  if (all_passed && !r.matchers.empty()) {
+    r.status = cell_status::passed;
+    return;
+  }
+  r.status = cell_status::failed;
+  const bool real_model = plan.profile.model_server != "mock";
+  r.failure = real_model && only_message_matchers_failed(r.matchers) ? failure_class::provider_variance
+                                                                     : failure_class::candidate_failure;
+}
+
+void classify_error(cell_result& r, const error& e) {
+  r.error = e.message;
+  if (e == e2e_errc::interrupted) {
+    r.status = cell_status::error;
+    r.failure = failure_class::transient_infrastructure;
+  } else if (e == e2e_errc::invalid_definition || e == e2e_errc::io) {
+    r.status = cell_status::error;
+    r.failure = failure_class::permanent_infrastructure;
+  } else if (e == e2e_errc::api) {
+    r.status = cell_status::error;
+    r.failure = failure_class::candidate_failure;
+  } else if (r.error.starts_with("wait for ")) {
+    r.status = cell_status::failed;  // the candidate never reached the state
+    r.failure = failure_class::candidate_failure;
+  } else {
+    r.status = cell_status::error;
+    r.failure = failure_class::transient_infrastructure;
+  }
+}
+
+// The steps, then what was seen; an error ends the case early.
+result<void> drive(cell_env& env, cell_result& r) {
+  TETHER_TRY(set_up(env));
+  for (const auto& s : env.plan->kase->steps) TETHER_TRY(run_step(env, s));
+  auto runs = list_executions(env);
+  if (!runs) return runs.error();
+  r.turns = turn_timings(env, *runs);
+  r.usage = usage_of(*runs);
+  for (const auto& u : r.usage) r.run_ids.push_back(u.run_id);
+  auto seen = observe(env, *env.plan->kase);
+  if (!seen) return seen.error();
+  r.matchers = evaluate(env.plan->kase->matchers, *seen, env.values);
+  judge(r, *env.plan);
+  return ok();
+}
+
+}  // namespace
+
+cell_result cell_record(const cell_plan& plan, const std::string& nonce) {
+  cell_result r;
+  r.cell = cell_name(plan);
+  r.execution_id = plan.campaign_id + "/" + r.cell + "/" + std::to_string(plan.attempt);
+  r.suite_id = plan.suite->id;
+  r.suite_title = plan.suite->title;
+  r.suite_description = plan.suite->description;
+  r.suite_definition_hash = plan.suite_hash;
+  r.source_sha = plan.source_sha;
+  r.source_ref = plan.source_ref;
+  r.attempt = plan.attempt;
+  r.profile_id = plan.profile.id;
+  r.environment_id = plan.environment.id;
+  r.case_id = plan.kase->id;
+  r.case_title = plan.kase->title;
+  r.runtime = plan.profile.runtime;
+  r.provider = plan.profile.provider;
+  r.model = plan.profile.model;
+  r.nonce = nonce;
+  r.artifacts = plan.artifacts_dir.filename().string();
+  r.started_at_ms = unix_ms_now();
+  return r;
+}
+
+result<void> start_server(cell_env& env) {
+  const std::map<std::string, std::string> vars{{"TETHER_TOKEN", env.token},
+                                                {key_variable(env.plan->profile), env.api_key}};
+  auto p = child_process::start({env.plan->tether_binary, "serve", "--data", env.data.string(), "--listen",
+                                 "127.0.0.1:0", "--config", (env.dir / "config.toml").string()},
+                                env.plan->artifacts_dir / "server.log", vars);
+  if (!p) return p.error();
+  env.server = std::move(*p);
+  ++env.server_starts;
+  auto line = env.server->wait_line("listening on ", 30s, env.cancelled);
+  if (!line) return line.error();
+  cli::client_options o;
+  o.server = line->substr(std::string_view("listening on ").size());
+  o.token = env.token;
+  o.token_source = "the cell";
+  o.response_timeout = 30s;
+  env.api = std::make_unique<cli::client>(o);
+  return ok();
+}
+
+bool stop_server(cell_env& env, restart_mode mode) {
+  if (!env.server) return true;
+  env.server->signal(mode == restart_mode::kill ? SIGKILL : SIGTERM);
+  const bool exited = env.server->wait(10s).has_value();
+  env.server.reset();
+  env.api.reset();
+  return exited || mode == restart_mode::kill;
+}
+
+std::vector<turn_timing> turn_timings(cell_env& env, const json::array& executions) {
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> times;  // run → started_at, finished_at
+  for (const auto& x : executions) {
+    if (!x.is_object()) continue;
+    const auto& xo = x.as_object();
+    const auto* s = xo.if_contains("started_at");
+    const auto* f = xo.if_contains("finished_at");
+    times[xo.contains("id") ? std::string(xo.at("id").as_string()) : ""] = {
+        s != nullptr && s->is_int64() ? s->as_int64() : 0, f != nullptr && f->is_int64() ? f->as_int64() : 0};
+  }
+  std::map<std::string, std::string> run_of;  // input → execution
+  if (auto inputs = env.api->get("/v1/sessions/" + env.session + "/inputs"); inputs && inputs->is_object())
+    if (const auto* a = inputs->as_object().if_contains("inputs"); a != nullptr && a->is_array())
+      for (const auto& in : a->as_array())
+        if (in.is_object() && in.as_object().contains("execution"))
+          run_of[std::string(in.as_object().at("id").as_string())] =
+              std::string(in.as_object().at("execution").as_string());
+  json::array requests;
+  if (!env.mock_url.empty()) {
+    cli::client_options o;
+    o.server = env.mock_url;
+    cli::client model(o);
+    if (auto r = model.get("/_mock/requests"); r && r->is_object())
+      if (const auto* a = r->as_object().if_contains("requests"); a != nullptr && a->is_array())
+        requests = a->as_array();
+  }
+  std::vector<turn_timing> out;
+  for (const auto& in : env.inputs) {
+    turn_timing t;
+    t.input_id = in.id;
+    if (auto it = run_of.find(in.id); it != run_of.end()) t.run_id = it->second;
+    if (auto it = times.find(t.run_id); it != times.end() && it->second.first > 0 && it->second.second > 0) {
+      t.run_duration_ms = static_cast<double>(it->second.second - it->second.first);
+      t.response_ms = static_cast<double>(it->second.second - in.sent_unix_ms);
+    }
+    // The first model request after the admission that carries the input's text.
+    auto quoted = json::serialize(json::value(in.text));
+    const auto needle = quoted.substr(1, quoted.size() - 2);
+    for (const auto& req : requests) {
+      if (!req.is_object()) continue;
+      const auto* at = req.as_object().if_contains("received_us");
+      const auto* body = req.as_object().if_contains("body");
+      if (at == nullptr || !at->is_number() || body == nullptr) continue;
+      const auto us = at->to_number<std::int64_t>();
+      if (us < in.admitted_steady_us || json::serialize(*body).find(needle) == std::string::npos) continue;
+      t.scheduler_latency_ms = static_cast<double>(us - in.admitted_steady_us) / 1000.0;
+      break;
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+cell_result run_cell(const cell_plan& plan, const std::function<bool()>& cancelled) {
+  cell_env env;
+  env.plan = &plan;
+  env.cancelled = cancelled ? cancelled : [] { return false; };
+  env.values.nonce = make_nonce(plan.attempt);
+  env.values.cell = cell_name(plan);
+  cell_result r = cell_record(plan, env.values.nonce);
+  if (auto driven = drive(env, r); !driven) classify_error(r, driven.error());
+  keep_transcript(env);
+  r.session_id = env.session;
+  const auto problems = tear_down(env);
+  r.cleanup_passed = problems.empty();
+  r.cleanup_details = problems.empty() ? "every process stopped; the scratch directory was removed" : problems;
+  if (!r.cleanup_passed && r.status == cell_status::passed) {
+    r.status = cell_status::failed;
+    r.failure = failure_class::cleanup_failure;
+  }
+  r.finished_at_ms = unix_ms_now();
+  r.duration_ms = r.finished_at_ms - r.started_at_ms;
+  compute_billing(r);
+  if (auto where = find_secret(plan.artifacts_dir, {json::serialize(to_json(r))}, env.api_key)) {
+    r.status = cell_status::failed;
+    r.failure = failure_class::secret_leak;
+    r.error = "the profile's API key appears in the cell's artifacts (" +
+              (where->starts_with("text") ? std::string("the record") : fs::path(*where).filename().string()) + ")";
+  }
+  return r;
+}
+
+}  // namespace tether::e2e

@@ -1,0 +1,68 @@
+// e2e::run_cell — one cell of the matrix, from nothing to its result record.
+//
+//   cell_plan plan{...};
+//   cell_result r = e2e::run_cell(plan, cancelled);
+//
+// The cell gets its own temporary directory (data, workspace, config), its
+// own scripted model (`tether mock-llm` on a free loopback port, for a
+// profile whose model_server is "mock"), its own `tether serve` (port 0,
+// a random token, the profile as the server's `default` profile, the API key
+// in the profile's api_key_env as a random "sk-e2e-…" value for the scripted
+// model) and drives the case's steps through the public API only. Then it
+// observes (messages of every generation, executions, interactions, session,
+// the files the matchers name), evaluates the matchers, stops the processes
+// (SIGTERM, then SIGKILL after 10 s: a cleanup failure), keeps the artifacts
+// (server.log, model.log, transcript.json, config.toml) in
+// `artifacts_dir`, removes the temporary directory, and scans every artifact
+// and the record itself for the API key (found: secret_leak).
+//
+// Status and failure class:
+//   passed   every matcher passed, cleanup passed, no secret found
+//   failed   a matcher failed or a wait ran out (candidate_failure, or
+//            provider_variance for a real model whose only failures are
+//            message matchers), a secret leaked (secret_leak), or cleanup
+//            failed (cleanup_failure)
+//   error    the harness could not set the cell up or a process died
+//            (transient_infrastructure), the server refused a step
+//            (candidate_failure), a template did not expand
+//            (permanent_infrastructure), or Ctrl-C (status error,
+//            error "interrupted")
+//
+// `cancelled` is polled between steps and during waits; when it turns true
+// the cell stops its processes and returns at once.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "e2e/result.h"
+#include "e2e/suite.h"
+
+namespace tether::e2e {
+
+struct cell_plan {
+  const suite_def* suite = nullptr;
+  const case_def* kase = nullptr;
+  profile_def profile;
+  environment_def environment;
+  int attempt = 1;
+  std::string campaign_id;
+  std::string suite_hash;
+  std::string source_sha;
+  std::string source_ref;
+  std::string tether_binary;            // the `tether` to start (serve, mock-llm)
+  std::filesystem::path artifacts_dir;  // created; kept
+  std::filesystem::path scratch_root;   // where the temporary directory goes
+};
+
+// suite.profile.environment.case
+std::string cell_name(const cell_plan& p);
+
+// The record of a cell before it ran: who it is (ids, titles, runtime,
+// provider, model, source, attempt), status error, started now.
+cell_result cell_record(const cell_plan& plan, const std::string& nonce);
+
+cell_result run_cell(const cell_plan& plan, const std::function<bool()>& cancelled);
+
+}  // namespace tether::e2e

@@ -1,0 +1,62 @@
+// What one running cell holds (cell.cpp sets it up and tears it down,
+// steps.cpp drives the API and observes). Private to e2e/run.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/json/value.hpp>
+
+#include "cli/client.h"
+#include "e2e/matchers.h"
+#include "e2e/run/cell.h"
+#include "e2e/run/process.h"
+
+namespace tether::e2e {
+
+struct sent_input {
+  std::string id;
+  std::string text;
+  std::int64_t sent_unix_ms = 0;        // just before the POST
+  std::int64_t admitted_steady_us = 0;  // when the 202 came back (CLOCK_MONOTONIC, as the scripted model records)
+};
+
+struct cell_env {
+  const cell_plan* plan = nullptr;
+  std::function<bool()> cancelled;
+  template_values values;
+  std::filesystem::path dir;  // temporary: data, workspace, config
+  std::filesystem::path data;
+  std::filesystem::path workspace;
+  std::string token;
+  std::string api_key;
+  std::string mock_url;  // "" when the profile uses a real model server
+  std::unique_ptr<child_process> mock;
+  std::unique_ptr<child_process> server;
+  std::unique_ptr<cli::client> api;
+  std::string session;
+  std::vector<sent_input> inputs;
+  int server_starts = 0;
+};
+
+std::int64_t unix_ms_now();
+std::int64_t steady_us_now();
+
+// cell.cpp
+result<void> start_server(cell_env& env);
+// SIGTERM (graceful) or SIGKILL, then waits; false when it had to be killed after 10 s.
+bool stop_server(cell_env& env, restart_mode mode);
+
+// steps.cpp
+result<void> run_step(cell_env& env, const step& s);
+result<observation> observe(cell_env& env, const case_def& c);
+// One entry per sent input: the run that took it up and its times.
+std::vector<turn_timing> turn_timings(cell_env& env, const boost::json::array& executions);
+result<boost::json::array> list_executions(cell_env& env);
+std::vector<run_usage> usage_of(const boost::json::array& executions);
+
+}  // namespace tether::e2e

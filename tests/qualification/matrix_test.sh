@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# `tether e2e` as an operator runs it:
+#   1. the native matrix of suites/*.toml: every cell passes, exit 0, the
+#      records, campaign, history, dashboard and its Chromium screenshot are
+#      written (kept in RESULTS for people to look at);
+#   2. a case whose matcher cannot pass: exit 1, the record says why; an
+#      unknown selection: exit 2;
+#   3. Ctrl-C in the middle of a campaign: exit 130, no process left behind.
+set -euo pipefail
+tether=$1
+suites=$2
+results=$3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+export TMPDIR=$dir/tmp
+mkdir -p "$TMPDIR"
+
+# ---- 1. the native matrix ----
+rm -rf "$results"
+set +e
+"$tether" e2e run --suites "$suites" --out "$results" --jobs 2 --screenshot >"$dir/run.out" 2>&1
+rc=$?
+set -e
+cat "$dir/run.out"
+[[ $rc -eq 0 ]] || { echo "the native matrix exited $rc"; exit 1; }
+python3 - "$results" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+history = json.loads((out / "history.json").read_text())
+assert history["schema"] == "tether.e2e.history/v1", history.get("schema")
+latest = history["latest"]
+assert history["latestGreen"] == latest, "the campaign is not the latest green one"
+camp_dir = out / "campaigns" / latest
+camp = json.loads((camp_dir / "campaign.json").read_text())
+assert camp["schema"] == "tether.e2e.campaign/v1"
+t = camp["totals"]
+# 3 suites with 3 + 2 + 4 cases, on 3 profiles and 1 environment
+assert t["selected"] == 27 and t["passed"] == 27, t
+suites = {s["suiteId"] for s in camp["suites"]}
+assert suites == {"core-compatibility", "session-integrity", "persistent-chat"}, suites
+for ref in camp["cells"]:
+    r = json.loads((camp_dir / ref["result"]).read_text())
+    assert r["schema"] == "tether.e2e.result/v1"
+    assert r["status"] == "passed", (r["cell"], r["matcherResults"])
+    assert r["cleanup"]["status"] == "passed", r["cleanup"]
+    assert r["failureClass"] is None
+    assert len(r["suiteDefinitionHash"]) == 64
+    assert r["runIds"] and all(m["passed"] for m in r["matcherResults"])
+    llm = r["billing"]["llm"]
+    assert llm["runCount"] == len(r["runIds"]) and llm["runsWithTokenUsage"] >= 1, llm
+    assert llm["costStatus"] in ("unpriced", "partial", "reported"), llm["costStatus"]
+    assert r["billing"]["runtime"]["costStatus"] == "not_metered"
+    for turn in r["turns"]:
+        assert turn["runId"], (r["cell"], turn)
+    art = camp_dir / "cells" / r["artifacts"]
+    assert (art / "server.log").exists() and (art / "transcript.json").exists(), art
+PY
+[[ -s "$results/dashboard.html" ]] || { echo "no dashboard"; exit 1; }
+if grep -Eq '(src|href)="https?://' "$results/dashboard.html"; then echo "the dashboard loads something from the network"; exit 1; fi
+[[ $(head -c 8 "$results/dashboard.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || { echo "dashboard.png is not a PNG"; exit 1; }
+png_size=$(stat -c %s "$results/dashboard.png")
+(( png_size > 20000 )) || { echo "dashboard.png is only $png_size bytes"; exit 1; }
+
+# ---- 2. a case that cannot pass, and a selection that names nothing ----
+mkdir -p "$dir/bad"
+cp "$suites/profiles.toml" "$dir/bad/"
+cat >"$dir/bad/wrong.toml" <<'TOML'
+[suite]
+id = "wrong"
+title = "A matcher that cannot pass"
+description = "Expects a text the model is not asked for."
+profiles = ["native-openai-chat"]
+environments = ["local"]
+
+[[cases]]
+id = "wrong-answer"
+title = "Expects a text the model is not asked for"
+steps = [
+  { do = "create_session" },
+  { do = "send", text = "Reply with exactly: {marker1}" },
+  { do = "wait", for = "idle" },
+]
+matchers = [{ kind = "message_exact", text = "{marker2}" }]
+TOML
+set +e
+"$tether" e2e run --suites "$dir/bad" --out "$dir/bad-out" >"$dir/bad.out" 2>&1
+rc=$?
+set -e
+[[ $rc -eq 1 ]] || { echo "a failing cell exited $rc"; cat "$dir/bad.out"; exit 1; }
+python3 - "$dir/bad-out" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+latest = json.loads((out / "history.json").read_text())["latest"]
+camp_dir = out / "campaigns" / latest
+camp = json.loads((camp_dir / "campaign.json").read_text())
+assert camp["totals"]["failed"] == 1 and camp["totals"]["retries"] == 0, camp["totals"]
+r = json.loads((camp_dir / camp["cells"][0]["result"]).read_text())
+assert r["status"] == "failed" and r["failureClass"] == "candidate_failure", r
+m = r["matcherResults"][0]
+assert not m["passed"] and m["expected"].startswith("MARK2-") and m["actual"].startswith("MARK1-"), m
+assert m["why"], m
+PY
+set +e
+"$tether" e2e run --suites "$suites" --suite no-such-suite --out "$dir/none" >/dev/null 2>"$dir/none.err"
+rc=$?
+set -e
+[[ $rc -eq 2 ]] || { echo "an unknown suite exited $rc"; exit 1; }
+grep -q "no-such-suite" "$dir/none.err" || { echo "the error does not name the suite"; exit 1; }
+
+# ---- 3. Ctrl-C ----
+"$tether" e2e run --suites "$suites" --suite persistent-chat --out "$dir/int-out" --jobs 2 >"$dir/int.out" 2>&1 &
+pid=$!
+sleep 1.5
+kill -INT $pid
+set +e
+wait $pid
+rc=$?
+set -e
+[[ $rc -eq 130 ]] || { echo "Ctrl-C exited $rc"; cat "$dir/int.out"; exit 1; }
+sleep 0.2
+if pgrep -f "$TMPDIR" >/dev/null; then echo "processes left behind:"; pgrep -af "$TMPDIR"; exit 1; fi
+echo "e2e matrix: ok"
