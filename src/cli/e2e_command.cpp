@@ -1,7 +1,7 @@
 // `tether e2e`: the qualification harness (DESIGN §9).
 //
 //   tether e2e run [--suites DIR] [--suite S] [--profile P] [--env E]
-//                  [--case C] [--jobs N] [--out DIR] [--screenshot]
+//                  [--case C] [--jobs N] [--out DIR] [--screenshot] [--tether PATH]
 //       runs the selected cells, writes their records, the campaign, the
 //       history and the dashboard (OUT/dashboard.html; with --screenshot also
 //       OUT/dashboard.png through headless Chromium). Exit 0 only when every
@@ -59,7 +59,7 @@ int report(const fs::path& out, bool screenshot) {
 int run(e2e_args a) {
   install_sigint_handler();
   std::error_code ec;
-  a.run.tether_binary = fs::read_symlink("/proc/self/exe", ec).string();
+  if (a.run.tether_binary.empty()) a.run.tether_binary = fs::read_symlink("/proc/self/exe", ec).string();
   e2e::progress_sink progress;
   progress.style = ::isatty(STDOUT_FILENO) == 1 ? e2e::progress_style::terminal : e2e::progress_style::lines;
   progress.write = [](const std::string& s) {
@@ -120,6 +120,7 @@ void add_e2e_command(CLI::App& app, int& exit_code) {
   r->add_option("--jobs", a->run.jobs, "Cells at once")->capture_default_str()->check(CLI::Range(1, 64));
   r->add_option("--out", a->run.out, "Results directory")->capture_default_str();
   r->add_flag("--screenshot", a->screenshot, "Also render the dashboard to a PNG with headless Chromium");
+  r->add_option("--tether", a->run.tether_binary, "The tether to qualify (serve, mock-llm); default: this one");
   r->callback([a, &exit_code] { exit_code = run(*a); });
 
   auto* rep = e2e->add_subcommand("report", "Render the dashboard from a results directory");

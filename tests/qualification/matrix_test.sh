@@ -3,8 +3,9 @@
 #   1. the native matrix of suites/*.toml: every cell passes, exit 0, the
 #      records, campaign, history, dashboard and its Chromium screenshot are
 #      written (kept in RESULTS for people to look at);
-#   2. a case whose matcher cannot pass: exit 1, the record says why; an
-#      unknown selection: exit 2;
+#   2. a case whose matcher cannot pass: exit 1, the record says why; a
+#      transient failure is retried once and passes; an unknown selection:
+#      exit 2;
 #   3. Ctrl-C in the middle of a campaign: exit 130, no process left behind.
 set -euo pipefail
 tether=$1
@@ -54,6 +55,7 @@ for ref in camp["cells"]:
         assert turn["runId"], (r["cell"], turn)
     art = camp_dir / "cells" / r["artifacts"]
     assert (art / "server.log").exists() and (art / "transcript.json").exists(), art
+    assert (art / "model-requests.jsonl").stat().st_size > 0, art
 PY
 [[ -s "$results/dashboard.html" ]] || { echo "no dashboard"; exit 1; }
 if grep -Eq '(src|href)="https?://' "$results/dashboard.html"; then echo "the dashboard loads something from the network"; exit 1; fi
@@ -100,6 +102,34 @@ m = r["matcherResults"][0]
 assert not m["passed"] and m["expected"].startswith("MARK2-") and m["actual"].startswith("MARK1-"), m
 assert m["why"], m
 PY
+# A transient failure (the scripted model dies at start, once) is retried
+# once, as a fresh cell, and the campaign is green on the retry.
+cat >"$dir/flaky-tether" <<SH
+#!/usr/bin/env bash
+if [[ \$1 == mock-llm && ! -e "$dir/flaked" ]]; then touch "$dir/flaked"; exit 3; fi
+exec "$tether" "\$@"
+SH
+chmod +x "$dir/flaky-tether"
+set +e
+"$tether" e2e run --suites "$suites" --suite core-compatibility --profile native-openai-chat --case basic-reply \
+  --tether "$dir/flaky-tether" --out "$dir/flaky-out" >"$dir/flaky.out" 2>&1
+rc=$?
+set -e
+[[ $rc -eq 0 ]] || { echo "a cell that passed on its retry exited $rc"; cat "$dir/flaky.out"; exit 1; }
+python3 - "$dir/flaky-out" <<'PY'
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+latest = json.loads((out / "history.json").read_text())["latest"]
+camp_dir = out / "campaigns" / latest
+camp = json.loads((camp_dir / "campaign.json").read_text())
+assert camp["totals"]["passed"] == 1 and camp["totals"]["retries"] == 1, camp["totals"]
+first, second = (json.loads((camp_dir / c["result"]).read_text()) for c in camp["cells"])
+assert first["attempt"] == 1 and first["status"] == "error", first
+assert first["failureClass"] == "transient_infrastructure", first
+assert second["attempt"] == 2 and second["status"] == "passed", second
+assert first["nonce"] != second["nonce"] and second["nonce"].endswith("-2"), (first["nonce"], second["nonce"])
+PY
+
 set +e
 "$tether" e2e run --suites "$suites" --suite no-such-suite --out "$dir/none" >/dev/null 2>"$dir/none.err"
 rc=$?

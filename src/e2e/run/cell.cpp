@@ -70,7 +70,8 @@ result<void> write_config(const cell_env& env) {
 }
 
 result<void> start_mock(cell_env& env) {
-  auto p = child_process::start({env.plan->tether_binary, "mock-llm", "--listen", "127.0.0.1:0"},
+  auto p = child_process::start({env.plan->tether_binary, "mock-llm", "--listen", "127.0.0.1:0", "--record",
+                                 (env.dir / "model-requests.jsonl").string()},
                                 env.plan->artifacts_dir / "model.log");
   if (!p) return p.error();
   env.mock = std::move(*p);
@@ -124,9 +125,10 @@ std::string tear_down(cell_env& env) {
   }
   std::error_code ec;
   if (!env.dir.empty()) {
-    fs::copy_file(env.dir / "config.toml", env.plan->artifacts_dir / "config.toml",
-                  fs::copy_options::overwrite_existing, ec);
-    ec.clear();
+    for (const char* kept : {"config.toml", "model-requests.jsonl"}) {
+      fs::copy_file(env.dir / kept, env.plan->artifacts_dir / kept, fs::copy_options::overwrite_existing, ec);
+      ec.clear();
+    }
     fs::remove_all(env.dir, ec);
     if (ec) problems += "cannot remove " + env.dir.string() + ": " + ec.message() + "; ";
   }

@@ -11,10 +11,11 @@
 // model) and drives the case's steps through the public API only. Then it
 // observes (messages of every generation, executions, interactions, session,
 // the files the matchers name), evaluates the matchers, stops the processes
-// (SIGTERM, then SIGKILL after 10 s: a cleanup failure), keeps the artifacts
-// (server.log, model.log, transcript.json, config.toml) in
-// `artifacts_dir`, removes the temporary directory, and scans every artifact
-// and the record itself for the API key (found: secret_leak).
+// (SIGTERM, then SIGKILL after 10 s: a cleanup failure), keeps the
+// artifacts (server.log, model.log, model-requests.jsonl, transcript.json,
+// config.toml) in `artifacts_dir`, removes the temporary directory, and
+// scans every artifact and the record itself for the API key (found:
+// secret_leak).
 //
 // Status and failure class:
 //   passed   every matcher passed, cleanup passed, no secret found
