@@ -53,11 +53,19 @@ drain_status status_of(model::outcome o) {
 // What a runtime sees of the runner during one turn.
 class runner::host final : public turn_host {
  public:
-  host(runner& r, session_id s, execution_id e, std::shared_ptr<drain_control> control)
-      : runner_(r), session_(std::move(s)), execution_(std::move(e)), control_(std::move(control)) {}
+  host(runner& r, session_id s, execution_id e, std::shared_ptr<drain_control> control,
+       std::vector<model::payload>* held)
+      : runner_(r), session_(std::move(s)), execution_(std::move(e)), control_(std::move(control)), held_(held) {}
 
   task<result<std::vector<store::message_row>>> boundary() override {
-    co_return co_await runner_.promote(session_, execution_, control_, model::delivery::steer);
+    auto r = co_await runner_.promote(session_, execution_, control_, model::delivery::steer, *held_, {});
+    if (!r) co_return r.error();
+    co_return std::move(r->promoted);
+  }
+
+  task<result<boundary_result>> boundary_after(std::vector<model::payload> events) override {
+    co_return co_await runner_.promote(session_, execution_, control_, model::delivery::steer, *held_,
+                                       std::move(events));
   }
 
   task<result<std::vector<model::event>>> record(std::vector<model::payload> events) override {
@@ -92,6 +100,7 @@ class runner::host final : public turn_host {
   session_id session_;
   execution_id execution_;
   std::shared_ptr<drain_control> control_;
+  std::vector<model::payload>* held_;  // the execution's events waiting for its next write
   std::vector<task<result<store::append_result>>> soon_;
 };
 
@@ -131,16 +140,19 @@ std::vector<store::input_row> choose_inputs(const std::vector<store::input_row>&
 
 }  // namespace
 
-asio::awaitable<result<std::vector<store::message_row>>> runner::promote(session_id s, execution_id e,
-                                                                         std::shared_ptr<drain_control> control,
-                                                                         model::delivery upto) {
+asio::awaitable<result<boundary_result>> runner::promote(session_id s, execution_id e,
+                                                         std::shared_ptr<drain_control> control, model::delivery upto,
+                                                         std::vector<model::payload>& held,
+                                                         std::vector<model::payload> before) {
   // The boundary is what is pending now; later admissions wait for the next one.
   auto pending = co_await store_.pending_inputs(s);
   if (!pending) co_return pending.error();
   const auto chosen = choose_inputs(*pending, upto);
-  if (chosen.empty()) co_return std::vector<store::message_row>{};
-  std::vector<model::payload> events;
-  events.reserve(chosen.size());
+  for (auto& p : before) held.push_back(std::move(p));
+  if (chosen.empty()) co_return boundary_result{};  // held until the execution's next write
+  auto events = std::move(held);
+  held.clear();
+  const std::size_t recorded = events.size();
   for (const auto& in : chosen) events.emplace_back(model::input_promoted{in.id, e});
   store::append_request req{s, std::move(events), lease_fence(), 0};
   auto r = co_await store_.append(std::move(req));
@@ -148,17 +160,19 @@ asio::awaitable<result<std::vector<store::message_row>>> runner::promote(session
     if (r.error() == store::store_errc::fence_failed) control->request_stop(stop_reason::lease_lost);
     co_return r.error();
   }
-  std::vector<store::message_row> out;
-  out.reserve(chosen.size());
+  boundary_result out;
+  out.recorded.assign(std::make_move_iterator(r->events.begin()),
+                      std::make_move_iterator(r->events.begin() + static_cast<std::ptrdiff_t>(recorded)));
+  out.promoted.reserve(chosen.size());
   for (std::size_t i = 0; i < chosen.size(); ++i) {
-    out.push_back(user_message(chosen[i]));
-    out.back().seq = r->events[i].seq;
+    out.promoted.push_back(user_message(chosen[i]));
+    out.promoted.back().seq = r->events[recorded + i].seq;
   }
   co_return out;
 }
 
 asio::awaitable<result<std::vector<model::payload>>> runner::settle_leftovers(session_id s, execution_id e,
-                                                                              std::string why) {
+                                                                              std::string why, step_state step) {
   std::vector<model::payload> events;
   auto calls = co_await store_.unsettled_calls(s);
   if (!calls) co_return calls.error();
@@ -166,7 +180,7 @@ asio::awaitable<result<std::vector<model::payload>>> runner::settle_leftovers(se
     if (c.execution == e && !c.hosted) events.emplace_back(model::tool_failed{c.id, why});
   auto exe = co_await store_.get_execution(e);
   if (!exe) co_return exe.error();
-  if (exe->open_step) events.emplace_back(model::step_failed{why});
+  if (exe->open_step && step == step_state::as_stored) events.emplace_back(model::step_failed{why});
   co_return events;
 }
 
@@ -189,7 +203,8 @@ asio::awaitable<void> runner::heartbeat(session_id s, std::shared_ptr<drain_cont
 
 asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execution_id e, bool continuation,
                                                              bool promoted_at_start,
-                                                             std::shared_ptr<drain_control> control) {
+                                                             std::shared_ptr<drain_control> control,
+                                                             std::optional<store::session_row> first) {
   execution_end end;
   for (;;) {
     if (control->stop_token().stop_requested()) {
@@ -201,19 +216,33 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
     } else {
       // A continuation (after a restart or an answer) finishes the interrupted
       // turn first: steers join it, queued inputs wait for their own turn.
-      auto promoted = co_await promote(s, e, control, continuation ? model::delivery::steer : model::delivery::queue);
+      auto promoted =
+          co_await promote(s, e, control, continuation ? model::delivery::steer : model::delivery::queue, end.held, {});
       if (!promoted) {
         end.outcome = model::outcome::failed;
         end.error = promoted.error().describe();
         co_return end;
       }
-      if (promoted->empty() && !continuation) co_return end;  // idle boundary, nothing left: succeeded
+      if (promoted->promoted.empty() && !continuation) co_return end;  // idle boundary, nothing left: succeeded
     }
-    auto sess = co_await store_.get_session(s);
+    // The drain's row serves the first turn (starting changes none of the
+    // fields a turn reads); later turns read it again (a runtime may have
+    // bound an external session meanwhile).
+    std::optional<store::session_row> sess = std::move(first);
+    first.reset();
+    if (!sess) {
+      auto row = co_await store_.get_session(s);
+      if (!row) {
+        end.outcome = model::outcome::failed;
+        end.error = row.error().describe();
+        co_return end;
+      }
+      sess = std::move(*row);
+    }
     auto transcript = co_await store_.context(s);
-    if (!sess || !transcript) {
+    if (!transcript) {
       end.outcome = model::outcome::failed;
-      end.error = (!sess ? sess.error() : transcript.error()).describe();
+      end.error = transcript.error().describe();
       co_return end;
     }
     turn_context ctx{s,
@@ -226,7 +255,7 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
                      continuation};
     continuation = false;
     turn_result turn;
-    auto turn_host = std::make_shared<host>(*this, s, e, control);
+    auto turn_host = std::make_shared<host>(*this, s, e, control, &end.held);
     try {
       turn = co_await runtime_.run_turn(std::move(ctx), turn_host);
     } catch (const std::exception& ex) {
@@ -257,14 +286,13 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
   };
   for (;;) {
     if (control->stop_token().stop_requested()) co_return last;
-    auto sess = co_await store_.get_session(s);
-    if (!sess) co_return fail(sess.error());
+    auto snap = co_await store_.snapshot(s);
+    if (!snap) co_return fail(snap.error());
+    const auto* sess = &snap->session;
     if (sess->quarantined)
       co_return drain_outcome{drain_status::error, std::nullopt, std::string("session is quarantined")};
-    auto pending = co_await store_.pending_inputs(s);
-    if (!pending) co_return fail(pending.error());
-    auto asking = co_await store_.pending_interactions(s);
-    if (!asking) co_return fail(asking.error());
+    const auto* pending = &snap->pending_inputs;
+    const auto* asking = &snap->pending_interactions;
     const bool takeover = sess->open_execution.has_value();
     if (!takeover && !asking->empty()) co_return last;  // waiting for a human: inputs wait too
     if (!takeover && !sess->continuation_pending && pending->empty()) co_return last;
@@ -282,7 +310,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       exe = *sess->open_execution;
       auto attempts = co_await store_.bump_attempts(s, node_.owner(), clock_.now());
       if (!attempts) co_return fail(attempts.error());
-      auto leftovers = co_await settle_leftovers(s, exe, std::string("interrupted by restart"));
+      auto leftovers = co_await settle_leftovers(s, exe, std::string("interrupted by restart"), step_state::as_stored);
       if (!leftovers) co_return fail(leftovers.error());
       auto events = std::move(leftovers.value());
       if (attempts.value() > options_.attempt_budget) {
@@ -325,7 +353,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       if (!r) co_return r.error() == store::store_errc::lease_held ? busy(r.error()) : fail(r.error());
     }
 
-    auto execution = run_execution(s, exe, continuation, promoted_at_start, control);
+    auto execution = run_execution(s, exe, continuation, promoted_at_start, control, snap->session);
     auto renewals = heartbeat(s, control);
     auto ran = co_await (std::move(execution) || std::move(renewals));
     auto end = std::get<0>(std::move(ran));
@@ -336,12 +364,14 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       co_return drain_outcome{drain_status::abandoned, exe,
                               std::string(why == stop_reason::lease_lost ? "lease lost" : "shutdown")};
     }
-    std::vector<model::payload> events;
+    // The last answer, if it was held, goes first: it closed its step.
+    auto events = std::move(end.held);
     if (end.outcome == model::outcome::interrupted) {
       end.reason = "user";
-      auto leftovers = co_await settle_leftovers(s, exe, std::string("interrupted"));
+      auto leftovers = co_await settle_leftovers(s, exe, std::string("interrupted"),
+                                                 events.empty() ? step_state::as_stored : step_state::closed);
       if (!leftovers) co_return fail(leftovers.error());
-      events = std::move(leftovers.value());
+      for (auto& p : *leftovers) events.push_back(std::move(p));
     }
     events.emplace_back(model::execution_finished{exe, end.outcome, end.reason, end.error, end.usage});
     store::append_request req{s, std::move(events), terminal_fence(), 0};

@@ -51,18 +51,24 @@ class runner {
     std::string reason;
     std::string error;
     model::usage usage;
+    std::vector<model::payload> held;  // a final answer not yet written (turn_host::boundary_after)
   };
   class host;
+  enum class step_state { as_stored, closed };  // closed: held events end the open step
 
-  boost::asio::awaitable<result<std::vector<store::message_row>>> promote(session_id s, execution_id e,
-                                                                          std::shared_ptr<drain_control> control,
-                                                                          model::delivery upto);
+  // Promotes at a boundary, writing `held` and `before` first in the same
+  // commit; with nothing to promote they stay in `held` for the next write.
+  boost::asio::awaitable<result<boundary_result>> promote(session_id s, execution_id e,
+                                                          std::shared_ptr<drain_control> control, model::delivery upto,
+                                                          std::vector<model::payload>& held,
+                                                          std::vector<model::payload> before);
   boost::asio::awaitable<execution_end> run_execution(session_id s, execution_id e, bool continuation,
-                                                      bool promoted_at_start, std::shared_ptr<drain_control> control);
+                                                      bool promoted_at_start, std::shared_ptr<drain_control> control,
+                                                      std::optional<store::session_row> first);
   boost::asio::awaitable<void> heartbeat(session_id s, std::shared_ptr<drain_control> control);
   // Fails unsettled calls and the open step of an execution (events only).
   boost::asio::awaitable<result<std::vector<model::payload>>> settle_leftovers(session_id s, execution_id e,
-                                                                               std::string why);
+                                                                               std::string why, step_state step);
   store::fence lease_fence() const;
   store::fence terminal_fence() const;  // lease_fence() that also releases the lease
 

@@ -9,6 +9,13 @@
 //                 promotes the steers admitted up to this moment (all of them,
 //                 in admission order) and returns them as user messages to
 //                 append to the request. Queued inputs are never promoted here.
+//   boundary_after(events) — at the end of a step whose answer is final:
+//                 records `events` (the answer) and promotes the steers
+//                 admitted up to now, in one commit; the runtime goes on with
+//                 them. When no steer is pending the events are held and
+//                 written with the execution's next write (its end, or the
+//                 next queued input's promotion), so a turn that ends with an
+//                 answer costs no commit of its own. `recorded` is empty then.
 //   record()    — appends durable events (step.*, text.ended, tool.*,
 //                 interaction.requested, runtime.bound, …) fenced on the
 //                 session's lease. A fence failure means the lease was lost:
@@ -52,15 +59,21 @@ struct turn_context {
   std::vector<store::message_row> transcript;  // since the last reset, in order
   std::string workspace;
   std::string profile;
-  std::string runtime;               // the runtime bound to the session, if any
-  std::string external_session_id;   // its session id, dropped on reset
-  bool continuation = false;         // no new input: continue after a restart or an answer
+  std::string runtime;              // the runtime bound to the session, if any
+  std::string external_session_id;  // its session id, dropped on reset
+  bool continuation = false;        // no new input: continue after a restart or an answer
+};
+
+struct boundary_result {
+  std::vector<model::event> recorded;        // the events given, as written (empty when held)
+  std::vector<store::message_row> promoted;  // the steers promoted, as user messages
 };
 
 class turn_host {
  public:
   virtual ~turn_host() = default;
   virtual task<result<std::vector<store::message_row>>> boundary() = 0;
+  virtual task<result<boundary_result>> boundary_after(std::vector<model::payload> events) = 0;
   virtual task<result<std::vector<model::event>>> record(std::vector<model::payload> events) = 0;
   virtual void record_soon(std::vector<model::payload> events) = 0;
   virtual void publish(model::payload ephemeral) = 0;
@@ -72,8 +85,8 @@ enum class turn_status { completed, waiting, failed, interrupted };
 
 struct turn_result {
   turn_status status = turn_status::completed;
-  std::string error;    // for failed
-  model::usage usage;   // added to the execution's usage
+  std::string error;   // for failed
+  model::usage usage;  // added to the execution's usage
 };
 
 class runtime {

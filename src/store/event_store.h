@@ -107,6 +107,13 @@ class event_tail {
   virtual void close() = 0;
 };
 
+// A session and what it waits for, read in one snapshot.
+struct session_snapshot {
+  session_row session;
+  std::vector<input_row> pending_inputs;              // admission order
+  std::vector<interaction_row> pending_interactions;  // request order
+};
+
 struct event_page {
   std::vector<model::event> events;
   bool more = false;  // there are events after the last one returned
@@ -151,6 +158,8 @@ class event_store {
   // Events with seq > after, at most `limit` (capped at 10,000) per page.
   virtual task<result<event_page>> read(session_id s, event_seq after, std::size_t limit) = 0;
   virtual task<result<session_row>> get_session(session_id s) = 0;
+  // get_session + pending_inputs + pending_interactions in one read.
+  virtual task<result<session_snapshot>> snapshot(session_id s) = 0;
   // Most recently updated first.
   virtual task<result<std::vector<session_row>>> list_sessions(std::size_t limit) = 0;
   virtual task<result<input_row>> get_input(input_id id) = 0;

@@ -58,6 +58,8 @@ class promotion_first_store final : public store::event_store {
   store::task<result<store::session_row>> get_session(session_id s) override {
     return inner_.get_session(std::move(s));
   }
+  store::task<result<store::session_snapshot>> snapshot(session_id s) override { return inner_.snapshot(std::move(s)); }
+
   store::task<result<std::vector<store::session_row>>> list_sessions(std::size_t limit) override {
     return inner_.list_sessions(limit);
   }

@@ -72,6 +72,34 @@ TEST_F(listings, promoted_seq_is_the_seq_of_the_promotion_and_every_input_read_r
   EXPECT_FALSE(cancelled->promoted_seq.has_value()) << "a cancelled input has none";
 }
 
+TEST_F(listings, a_snapshot_is_the_session_with_its_pending_inputs_and_pending_interactions) {
+  open();
+  const auto s = new_session();
+  const auto other = new_session();
+  const auto a = input_id::generate();
+  const auto b = input_id::generate();
+  const auto asked = interaction_id::generate();
+  const auto answered = interaction_id::generate();
+  ASSERT_TRUE(append(s, {admitted(a, "first"), admitted(b, "second", model::delivery::queue)}));
+  ASSERT_TRUE(append(s, {model::input_cancelled{a, "user"}}));
+  ASSERT_TRUE(append(other, {admitted(input_id::generate(), "elsewhere")}));
+  ASSERT_TRUE(append(s, {model::interaction_requested{answered, {}, "question", nullptr},
+                         model::interaction_requested{asked, {}, "question", nullptr}}));
+  ASSERT_TRUE(append(s, {model::interaction_resolved{answered, "answered", "yes"}}));
+
+  auto snap = run(store().snapshot(s));
+  ASSERT_TRUE(snap) << why(snap);
+  EXPECT_EQ(snap->session.id, s);
+  EXPECT_EQ(snap->session.last_seq.value, last_seq(s));
+  EXPECT_EQ(ids(snap->pending_inputs), (std::vector<std::string>{b.str()}));
+  ASSERT_EQ(snap->pending_interactions.size(), 1U);
+  EXPECT_EQ(snap->pending_interactions[0].id, asked);
+
+  auto unknown = run(store().snapshot(session_id::generate()));
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error(), store_errc::unknown_session);
+}
+
 TEST_F(listings, list_inputs_of_an_unknown_session_is_unknown_session) {
   open();
   auto r = run(store().list_inputs(session_id::generate()));

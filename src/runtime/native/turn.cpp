@@ -139,22 +139,24 @@ asio::awaitable<turn_result> turn::run() {
         break;
     }
 
-    auto local = co_await record_output(out.done, final_step);
-    if (!local) co_return finish(turn_status::failed, local.error().message);
-
-    if (final_step) co_return finish(turn_status::completed);
-    if (!local->empty()) {
-      auto waiting = co_await run_calls(std::move(local.value()));
+    local_calls local;
+    auto output = output_events(out.done, final_step, local);
+    if (final_step || !local.empty()) {
+      if (auto r = co_await record(std::move(output)); !r) co_return finish(turn_status::failed, r.error().message);
+      if (final_step) co_return finish(turn_status::completed);
+      auto waiting = co_await run_calls(std::move(local));
       if (!waiting) co_return finish(turn_status::failed, waiting.error().message);
       if (lease_lost_ || stopped()) co_return finish(turn_status::interrupted);
       if (*waiting) co_return finish(turn_status::waiting);
       continue;  // tools ran: the model sees their results
     }
-    // A final answer: go on only if steers arrived meanwhile.
-    auto steers = co_await host_->boundary();
-    if (!steers) co_return finish(turn_status::failed, steers.error().message);
-    if (steers->empty()) co_return finish(turn_status::completed);
-    for (auto& r : *steers) rows_.push_back(std::move(r));
+    // A final answer: written together with the steers that arrived
+    // meanwhile (then the model sees both), or else with the execution's end.
+    auto next = co_await host_->boundary_after(std::move(output));
+    if (!next) co_return finish(turn_status::failed, next.error().message);
+    add_rows(next->recorded);
+    if (next->promoted.empty()) co_return finish(turn_status::completed);
+    for (auto& r : next->promoted) rows_.push_back(std::move(r));
     promoted_already = true;
   }
 }
@@ -336,7 +338,7 @@ void turn::add_rows(const std::vector<model::event>& events) {
   }
 }
 
-asio::awaitable<result<turn::local_calls>> turn::record_output(const completion& c, bool final_step) {
+std::vector<model::payload> turn::output_events(const completion& c, bool final_step, local_calls& local) {
   std::vector<model::payload> events;
   if (!c.reasoning.empty()) events.emplace_back(model::reasoning_ended{c.reasoning});
   std::string source;
@@ -380,12 +382,10 @@ asio::awaitable<result<turn::local_calls>> turn::record_output(const completion&
   usage_ += u;
   events.emplace_back(model::step_ended{c.raw_finish.empty() ? std::string(to_string(c.finish)) : c.raw_finish, u});
   if (!c.reasoning.empty() || c.reasoning_meta) reasoning_[source] = {c.reasoning, c.reasoning_meta};
-  TETHER_CO_TRY(co_await record(std::move(events)));
-  local_calls local;
-  if (final_step) co_return local;
-  for (std::size_t i = 0; i < c.calls.size(); ++i)
-    if (!c.calls[i].hosted) local.emplace_back(ids[i].second, c.calls[i]);
-  co_return local;
+  if (!final_step)
+    for (std::size_t i = 0; i < c.calls.size(); ++i)
+      if (!c.calls[i].hosted) local.emplace_back(ids[i].second, c.calls[i]);
+  return events;
 }
 
 asio::awaitable<result<bool>> turn::run_calls(local_calls calls) {

@@ -45,8 +45,8 @@ class turn {
   boost::asio::awaitable<step_outcome> stream_step(model_request req, bool final_step);
   boost::asio::awaitable<result<void>> compact(bool forced);
   boost::asio::awaitable<result<void>> record(std::vector<model::payload> events);
-  // Records a successful response; returns the local calls to run.
-  boost::asio::awaitable<result<local_calls>> record_output(const completion& c, bool final_step);
+  // The events of a successful response (to record); the local calls to run go to `local`.
+  std::vector<model::payload> output_events(const completion& c, bool final_step, local_calls& local);
   // Runs the calls concurrently until all settled; true when one asked a question.
   boost::asio::awaitable<result<bool>> run_calls(local_calls calls);
   boost::asio::awaitable<void> run_call(call_id id, tool_use call, std::shared_ptr<struct call_batch> batch);
@@ -60,8 +60,8 @@ class turn {
   runtime_parts parts_;
   session::turn_context ctx_;
   std::shared_ptr<session::turn_host> host_;
-  std::vector<store::message_row> rows_;       // the transcript as the model sees it, kept current
-  std::set<std::string> hosted_;               // hosted call ids recorded in this turn
+  std::vector<store::message_row> rows_;  // the transcript as the model sees it, kept current
+  std::set<std::string> hosted_;          // hosted call ids recorded in this turn
   std::map<std::string, std::pair<std::string, std::optional<reasoning_state>>> reasoning_;  // by source id
   model::usage usage_;
   bool lease_lost_ = false;

@@ -322,6 +322,17 @@ class sqlite_event_store final : public event_store {
   task<result<session_row>> get_session(session_id s) override {
     return on_reader<session_row>([s = std::move(s)](connection& db) { return sqlite::get_session(db, s); });
   }
+  task<result<session_snapshot>> snapshot(session_id s) override {
+    return on_reader<session_snapshot>([s = std::move(s)](connection& db) -> result<session_snapshot> {
+      auto session = sqlite::get_session(db, s);
+      if (!session) return session.error();
+      auto inputs = sqlite::pending_inputs(db, s);
+      if (!inputs) return inputs.error();
+      auto asking = sqlite::pending_interactions(db, s);
+      if (!asking) return asking.error();
+      return session_snapshot{std::move(*session), std::move(*inputs), std::move(*asking)};
+    });
+  }
   task<result<std::vector<session_row>>> list_sessions(std::size_t limit) override {
     return on_reader<std::vector<session_row>>([limit](connection& db) { return sqlite::list_sessions(db, limit); });
   }

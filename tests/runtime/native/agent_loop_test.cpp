@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include "fixture.h"
+#include "util/metrics.h"
 
 namespace tether::testing {
 namespace {
@@ -63,8 +64,8 @@ TEST_P(agent_loop, a_question_makes_the_run_wait_and_the_answer_continues_it) {
   ASSERT_EQ(pending->size(), 1U);
   const auto& q = (*pending)[0].payload.at("questions").at(0);
   EXPECT_EQ(q.at("question"), "Which color?");
-  ASSERT_TRUE(run(service_->answer((*pending)[0].id, boost::json::parse(
-                                                         R"({"answers":[{"question_id":"q1","option_ids":["blue"]}]})"))));
+  ASSERT_TRUE(run(service_->answer((*pending)[0].id,
+                                   boost::json::parse(R"({"answers":[{"question_id":"q1","option_ids":["blue"]}]})"))));
   eventually([&] { return executions(s).size() == 2 && executions(s)[1].outcome.has_value(); });
   idle(s);
   exes = executions(s);
@@ -83,6 +84,49 @@ TEST_P(agent_loop, a_steer_sent_mid_turn_joins_the_running_turn) {
   EXPECT_EQ(executions(s).size(), 1U) << "the steer ran inside the same execution";
   EXPECT_EQ(last_answer(s), "steered");
   EXPECT_EQ(count(s, "input.promoted"), 2U);
+}
+
+// A final answer costs no commit of its own: it is written with the
+// execution's end (turn_host::boundary_after), and step.started is not
+// waited for. One turn: admission, start + promotion, step.started, then
+// answer + execution.finished + lease release (it used to take six).
+TEST_P(agent_loop, a_turn_that_ends_with_an_answer_takes_at_most_four_commits_the_answer_written_with_the_end) {
+  start();
+  const auto s = new_session();
+  turn(s, "Reply with exactly: warm-up");  // the first request of a process may differ (connections, caches)
+  const auto before = metrics::store_commit_seconds().count();
+  turn(s, "Reply with exactly: counted");
+  // 4, or 3 when the writer happens to take step.started together with the answer.
+  const auto commits = metrics::store_commit_seconds().count() - before;
+  EXPECT_LE(commits, 4U) << "the answer has a commit of its own, or step.started was waited for";
+  EXPECT_GE(commits, 3U);
+  EXPECT_EQ(last_answer(s), "counted");
+  const auto all = events(s);
+  ASSERT_GE(all.size(), 3U);
+  std::vector<std::string> tail;
+  for (auto it = all.end() - 3; it != all.end(); ++it) tail.emplace_back(it->type());
+  EXPECT_EQ(tail, (std::vector<std::string>{"text.ended", "step.ended", "execution.finished"}));
+}
+
+// A queued input admitted while the answer streams gets its own turn in the
+// same execution: the held answer is written with that input's promotion,
+// before it.
+TEST_P(agent_loop, a_held_answer_is_written_before_the_next_queued_input_is_promoted) {
+  start();
+  const auto s = new_session();
+  admit(s, "Stream slowly: 30\nReply with exactly: first one two three four five six seven eight");
+  eventually([&] { return count(s, "step.started") >= 1; });
+  admit(s, "Reply with exactly: second", model::delivery::queue);
+  idle(s);
+  EXPECT_EQ(last_answer(s), "second");
+  std::vector<std::string> order;
+  for (const auto& e : events(s)) {
+    const auto t = std::string(e.type());
+    if (t == "text.ended" || t == "step.ended" || t == "input.promoted" || t == "execution.finished")
+      order.push_back(t);
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"input.promoted", "text.ended", "step.ended", "input.promoted",
+                                             "text.ended", "step.ended", "execution.finished"}));
 }
 
 TEST_P(agent_loop, an_interrupt_mid_stream_finishes_the_run_interrupted) {
