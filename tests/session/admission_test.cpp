@@ -96,8 +96,8 @@ TEST_F(admission_test, fifty_concurrent_exact_retries_record_one_input) {
   const auto s = new_session();
   std::vector<std::future<result<session::admission>>> all;
   for (int i = 0; i < 50; ++i)
-    all.push_back(asio::co_spawn(io_, service_->admit(s, {"msg_same", "once", delivery::queue, start_mode::record_only}),
-                                 asio::use_future));
+    all.push_back(asio::co_spawn(
+        io_, service_->admit(s, {"msg_same", "once", delivery::queue, start_mode::record_only}), asio::use_future));
   int admitted = 0;
   for (auto& f : all) {
     auto r = f.get();

@@ -4,6 +4,7 @@
 #include <future>
 #include <thread>
 
+#include <gtest/gtest.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -15,7 +16,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
-#include <gtest/gtest.h>
 
 namespace tether::session {
 namespace {
@@ -27,10 +27,10 @@ struct script {
   std::atomic<int> calls{0};
   std::atomic<int> running{0};
   std::atomic<int> max_running{0};
-  std::atomic<bool> release{false};     // first call blocks until released (or stopped)
-  std::atomic<bool> block_all{false};   // every call blocks until released
+  std::atomic<bool> release{false};       // first call blocks until released (or stopped)
+  std::atomic<bool> block_all{false};     // every call blocks until released
   std::atomic<bool> cleanup_gate{false};  // a stopped drain waits for this before returning
-  std::atomic<int> self_wakes{0};       // wake ourselves this many times, one per drain
+  std::atomic<int> self_wakes{0};         // wake ourselves this many times, one per drain
   std::atomic<bool> fail_first{false};
   std::atomic<std::uintptr_t> stack_spread{0};  // largest (max - min) stack address seen on one thread
 };
@@ -78,9 +78,10 @@ class coordinator_test : public ::testing::Test {
  protected:
   coordinator_test() {
     for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
-    coord_ = std::make_unique<coordinator>(io_.get_executor(), [sc = sc_](session_id s, std::shared_ptr<drain_control> c) {
-      return test_drain(sc, std::move(s), std::move(c));
-    });
+    coord_ =
+        std::make_unique<coordinator>(io_.get_executor(), [sc = sc_](session_id s, std::shared_ptr<drain_control> c) {
+          return test_drain(sc, std::move(s), std::move(c));
+        });
   }
   ~coordinator_test() override {
     sc_->release = true;
@@ -178,7 +179,8 @@ TEST_F(coordinator_test, wake_racing_a_failure_yields_exactly_one_follow_up) {
 
 TEST_F(coordinator_test, interrupting_one_joined_waiter_does_not_cancel_the_drain) {
   asio::cancellation_signal cancel_first;
-  auto first = asio::co_spawn(io_, coord_->resume(s_), asio::bind_cancellation_slot(cancel_first.slot(), asio::use_future));
+  auto first =
+      asio::co_spawn(io_, coord_->resume(s_), asio::bind_cancellation_slot(cancel_first.slot(), asio::use_future));
   until([&] { return sc_->running == 1; });
   auto second = spawn(coord_->resume(s_));
   asio::post(io_, [&] { cancel_first.emit(asio::cancellation_type::terminal); });

@@ -91,6 +91,49 @@ TEST_F(execution_test, interrupt_fails_unsettled_tool_calls_and_the_open_step) {
   EXPECT_TRUE(calls->empty());
 }
 
+// A final answer held for the execution's end (turn_host::boundary_after)
+// is not lost by an interrupt, and its step is not failed: it was closed.
+TEST_F(execution_test, an_interrupt_after_a_held_answer_writes_the_answer_and_fails_no_step) {
+  const auto s = new_session();
+  runtime_.script({answer("held answer"), gate()});
+  admit(s, "answer, then wait");
+  eventually([&] { return runtime_.arrivals() == 1; });
+  EXPECT_EQ(count(s, "text.ended"), 0U) << "the answer waits for the execution's next write";
+  ASSERT_TRUE(run(service_->interrupt(s)));
+  idle(s);
+  const auto t = types(s);
+  const auto tail = std::vector<std::string>(t.end() - 3, t.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{"text.ended", "step.ended", "execution.finished"}));
+  EXPECT_EQ(count(s, "step.failed"), 0U);
+  const auto f = finished(events(s));
+  ASSERT_EQ(f.size(), 1U);
+  EXPECT_EQ(f[0].outcome, model::outcome::interrupted);
+}
+
+// A steer that arrived while the answer was produced is promoted in the same
+// commit, right after it, and the turn goes on with it.
+TEST_F(execution_test, a_steer_that_arrives_before_the_answer_is_written_with_it_and_promoted) {
+  const auto s = new_session();
+  runtime_.script({gate(), answer("first answer"), text("after the steer")});
+  admit(s, "start");
+  eventually([&] { return runtime_.arrivals() == 1; });
+  admit(s, "a steer");
+  runtime_.open_gate();
+  idle(s);
+  const auto all = events(s);
+  std::vector<std::string> order;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (all[i].as<model::text_ended>() == nullptr || all[i].as<model::text_ended>()->text != "first answer") continue;
+    for (std::size_t k = i; k < all.size() && k < i + 3; ++k) order.emplace_back(all[k].type());
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"text.ended", "step.ended", "input.promoted"}));
+  const auto b = runtime_.boundaries();
+  ASSERT_EQ(b.size(), 1U);
+  ASSERT_EQ(b[0].size(), 1U);
+  EXPECT_EQ(b[0][0].text, "a steer");
+  EXPECT_EQ(runtime_.turns(), 1) << "the steer joined the running turn";
+}
+
 TEST_F(execution_test, interrupting_an_idle_session_is_a_no_op) {
   const auto s = new_session();
   const auto before = events(s).size();

@@ -8,14 +8,14 @@
 #include <memory>
 #include <thread>
 
+#include <gtest/gtest.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_future.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <gtest/gtest.h>
+#include <boost/asio/use_future.hpp>
 
 #include "session/scripted_runtime.h"
 #include "session/service.h"
@@ -56,8 +56,7 @@ class session_fixture : public ::testing::Test {
   static session::session_options test_options();
 
   session_id new_session();
-  session::admission admit(const session_id& s, std::string prompt,
-                           model::delivery d = model::delivery::steer,
+  session::admission admit(const session_id& s, std::string prompt, model::delivery d = model::delivery::steer,
                            session::start_mode m = session::start_mode::resume,
                            std::optional<std::string> id = std::nullopt);
   // All durable events of a session, in order.

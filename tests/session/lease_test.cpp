@@ -67,8 +67,8 @@ TEST_F(lease_test, a_terminal_outcome_written_after_the_lease_was_lost_is_reject
   ASSERT_TRUE(run(store_->claim_lease(s, "b/1", clock_.now(), 30'000)));
   mine.now_ms = clock_.now();
   const auto before = events(s).size();
-  auto late = run(store_->append(store::single_event(
-      s, model::execution_finished{exe, model::outcome::succeeded, {}, {}, {}}, mine)));
+  auto late = run(store_->append(
+      store::single_event(s, model::execution_finished{exe, model::outcome::succeeded, {}, {}, {}}, mine)));
   ASSERT_FALSE(late);
   EXPECT_EQ(late.error(), store::store_errc::fence_failed);
   EXPECT_EQ(events(s).size(), before);

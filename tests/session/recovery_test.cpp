@@ -133,8 +133,9 @@ TEST_F(recovery_test, an_undecodable_session_is_quarantined_without_blocking_the
   {
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open((dir_ / "tether.db").string().c_str(), &db), SQLITE_OK);
-    const std::string sql = "UPDATE events SET type = 'bogus.type' WHERE session = (SELECT key FROM sessions WHERE id = '" +
-                            bad.str() + "') AND seq = 2";
+    const std::string sql =
+        "UPDATE events SET type = 'bogus.type' WHERE session = (SELECT key FROM sessions WHERE id = '" + bad.str() +
+        "') AND seq = 2";
     EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(db);
   }

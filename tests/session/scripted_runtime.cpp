@@ -98,8 +98,8 @@ session::task<session::turn_result> scripted_runtime::run_turn(session::turn_con
       case action::kind::ask: {
         const auto call = call_id::generate();
         std::vector<model::payload> events;
-        events.emplace_back(model::tool_called{call, std::string("ask_user"),
-                                               boost::json::object{{"question", a.arg}}, false});
+        events.emplace_back(
+            model::tool_called{call, std::string("ask_user"), boost::json::object{{"question", a.arg}}, false});
         // The payload shape of the native ask_user tool.
         auto question = boost::json::parse(R"({"questions":[{"id":"q1","question":"","options":[)"
                                            R"({"id":"red","label":"Red"},{"id":"blue","label":"Blue"}],)"
@@ -116,6 +116,21 @@ session::task<session::turn_result> scripted_runtime::run_turn(session::turn_con
         if (!r) co_return session::turn_result{session::turn_status::failed, r.error().describe(), out.usage};
         std::lock_guard lock(mu_);
         boundaries_.push_back(std::move(r.value()));
+        break;
+      }
+      case action::kind::answer: {
+        std::vector<model::payload> started;
+        started.emplace_back(model::step_started{ctx.execution, ++steps});
+        if (auto r = co_await host->record(std::move(started)); !r)
+          co_return session::turn_result{session::turn_status::failed, r.error().describe(), out.usage};
+        std::vector<model::payload> said;
+        said.emplace_back(model::text_ended{message_id::generate(), a.arg});
+        said.emplace_back(model::step_ended{std::string("stop"), model::usage{10, 5, 0}});
+        auto r = co_await host->boundary_after(std::move(said));
+        if (!r) co_return session::turn_result{session::turn_status::failed, r.error().describe(), out.usage};
+        out.usage += model::usage{10, 5, 0};
+        std::lock_guard lock(mu_);
+        boundaries_.push_back(std::move(r->promoted));
         break;
       }
       case action::kind::gate: {

@@ -2,6 +2,9 @@
 //
 //   text X        step.started, text.ended{X}, step.ended
 //   tool NAME     step.started, tool.called, tool.succeeded, step.ended
+//   answer X      step.started, then host.boundary_after(text.ended{X},
+//                 step.ended): written with the steers that arrived, or held;
+//                 the steers promoted are kept in `boundaries`
 //   inflight NAME step.started, tool.called, then hang until stopped
 //   ask Q         tool.called(ask_user) + interaction.requested, return waiting
 //   boundary      host.boundary(); the promoted inputs are kept in `boundaries`
@@ -24,7 +27,7 @@
 namespace tether::testing {
 
 struct action {
-  enum class kind { text, tool, inflight, ask, boundary, gate, fail, hang, wake };
+  enum class kind { text, tool, inflight, ask, boundary, answer, gate, fail, hang, wake };
   kind what;
   std::string arg;
 };
@@ -33,6 +36,7 @@ inline action tool(std::string s) { return {action::kind::tool, std::move(s)}; }
 inline action inflight(std::string s) { return {action::kind::inflight, std::move(s)}; }
 inline action ask(std::string s) { return {action::kind::ask, std::move(s)}; }
 inline action boundary() { return {action::kind::boundary, {}}; }
+inline action answer(std::string s) { return {action::kind::answer, std::move(s)}; }
 inline action gate() { return {action::kind::gate, {}}; }
 inline action fail(std::string s) { return {action::kind::fail, std::move(s)}; }
 inline action hang() { return {action::kind::hang, {}}; }
