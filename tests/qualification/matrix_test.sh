@@ -64,6 +64,12 @@ png_size=$(stat -c %s "$results/dashboard.png")
 (( png_size > 20000 )) || { echo "dashboard.png is only $png_size bytes"; exit 1; }
 
 # ---- 2. a case that cannot pass, and a selection that names nothing ----
+# Python that loads OUT (argv[1])'s latest campaign as camp, in camp_dir.
+latest_campaign='import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+latest = json.loads((out / "history.json").read_text())["latest"]
+camp_dir = out / "campaigns" / latest
+camp = json.loads((camp_dir / "campaign.json").read_text())'
 mkdir -p "$dir/bad"
 cp "$suites/profiles.toml" "$dir/bad/"
 cat >"$dir/bad/wrong.toml" <<'TOML'
@@ -89,12 +95,8 @@ set +e
 rc=$?
 set -e
 [[ $rc -eq 1 ]] || { echo "a failing cell exited $rc"; cat "$dir/bad.out"; exit 1; }
-python3 - "$dir/bad-out" <<'PY'
-import json, pathlib, sys
-out = pathlib.Path(sys.argv[1])
-latest = json.loads((out / "history.json").read_text())["latest"]
-camp_dir = out / "campaigns" / latest
-camp = json.loads((camp_dir / "campaign.json").read_text())
+python3 - "$dir/bad-out" <<PY
+$latest_campaign
 assert camp["totals"]["failed"] == 1 and camp["totals"]["retries"] == 0, camp["totals"]
 r = json.loads((camp_dir / camp["cells"][0]["result"]).read_text())
 assert r["status"] == "failed" and r["failureClass"] == "candidate_failure", r
@@ -116,12 +118,8 @@ set +e
 rc=$?
 set -e
 [[ $rc -eq 0 ]] || { echo "a cell that passed on its retry exited $rc"; cat "$dir/flaky.out"; exit 1; }
-python3 - "$dir/flaky-out" <<'PY'
-import json, pathlib, sys
-out = pathlib.Path(sys.argv[1])
-latest = json.loads((out / "history.json").read_text())["latest"]
-camp_dir = out / "campaigns" / latest
-camp = json.loads((camp_dir / "campaign.json").read_text())
+python3 - "$dir/flaky-out" <<PY
+$latest_campaign
 assert camp["totals"]["passed"] == 1 and camp["totals"]["retries"] == 1, camp["totals"]
 first, second = (json.loads((camp_dir / c["result"]).read_text()) for c in camp["cells"])
 assert first["attempt"] == 1 and first["status"] == "error", first
