@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <fstream>
 #include <future>
-#include <random>
 #include <string>
 
 #include <fmt/format.h>
@@ -21,6 +20,7 @@
 #include "api/server.h"
 #include "cli/commands.h"
 #include "node/node.h"
+#include "util/random.h"
 
 namespace tether::cli {
 
@@ -39,13 +39,6 @@ struct serve_args {
   std::size_t sse_max_buffered = 1U << 20U;
   int sse_stall_ms = 30'000;
 };
-
-std::string random_token() {
-  std::random_device rd;  // the kernel's generator
-  std::string out;
-  for (int i = 0; i < 32; ++i) out += fmt::format("{:02x}", rd() & 0xFFU);
-  return out;
-}
 
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
@@ -69,7 +62,7 @@ result<std::string> bearer_token(const fs::path& data) {
     if (!token.empty()) return token;
     return make_error(util_errc::invalid_argument, file.string() + " is empty; delete it to get a new token");
   }
-  const std::string token = random_token();
+  const std::string token = random_hex(32);
   const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0)
     return make_error(util_errc::invalid_argument, "cannot create " + file.string() + ": " + std::strerror(errno));

@@ -281,6 +281,11 @@ std::string errno_text(int e) { return std::error_code(e, std::generic_category(
 
 }  // namespace
 
+std::string json_escaped(std::string_view text) {
+  auto quoted = json::serialize(json::string(text));
+  return quoted.substr(1, quoted.size() - 2);
+}
+
 std::string pretty_json(const json::value& v) {
   std::string out;
   pretty(v, out, 0);

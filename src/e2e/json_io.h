@@ -87,6 +87,10 @@ class json_reader {
 // `v` as JSON text, 2-space indented, one member per line, ending in "\n".
 std::string pretty_json(const boost::json::value& v);
 
+// `text` as it appears inside a JSON string (escaped, without the quotes), to
+// find a text in serialized JSON.
+std::string json_escaped(std::string_view text);
+
 // ISO 8601 UTC ("2026-11-30T09:01:02.345Z", milliseconds optional) → unix ms.
 std::optional<std::int64_t> parse_iso8601(std::string_view s);
 

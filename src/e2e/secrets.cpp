@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <boost/json.hpp>
+#include "e2e/json_io.h"
 
 namespace tether::e2e {
 
@@ -23,8 +23,7 @@ std::optional<std::string> find_secret(const fs::path& dir, const std::vector<st
                                        const std::string& secret) {
   if (secret.empty()) return std::nullopt;
   std::vector<std::string> needles{secret};
-  auto quoted = boost::json::serialize(boost::json::value(secret));
-  auto escaped = quoted.substr(1, quoted.size() - 2);
+  auto escaped = json_escaped(secret);
   if (escaped != secret) needles.push_back(std::move(escaped));
   for (std::size_t i = 0; i < texts.size(); ++i)
     if (contains_any(texts[i], needles)) return "text " + std::to_string(i + 1);

@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
+
+#include "util/random.h"
 
 namespace tether::e2e {
 
@@ -77,9 +78,5 @@ std::vector<std::string> unknown_template_names(std::string_view text) {
   return unknown;
 }
 
-std::string make_nonce(int attempt) {
-  std::random_device rd;
-  const std::uint64_t bits = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-  return fmt::format("{:012x}-{}", bits & 0xffff'ffff'ffffULL, attempt);
-}
+std::string make_nonce(int attempt) { return random_hex(6) + "-" + std::to_string(attempt); }
 }  // namespace tether::e2e

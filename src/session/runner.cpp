@@ -288,14 +288,12 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
     if (control->stop_token().stop_requested()) co_return last;
     auto snap = co_await store_.snapshot(s);
     if (!snap) co_return fail(snap.error());
-    const auto* sess = &snap->session;
-    if (sess->quarantined)
+    const auto& sess = snap->session;
+    if (sess.quarantined)
       co_return drain_outcome{drain_status::error, std::nullopt, std::string("session is quarantined")};
-    const auto* pending = &snap->pending_inputs;
-    const auto* asking = &snap->pending_interactions;
-    const bool takeover = sess->open_execution.has_value();
-    if (!takeover && !asking->empty()) co_return last;  // waiting for a human: inputs wait too
-    if (!takeover && !sess->continuation_pending && pending->empty()) co_return last;
+    const bool takeover = sess.open_execution.has_value();
+    if (!takeover && !snap->pending_interactions.empty()) co_return last;  // waiting for a human: inputs wait too
+    if (!takeover && !sess.continuation_pending && snap->pending_inputs.empty()) co_return last;
 
     const auto busy = [](const error& e) { return drain_outcome{drain_status::busy, std::nullopt, e.describe()}; };
     if (takeover) {  // a fresh execution claims the lease in the commit that starts it
@@ -304,10 +302,10 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
     }
 
     execution_id exe;
-    bool continuation = sess->continuation_pending;
+    bool continuation = sess.continuation_pending;
     bool promoted_at_start = false;
     if (takeover) {
-      exe = *sess->open_execution;
+      exe = *sess.open_execution;
       auto attempts = co_await store_.bump_attempts(s, node_.owner(), clock_.now());
       if (!attempts) co_return fail(attempts.error());
       auto leftovers = co_await settle_leftovers(s, exe, std::string("interrupted by restart"), step_state::as_stored);
@@ -346,7 +344,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       req.fence = f;
       req.events.emplace_back(model::execution_started{exe, node_.owner()});
       if (!continuation)
-        for (const auto& in : choose_inputs(*pending, model::delivery::queue))
+        for (const auto& in : choose_inputs(snap->pending_inputs, model::delivery::queue))
           req.events.emplace_back(model::input_promoted{in.id, exe});
       promoted_at_start = req.events.size() > 1;
       auto r = co_await store_.append(std::move(req));

@@ -9,6 +9,7 @@
 #include "util/clock.h"
 #include "util/errors.h"
 #include "util/ids.h"
+#include "util/random.h"
 #include "util/result.h"
 #include "util/text.h"
 
@@ -60,6 +61,19 @@ result<void> validate_id(std::string_view prefix, std::string_view text) {
 }
 
 }  // namespace detail
+
+std::string random_hex(std::size_t bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::random_device rd;
+  std::string out;
+  out.reserve(2 * bytes);
+  for (std::size_t i = 0; i < bytes; ++i) {
+    const auto b = rd() & 0xFFU;
+    out += digits[b >> 4U];
+    out += digits[b & 0xFU];
+  }
+  return out;
+}
 
 namespace {
 class util_category_impl final : public std::error_category {

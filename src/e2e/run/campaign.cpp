@@ -4,12 +4,13 @@
 #include <ctime>
 #include <deque>
 #include <mutex>
-#include <random>
 #include <thread>
 
 #include <boost/json.hpp>
 
 #include "e2e/run/cell.h"
+#include "util/clock.h"
+#include "util/random.h"
 
 namespace tether::e2e {
 
@@ -17,21 +18,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string campaign_id() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
   ::gmtime_r(&t, &tm);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  std::random_device rd;
-  char tail[8];
-  std::snprintf(tail, sizeof tail, "-%04x", rd() & 0xffffU);
-  return std::string(buf) + tail;
+  return std::string(buf) + "-" + random_hex(2);
 }
 
 // The first line `command` prints, or "".
@@ -231,7 +224,7 @@ result<campaign> run_campaign(const campaign_options& o, const progress_sink& pr
     p.scratch_root = scratch;
   }
   const auto dir = o.out / "campaigns" / id;
-  const std::int64_t started = now_ms();
+  const std::int64_t started = real_clock().now();
   scheduler sched(m->plans, o, progress, cancelled, dir / "cells");
   std::vector<std::thread> workers;
   const int jobs = std::max(1, std::min<int>(o.jobs, static_cast<int>(m->plans.size())));
@@ -243,7 +236,7 @@ result<campaign> run_campaign(const campaign_options& o, const progress_sink& pr
   auto results = sched.take_results();
   campaign c = summarize(id, results);
   c.started_at_ms = started;
-  c.finished_at_ms = now_ms();
+  c.finished_at_ms = real_clock().now();
   c.source_sha = m->plans.front().source_sha;
   c.source_ref = m->plans.front().source_ref;
   c.selection = {{"suite", o.suite}, {"profile", o.profile}, {"environment", o.environment}, {"case", o.kase}};

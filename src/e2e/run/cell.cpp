@@ -3,24 +3,21 @@
 #include <signal.h>
 
 #include <fstream>
-#include <random>
 #include <sstream>
 
 #include <boost/json.hpp>
 
+#include "e2e/json_io.h"
 #include "e2e/run/cell_env.h"
 #include "e2e/secrets.h"
+#include "util/clock.h"
+#include "util/random.h"
 
 namespace tether::e2e {
 
 namespace json = boost::json;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-std::int64_t unix_ms_now() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::int64_t steady_us_now() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -32,18 +29,6 @@ std::string cell_name(const cell_plan& p) {
 }
 
 namespace {
-
-std::string random_hex(std::size_t bytes) {
-  std::random_device rd;
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < bytes; ++i) {
-    const auto b = rd() & 0xffU;
-    out += digits[b >> 4U];
-    out += digits[b & 0xfU];
-  }
-  return out;
-}
 
 std::string toml_string(std::string_view s) {
   std::string out = "\"";
@@ -188,7 +173,7 @@ result<void> drive(cell_env& env, cell_result& r) {
   r.turns = turn_timings(env, *runs);
   r.usage = usage_of(*runs);
   for (const auto& u : r.usage) r.run_ids.push_back(u.run_id);
-  auto seen = observe(env, *env.plan->kase);
+  auto seen = observe(env, *env.plan->kase, *runs);
   if (!seen) return seen.error();
   r.matchers = evaluate(env.plan->kase->matchers, *seen, env.values);
   judge(r, *env.plan);
@@ -217,7 +202,7 @@ cell_result cell_record(const cell_plan& plan, const std::string& nonce) {
   r.model = plan.profile.model;
   r.nonce = nonce;
   r.artifacts = plan.artifacts_dir.filename().string();
-  r.started_at_ms = unix_ms_now();
+  r.started_at_ms = real_clock().now();
   return r;
 }
 
@@ -286,8 +271,7 @@ std::vector<turn_timing> turn_timings(cell_env& env, const json::array& executio
       t.response_ms = static_cast<double>(it->second.second - in.sent_unix_ms);
     }
     // The first model request after the admission that carries the input's text.
-    auto quoted = json::serialize(json::value(in.text));
-    const auto needle = quoted.substr(1, quoted.size() - 2);
+    const auto needle = json_escaped(in.text);
     for (const auto& req : requests) {
       if (!req.is_object()) continue;
       const auto* at = req.as_object().if_contains("received_us");
@@ -320,7 +304,7 @@ cell_result run_cell(const cell_plan& plan, const std::function<bool()>& cancell
     r.status = cell_status::failed;
     r.failure = failure_class::cleanup_failure;
   }
-  r.finished_at_ms = unix_ms_now();
+  r.finished_at_ms = real_clock().now();
   r.duration_ms = r.finished_at_ms - r.started_at_ms;
   compute_billing(r);
   if (auto where = find_secret(plan.artifacts_dir, {json::serialize(to_json(r))}, env.api_key)) {

@@ -43,7 +43,6 @@ struct cell_env {
   int server_starts = 0;
 };
 
-std::int64_t unix_ms_now();
 std::int64_t steady_us_now();
 
 // cell.cpp
@@ -53,7 +52,8 @@ bool stop_server(cell_env& env, restart_mode mode);
 
 // steps.cpp
 result<void> run_step(cell_env& env, const step& s);
-result<observation> observe(cell_env& env, const case_def& c);
+// `executions` as list_executions() read them.
+result<observation> observe(cell_env& env, const case_def& c, const boost::json::array& executions);
 // One entry per sent input: the run that took it up and its times.
 std::vector<turn_timing> turn_timings(cell_env& env, const boost::json::array& executions);
 result<boost::json::array> list_executions(cell_env& env);

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include "e2e/run/cell_env.h"
+#include "util/clock.h"
 
 namespace tether::e2e {
 
@@ -71,7 +72,7 @@ result<void> send(cell_env& env, const step& s) {
   body["delivery"] = s.delivery;
   sent_input in;
   in.text = *text;
-  in.sent_unix_ms = unix_ms_now();
+  in.sent_unix_ms = real_clock().now();
   auto r = env.api->post(session_path(env, "inputs"), body);
   if (!r) return api_error("POST " + session_path(env, "inputs"), r.error());
   in.admitted_steady_us = steady_us_now();
@@ -249,7 +250,7 @@ result<void> run_step(cell_env& env, const step& s) {
 
 result<json::array> list_executions(cell_env& env) { return list(env, "executions", "executions"); }
 
-result<observation> observe(cell_env& env, const case_def& c) {
+result<observation> observe(cell_env& env, const case_def& c, const json::array& executions) {
   observation o;
   o.runtime = env.plan->profile.runtime;
   o.environment = env.plan->environment.id;
@@ -262,12 +263,10 @@ result<observation> observe(cell_env& env, const case_def& c) {
   auto sess = get_session(env);
   if (!sess) return sess.error();
   o.session_status = str(sess->if_contains("status"));
-  auto runs = list_executions(env);
-  if (!runs) return runs.error();
   std::vector<std::pair<std::int64_t, std::string>> starts;  // started_seq → run id
-  const auto usage = usage_of(*runs);
-  for (std::size_t i = 0; i < runs->size() && i < usage.size(); ++i) {
-    const auto& xo = (*runs)[i].as_object();
+  const auto usage = usage_of(executions);
+  for (std::size_t i = 0; i < executions.size() && i < usage.size(); ++i) {
+    const auto& xo = executions[i].as_object();
     const auto& u = usage[i];
     observed_run r;
     r.id = u.run_id;
