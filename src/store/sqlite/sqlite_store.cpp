@@ -494,10 +494,7 @@ class sqlite_event_store final : public event_store {
         continue;
       }
       const auto cpu0 = thread_cpu_ns();
-      const auto started = std::chrono::steady_clock::now();
-      commit(ops);
-      metrics::store_commit_seconds().observe(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      commit(ops, std::chrono::steady_clock::now());
       writer_cpu_ns_.fetch_add(thread_cpu_ns() - cpu0);
     }
   }
@@ -515,32 +512,33 @@ class sqlite_event_store final : public event_store {
   // transaction is rolled back and the batch runs again with each request in
   // its own savepoint. Requests are safe to run twice: they keep their
   // inputs and overwrite their outcome.
-  void commit(batch& ops) {
+  void commit(batch& ops, std::chrono::steady_clock::time_point started) {
     connection& db = *writer_db_;
     if (auto e = begin(db)) {
       // Nothing was written, so the store is not poisoned; the callers may retry.
+      observe_commit(started);
       for (auto& op : ops) op->fail(*e);
       return;
     }
     bool refused = false;
     for (auto& op : ops) {
       const auto outcome = op->run(db);
-      if (auto fatal = checked(db)) return abort(ops, *fatal);
+      if (auto fatal = checked(db)) return abort(ops, started, *fatal);
       if (!outcome) {
         refused = true;
         break;
       }
     }
     if (refused) {
-      if (auto r = db.run("ROLLBACK"); !r) return abort(ops, r.error());
-      if (auto e = begin(db)) return abort(ops, *e);
+      if (auto r = db.run("ROLLBACK"); !r) return abort(ops, started, r.error());
+      if (auto e = begin(db)) return abort(ops, started, *e);
       for (auto& op : ops) {
-        if (auto fatal = run_one(db, *op)) return abort(ops, *fatal);
+        if (auto fatal = run_one(db, *op)) return abort(ops, started, *fatal);
       }
     }
     if (options_.fail_commit && options_.fail_commit())
-      return abort(ops, tether::error(store_errc::write_failed, "commit failed (injected by fail_commit)"));
-    if (auto r = db.run("COMMIT"); !r) return abort(ops, r.error());
+      return abort(ops, started, tether::error(store_errc::write_failed, "commit failed (injected by fail_commit)"));
+    if (auto r = db.run("COMMIT"); !r) return abort(ops, started, r.error());
     if (wal_over_limit_) {
       wal_over_limit_ = false;
       if (auto r = db.checkpoint(); !r) spdlog::warn("store: checkpoint failed: {}", r.error().message);
@@ -552,7 +550,15 @@ class sqlite_event_store final : public event_store {
     std::uint64_t largest = largest_batch_.load();
     while (ops.size() > largest && !largest_batch_.compare_exchange_weak(largest, ops.size())) {
     }
+    observe_commit(started);
     completer_.push(std::move(ops));
+  }
+
+  // Observed before any caller hears of the commit, so a caller that reads
+  // the metric after its write sees that write's commit counted.
+  static void observe_commit(std::chrono::steady_clock::time_point started) {
+    metrics::store_commit_seconds().observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
 
   static std::optional<tether::error> begin(connection& db) {
@@ -583,7 +589,7 @@ class sqlite_event_store final : public event_store {
     return std::nullopt;
   }
 
-  void abort(batch& ops, const tether::error& cause) {
+  void abort(batch& ops, std::chrono::steady_clock::time_point started, const tether::error& cause) {
     connection& db = *writer_db_;
     if (db.in_transaction()) (void)db.run("ROLLBACK");
     (void)db.take_fatal();
@@ -594,6 +600,7 @@ class sqlite_event_store final : public event_store {
       std::lock_guard lock(write_mu_);
       poison_ = e;
     }
+    observe_commit(started);
     for (auto& op : ops) op->fail(e);
   }
 
