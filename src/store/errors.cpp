@@ -16,7 +16,7 @@ class store_category_impl final : public std::error_category {
       case store_errc::closed:
         return "the store is closed";
       case store_errc::write_failed:
-        return "a write to the store failed; writes are refused until it is reopened";
+        return "a write to the store failed; nothing of it was written";
       case store_errc::schema_too_new:
         return "the database was written by a newer Tether";
       case store_errc::open_failed:
@@ -49,6 +49,10 @@ class store_category_impl final : public std::error_category {
         return "the session is quarantined";
       case store_errc::lagged:
         return "the live tail fell too far behind and was dropped";
+      case store_errc::storage_unavailable:
+        return "the store cannot write at the moment; it retries by itself";
+      case store_errc::damaged:
+        return "the database file is damaged";
     }
     return "unknown store error";
   }
@@ -59,6 +63,10 @@ class store_category_impl final : public std::error_category {
 const std::error_category& store_category() {
   static const store_category_impl c;
   return c;
+}
+
+std::string_view to_string(store_state s) {
+  return s == store_state::ok ? "ok" : "degraded";
 }
 
 std::string_view to_string(input_status s) {

@@ -8,7 +8,7 @@ namespace tether::store {
 
 enum class store_errc {
   closed = 1,       // the store was stopped; no more calls are taken
-  write_failed,     // a commit failed; the store refuses writes until reopened (sticky)
+  write_failed,     // this write's commit failed; nothing of it was written (the store is then degraded)
   schema_too_new,   // the database was written by a newer Tether; refuse to open
   open_failed,      // the database cannot be opened or migrated
   unknown_session,  // no such session
@@ -25,6 +25,8 @@ enum class store_errc {
   read_failed,              // the database could not be read (I/O error, busy, out of memory); retry later
   quarantined,              // input.admitted to a quarantined session
   lagged,                   // a tail_all() reader fell more than its buffer behind; the tail is dead
+  storage_unavailable,      // the store is degraded (a commit failed) and refuses writes until a probe succeeds
+  damaged,                  // open: PRAGMA quick_check found the database file damaged; refuse to open
 };
 
 const std::error_category& store_category();

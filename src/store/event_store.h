@@ -21,8 +21,11 @@
 //
 // Errors (store_errc)
 //   closed             after stop()
-//   write_failed       a commit failed: the store is poisoned and every later
-//                      write fails the same way until it is reopened
+//   write_failed       this write's commit failed (full disk, I/O error):
+//                      nothing of its batch was written; the store is now
+//                      degraded (see Storage failures)
+//   storage_unavailable  the store is degraded: the write was refused at once,
+//                      nothing was tried; retry later
 //   fence_failed       the fence did not hold; nothing written
 //   unknown_session    append to a session that was never created
 //   duplicate_input    input.admitted of an exact retry (same id, session,
@@ -56,6 +59,16 @@
 //          foreign lease -> lease_held; an expired foreign one -> lease_lost.
 //   release: ours -> expired now; fresh foreign -> lease_held; else lease_lost.
 //   expire_owned: expires every lease of one owner (clean shutdown).
+//
+// Storage failures
+//   A failed commit fails its whole batch (write_failed) and makes the store
+//   degraded: health() says so, with the reason and since when, and every
+//   write is refused at once with storage_unavailable (writes already queued
+//   behind the failed batch too). Meanwhile the backend retries in the
+//   background with backoff, each time with a real write; the first that
+//   succeeds makes the store ok again, without a restart. Reads keep working
+//   throughout. A caller that must record an outcome (the runner's terminal
+//   event) retries it until the store is ok again.
 //
 // Cancellation: calls are not cancellable; an awaited write completes once
 // its commit is decided.
@@ -188,6 +201,10 @@ class event_store {
                                                                       std::string current_owner,
                                                                       std::optional<session_id> after,
                                                                       std::size_t limit) = 0;
+
+  // Whether writes are taken now (see Storage failures). Thread-safe and
+  // cheap: no I/O. A store that cannot fail this way reports ok.
+  [[nodiscard]] virtual store_health health() const { return {}; }
 
   // Stops taking calls, finishes queued writes, closes tails. Idempotent.
   virtual void stop() = 0;

@@ -158,4 +158,17 @@ struct abandoned_session {
   std::optional<store::lease> lease;
 };
 
+// Whether the store can write (event_store::health()).
+//   ok        writes are taken
+//   degraded  a commit failed (full disk, I/O error); writes are refused at
+//             once with storage_unavailable while the store retries in the
+//             background, and taken again after a probe write succeeds
+enum class store_state { ok, degraded };
+std::string_view to_string(store_state s);
+struct store_health {
+  store_state state = store_state::ok;
+  std::string reason;  // degraded: why the last commit or probe failed
+  time_ms since = 0;   // degraded: when writes started failing (the store's clock)
+};
+
 }  // namespace tether::store

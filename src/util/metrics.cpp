@@ -286,6 +286,10 @@ struct tether_metrics {
   histogram& store_commit_seconds =
       reg.add_histogram("tether_store_commit_seconds", "Latency of one group commit of the store, in seconds.",
                         {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5});
+  gauge& store_degraded = reg.add_gauge(
+      "tether_store_degraded", "1 while the store cannot write (a commit failed and no retry has succeeded yet), else 0.");
+  counter& store_write_failures_total = reg.add_counter(
+      "tether_store_write_failures_total", "Commits and retry probes of the store that failed (full disk, I/O error).");
   counter_family& http_requests_total =
       reg.add_counter_family("tether_http_requests_total", "HTTP requests answered, by status code.", "code");
 };
@@ -305,6 +309,8 @@ histogram& step_seconds() { return process_metrics().step_seconds; }
 gauge& active_sessions() { return process_metrics().active_sessions; }
 gauge& sse_subscribers() { return process_metrics().sse_subscribers; }
 histogram& store_commit_seconds() { return process_metrics().store_commit_seconds; }
+gauge& store_degraded() { return process_metrics().store_degraded; }
+counter& store_write_failures_total() { return process_metrics().store_write_failures_total; }
 counter_family& http_requests_total() { return process_metrics().http_requests_total; }
 
 }  // namespace tether::metrics

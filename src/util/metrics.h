@@ -171,6 +171,11 @@ gauge& sse_subscribers();
 // tether_store_commit_seconds: latency of one group commit of the store.
 // Buckets 0.1 ms … 2.5 s.
 histogram& store_commit_seconds();
+// tether_store_degraded: 1 while the store refuses writes after a failed
+// commit (event_store::health() is degraded), 0 otherwise.
+gauge& store_degraded();
+// tether_store_write_failures_total: failed commits and failed retry probes.
+counter& store_write_failures_total();
 // tether_http_requests_total{code}: HTTP requests answered, by status code
 // ("200", "404", …).
 counter_family& http_requests_total();

@@ -367,34 +367,6 @@ TEST_F(schema_sqlite, a_path_in_a_missing_directory_fails_to_open) {
   EXPECT_FALSE(r.error().message.empty());
 }
 
-using failure_sqlite = store_test;
-
-TEST_F(failure_sqlite, a_failed_commit_poisons_writes_but_reads_work_and_reopen_recovers) {
-  std::atomic<bool> fail{false};
-  auto o = options();
-  o.fail_commit = [&fail] { return fail.load(); };
-  open(std::move(o));
-  const auto s = new_session();
-  fail = true;
-  auto failed = append(s, {notice("lost")});
-  ASSERT_FALSE(failed);
-  EXPECT_EQ(failed.error(), store_errc::write_failed);
-  fail = false;
-  auto later = append(s, {notice("refused")});
-  ASSERT_FALSE(later);
-  EXPECT_EQ(later.error(), store_errc::write_failed) << "the failure is sticky";
-  auto lease = run(store().claim_lease(s, "node-a/1", clock_.now(), 1000));
-  ASSERT_FALSE(lease);
-  EXPECT_EQ(lease.error(), store_errc::write_failed);
-  EXPECT_EQ(all_events(s).size(), 1U) << "reads keep working";
-
-  reopen();
-  EXPECT_EQ(all_events(s).size(), 1U) << "the failed batch left nothing";
-  auto after = append(s, {notice("works again")});
-  ASSERT_TRUE(after) << why(after);
-  EXPECT_EQ(after->last_seq.value, 2);
-}
-
 using read_sqlite = store_test;
 
 TEST_F(read_sqlite, pages_follow_after_and_limit_and_say_when_there_is_more) {

@@ -176,6 +176,7 @@ TEST(Metrics, TetherMetricsAreRegisteredInTheGlobalRegistry) {
        {"# TYPE tether_executions_total counter\n", "# TYPE tether_admission_seconds histogram\n",
         "# TYPE tether_step_seconds histogram\n", "# TYPE tether_active_sessions gauge\n",
         "# TYPE tether_sse_subscribers gauge\n", "# TYPE tether_store_commit_seconds histogram\n",
+        "# TYPE tether_store_degraded gauge\n", "# TYPE tether_store_write_failures_total counter\n",
         "# TYPE tether_http_requests_total counter\n"}) {
     EXPECT_NE(text.find(type_line), std::string::npos) << type_line;
   }

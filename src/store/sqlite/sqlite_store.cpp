@@ -18,6 +18,7 @@
 
 #include "store/sqlite/async.h"
 #include "store/sqlite/db.h"
+#include "store/sqlite/integrity.h"
 #include "store/sqlite/leases.h"
 #include "store/sqlite/projections.h"
 #include "store/sqlite/queries.h"
@@ -227,6 +228,19 @@ class checkpointer {
   std::thread thread_;  // last: starts after the members it uses
 };
 
+result<void> configure_writer(connection& db) {
+  {
+    auto q = db.prepare("PRAGMA journal_mode=WAL");
+    auto row = q.step();
+    if (!row) return row.error();
+    const std::string mode = *row ? q.text(0) : std::string();
+    if (mode != "wal")
+      return make_error(store_errc::open_failed, "cannot use WAL mode (journal_mode is '" + mode + "')");
+  }
+  return db.exec(
+      "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;");
+}
+
 class sqlite_event_store final : public event_store {
  public:
   sqlite_event_store(sqlite_options options, std::unique_ptr<connection> writer,
@@ -240,12 +254,7 @@ class sqlite_event_store final : public event_store {
         hub_(std::make_shared<tail_hub>(options_.tail_buffer, clock_)),
         completer_(hub_),
         checkpointer_(std::move(checkpoints)) {
-    writer_db_->on_wal_commit([this](int pages) {
-      if (pages >= options_.checkpoint_pages) checkpointer_.request();
-      // Far behind (readers pinning old frames, or a slow disk): the writer
-      // helps, so the WAL cannot grow without bound.
-      if (pages >= std::max(writer_checkpoint_pages, 4 * options_.checkpoint_pages)) wal_over_limit_ = true;
-    });
+    watch_wal(*writer_db_);
     writer_ = std::thread([this] {
       pthread_setname_np(pthread_self(), "store-writer");  // names it in top, perf and gdb
       writer_loop();
@@ -385,6 +394,12 @@ class sqlite_event_store final : public event_store {
 
   // ---- lifecycle ----
 
+  [[nodiscard]] store_health health() const override {
+    std::lock_guard lock(write_mu_);
+    if (!degraded_) return {};
+    return {store_state::degraded, degraded_->reason, degraded_->since};
+  }
+
   void stop() override {
     std::lock_guard stop_lock(stop_mu_);
     if (stopped_) return;
@@ -423,8 +438,8 @@ class sqlite_event_store final : public event_store {
       if (stopping_) {
         lock.unlock();
         slot->deliver(result<T>(closed_error()));
-      } else if (poison_) {
-        auto e = *poison_;
+      } else if (degraded_) {
+        auto e = unavailable(*degraded_);
         lock.unlock();
         slot->deliver(result<T>(std::move(e)));
       } else {
@@ -479,18 +494,26 @@ class sqlite_event_store final : public event_store {
   void writer_loop() {
     for (;;) {
       batch ops;
-      std::optional<tether::error> poisoned;
+      std::optional<tether::error> refused;
       {
         std::unique_lock lock(write_mu_);
-        write_cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;  // stopping, and everything queued is done
-        const auto n = static_cast<std::ptrdiff_t>(std::min(queue_.size(), max_batch_));
-        ops.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + n));
-        queue_.erase(queue_.begin(), queue_.begin() + n);
-        poisoned = poison_;
+        write_cv_.wait(lock, [this] { return stopping_ || !queue_.empty() || degraded_; });
+        if (degraded_) {
+          // Queued behind the failed batch, before callers could be refused
+          // at the door: refused the same way, untried.
+          ops.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
+          queue_.clear();
+          refused = unavailable(*degraded_);
+        } else {
+          if (queue_.empty()) return;  // stopping, and everything queued is done
+          const auto n = static_cast<std::ptrdiff_t>(std::min(queue_.size(), max_batch_));
+          ops.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + n));
+          queue_.erase(queue_.begin(), queue_.begin() + n);
+        }
       }
-      if (poisoned) {
-        for (auto& op : ops) op->fail(*poisoned);
+      if (refused) {
+        for (auto& op : ops) op->fail(*refused);
+        if (!recover()) return;  // stopping; writes are refused, so nothing is queued
         continue;
       }
       const auto cpu0 = thread_cpu_ns();
@@ -589,32 +612,125 @@ class sqlite_event_store final : public event_store {
     return std::nullopt;
   }
 
+  // The batch failed as a whole: nothing of it is written, its callers hear
+  // write_failed, and the store is degraded until recover() commits a probe.
+  // Degraded before any caller hears, so a caller that then asks health()
+  // sees it.
   void abort(batch& ops, std::chrono::steady_clock::time_point started, const tether::error& cause) {
     connection& db = *writer_db_;
     if (db.in_transaction()) (void)db.run("ROLLBACK");
     (void)db.take_fatal();
-    const tether::error e(store_errc::write_failed,
-                          "a commit failed, so the store refuses writes until it is reopened: " + cause.message);
+    const tether::error e(store_errc::write_failed, "a commit failed and nothing of it was written (" + cause.message +
+                                                        "); writes are refused until a retry succeeds");
     spdlog::error("store: {}", e.message);
+    metrics::store_write_failures_total().inc();
     {
       std::lock_guard lock(write_mu_);
-      poison_ = e;
+      degraded_ = degradation{cause.message, clock_.now()};
     }
+    metrics::store_degraded().set(1);
     observe_commit(started);
     for (auto& op : ops) op->fail(e);
+  }
+
+  struct degradation {
+    std::string reason;
+    time_ms since = 0;
+  };
+
+  static tether::error unavailable(const degradation& d) {
+    return {store_errc::storage_unavailable,
+            "the store cannot write (" + d.reason + "); it retries by itself and takes writes again once one succeeds"};
+  }
+
+  // Degraded: waits, reopens the write connection and commits a probe, with
+  // backoff, until a probe commits (true) or the store stops (false).
+  bool recover() {
+    const auto first = std::chrono::milliseconds(std::max(1, options_.retry_initial_ms));
+    const auto most = std::max(first, std::chrono::milliseconds(options_.retry_max_ms));
+    auto delay = first;
+    std::string last_reason;
+    for (std::uint64_t failed = 0;; ++failed) {
+      {
+        std::unique_lock lock(write_mu_);
+        if (write_cv_.wait_for(lock, delay, [this] { return stopping_; })) return false;
+      }
+      auto probed = probe();
+      if (probed) {
+        spdlog::info("store: writes resumed: a retry committed after {} failed retr{}", failed,
+                     failed == 1 ? "y" : "ies");
+        {
+          std::lock_guard lock(write_mu_);
+          degraded_.reset();
+        }
+        metrics::store_degraded().set(0);
+        return true;
+      }
+      metrics::store_write_failures_total().inc();
+      if (probed.error().message != last_reason) {
+        last_reason = probed.error().message;
+        spdlog::warn("store: still cannot write: {}; retrying every {} ms at most", last_reason, most.count());
+      }
+      {
+        std::lock_guard lock(write_mu_);
+        degraded_->reason = probed.error().message;
+      }
+      delay = std::min(delay * 2, most);
+    }
+  }
+
+  // A fresh write connection (whatever state the failure left the old one
+  // in goes with it) and one real commit: PRAGMA user_version rewritten with
+  // its own value writes page 1 through the WAL and syncs, like any commit,
+  // and changes nothing. On success the fresh connection becomes the writer's.
+  result<void> probe() {
+    auto fresh = connection::open(options_.path, open_mode::read_write);
+    if (!fresh) return fresh.error();
+    connection& db = **fresh;
+    if (auto r = configure_writer(db); !r) return r.error();
+    if (auto e = begin(db)) return *e;
+    auto failed = [&db](const tether::error& e) -> result<void> {
+      if (db.in_transaction()) (void)db.run("ROLLBACK");
+      return e;
+    };
+    std::int64_t version = 0;
+    {
+      auto q = db.prepare("PRAGMA user_version");
+      auto row = q.step();
+      if (!row) return failed(row.error());
+      version = *row ? q.int64(0) : 0;
+    }
+    const std::string rewrite = "PRAGMA user_version = " + std::to_string(version);
+    if (auto r = db.exec(rewrite.c_str()); !r) return failed(r.error());
+    if (options_.fail_commit && options_.fail_commit())
+      return failed(tether::error(store_errc::write_failed, "commit failed (injected by fail_commit)"));
+    if (auto r = db.run("COMMIT"); !r) return failed(r.error());
+    (void)db.take_fatal();
+    watch_wal(db);
+    writer_db_ = std::move(*fresh);
+    return ok();
+  }
+
+  void watch_wal(connection& db) {
+    db.on_wal_commit([this](int pages) {
+      if (pages >= options_.checkpoint_pages) checkpointer_.request();
+      // Far behind (readers pinning old frames, or a slow disk): the writer
+      // helps, so the WAL cannot grow without bound.
+      if (pages >= std::max(writer_checkpoint_pages, 4 * options_.checkpoint_pages)) wal_over_limit_ = true;
+    });
   }
 
   sqlite_options options_;
   const tether::clock& clock_;
   const std::size_t max_batch_;
 
-  // Writer: the queue and the sticky failure, under write_mu_.
+  // Writer: the queue and the degradation, under write_mu_.
   std::unique_ptr<connection> writer_db_;
-  std::mutex write_mu_;
+  mutable std::mutex write_mu_;
   std::condition_variable write_cv_;
   std::deque<std::unique_ptr<write_op>> queue_;
   bool stopping_ = false;
-  std::optional<tether::error> poison_;
+  std::optional<degradation> degraded_;
   std::thread writer_;
 
   // Readers: one connection per pool thread.
@@ -640,22 +756,10 @@ class sqlite_event_store final : public event_store {
 };
 
 tether::error open_error(const std::string& path, const tether::error& e) {
-  if (e.code == store_errc::schema_too_new) return e;
+  if (e.code == store_errc::schema_too_new || e.code == store_errc::damaged) return e;
   return {store_errc::open_failed, path + ": " + e.message};
 }
 
-result<void> configure_writer(connection& db) {
-  {
-    auto q = db.prepare("PRAGMA journal_mode=WAL");
-    auto row = q.step();
-    if (!row) return row.error();
-    const std::string mode = *row ? q.text(0) : std::string();
-    if (mode != "wal")
-      return make_error(store_errc::open_failed, "cannot use WAL mode (journal_mode is '" + mode + "')");
-  }
-  return db.exec(
-      "PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-65536; PRAGMA temp_store=MEMORY;");
-}
 
 }  // namespace
 
@@ -669,7 +773,9 @@ result<std::unique_ptr<event_store>> open_sqlite_store(sqlite_options options) {
 
   auto writer = connection::open(path, open_mode::read_write);
   if (!writer) return sqlite::open_error(path, writer.error());
+  // A file that is not a database at all fails here (open_failed), before the check.
   if (auto r = sqlite::configure_writer(**writer); !r) return sqlite::open_error(path, r.error());
+  if (auto r = sqlite::check_integrity(**writer, path); !r) return sqlite::open_error(path, r.error());
   if (auto r = sqlite::migrate(**writer); !r) return sqlite::open_error(path, r.error());
   (void)(*writer)->take_fatal();
 

@@ -13,8 +13,21 @@
 // a database whose schema version is newer than this binary's is refused
 // with store_errc::schema_too_new.
 //
-// A failed COMMIT poisons the store: every later write returns
-// store_errc::write_failed until the database is opened again.
+// A failed COMMIT (full disk, I/O error) fails its batch with write_failed
+// and makes the store degraded (event_store.h, Storage failures): writes are
+// refused at once with storage_unavailable, and the writer thread retries
+// after 100 ms, then after twice as long each time up to 5 s
+// (retry_initial_ms, retry_max_ms): it reopens its connection and commits a
+// probe (PRAGMA user_version rewritten with its own value: one page through
+// the WAL and an fsync, the shape of any commit). The first probe that
+// commits makes the store ok again. The metrics tether_store_degraded and
+// tether_store_write_failures_total follow it.
+//
+// open() first runs PRAGMA quick_check and logs how long it
+// took. A damaged database (a page that is not a valid b-tree page, a broken
+// freelist) is refused with
+// store_errc::damaged and a message that says how to inspect and recover it,
+// before anything is written to it.
 #pragma once
 
 #include <cstddef>
@@ -37,8 +50,12 @@ struct sqlite_options {
   // WAL frames after which a background thread checkpoints the WAL into the
   // database. Large, so a page rewritten by many commits is copied once.
   int checkpoint_pages = 16'384;
-  // Test hook, called by the writer before each COMMIT: returning true makes
-  // that commit fail as if the disk had failed.
+  // Degraded: the first retry after retry_initial_ms, each next one after
+  // twice as long, at most retry_max_ms.
+  int retry_initial_ms = 100;
+  int retry_max_ms = 5'000;
+  // Test hook, called by the writer before each COMMIT (the retry probes'
+  // too): returning true makes that commit fail as if the disk had failed.
   std::function<bool()> fail_commit;
 };
 
