@@ -3,10 +3,13 @@
 #include "util/metrics.h"
 
 #include <algorithm>
+#include <optional>
+#include <stop_token>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -32,6 +35,11 @@ store::message_row user_message(const store::input_row& in) {
   m.id = in.id.str();
   m.text = in.prompt;
   return m;
+}
+
+// The store could not write (full disk, I/O error); it retries by itself.
+bool storage_failure(const error& e) {
+  return e == store::store_errc::write_failed || e == store::store_errc::storage_unavailable;
 }
 
 drain_status status_of(model::outcome o) {
@@ -184,7 +192,8 @@ asio::awaitable<result<std::vector<model::payload>>> runner::settle_leftovers(se
   co_return events;
 }
 
-asio::awaitable<void> runner::heartbeat(session_id s, std::shared_ptr<drain_control> control) {
+asio::awaitable<void> runner::heartbeat(session_id s, std::shared_ptr<drain_control> control,
+                                        std::shared_ptr<time_ms> held_until) {
   asio::steady_timer timer(co_await asio::this_coro::executor);
   bool lost = false;
   for (;;) {
@@ -193,11 +202,50 @@ asio::awaitable<void> runner::heartbeat(session_id s, std::shared_ptr<drain_cont
     if (ec) co_return;  // cancelled: the execution ended
     if (lost) continue;
     auto r = co_await store_.renew_lease(s, node_.owner(), clock_.now(), options_.lease_ttl_ms);
-    if (!r) {
-      spdlog::warn("session {}: lease renewal failed ({}); stopping its execution", s.str(), r.error().describe());
-      control->request_stop(stop_reason::lease_lost);
-      lost = true;  // keep waiting until the execution unwinds and cancels us
+    if (r) {
+      *held_until = r->expires_at;
+      continue;
     }
+    // The store cannot write for now, but no one can take the lease before it
+    // expires: the execution goes on while the next renewal still comes first.
+    if (storage_failure(r.error()) && clock_.now() + options_.lease_renew_ms < *held_until) {
+      spdlog::warn("session {}: lease renewal failed ({}); the lease holds {} ms more, retrying", s.str(),
+                   r.error().describe(), *held_until - clock_.now());
+      continue;
+    }
+    spdlog::warn("session {}: lease renewal failed ({}); stopping its execution", s.str(), r.error().describe());
+    control->request_stop(stop_reason::lease_lost);
+    lost = true;  // keep waiting until the execution unwinds and cancels us
+  }
+}
+
+asio::awaitable<result<store::append_result>> runner::append_terminal(session_id s, std::vector<model::payload> events,
+                                                                      std::shared_ptr<drain_control> control,
+                                                                      time_ms held_until) {
+  const auto ex = co_await asio::this_coro::executor;
+  auto delay = std::max<time_ms>(1, options_.storage_retry_ms);
+  for (bool warned = false;;) {
+    store::append_request req{s, events, terminal_fence(), 0};
+    auto r = co_await store_.append(std::move(req));
+    if (r || !storage_failure(r.error())) co_return r;
+    // Past this the fence would refuse the event anyway: recovery finishes
+    // the execution once the store writes again and the lease has expired.
+    if (clock_.now() + delay >= held_until || control->reason() == stop_reason::shutdown) co_return r;
+    if (!warned) {
+      warned = true;
+      spdlog::warn("session {}: cannot record the end of its execution ({}); retrying until the store writes again",
+                   s.str(), r.error().describe());
+    }
+    // A shutdown cuts the wait short (unless a stop was already requested,
+    // e.g. an interrupt: then the lease's expiry bounds the wait).
+    auto timer = std::make_shared<asio::steady_timer>(ex, std::chrono::milliseconds(delay));
+    {
+      auto cancel = [timer, ex] { asio::post(ex, [timer] { timer->cancel(); }); };
+      std::optional<std::stop_callback<decltype(cancel)>> on_stop;
+      if (!control->stop_token().stop_requested()) on_stop.emplace(control->stop_token(), cancel);
+      (void)co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    delay = std::min(delay * 2, std::max(delay, options_.storage_retry_max_ms));
   }
 }
 
@@ -296,9 +344,13 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
     if (!takeover && !sess.continuation_pending && snap->pending_inputs.empty()) co_return last;
 
     const auto busy = [](const error& e) { return drain_outcome{drain_status::busy, std::nullopt, e.describe()}; };
+    // When the lease expires unless renewed: the heartbeat renews it, and the
+    // terminal event may be retried until then.
+    auto held_until = std::make_shared<time_ms>(0);
     if (takeover) {  // a fresh execution claims the lease in the commit that starts it
       auto lease = co_await store_.claim_lease(s, node_.owner(), clock_.now(), options_.lease_ttl_ms);
       if (!lease) co_return lease.error() == store::store_errc::lease_held ? busy(lease.error()) : fail(lease.error());
+      *held_until = lease->expires_at;
     }
 
     execution_id exe;
@@ -318,8 +370,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
                                       std::string("attempt_budget"),
                                       "gave up after " + std::to_string(attempts.value() - 1) + " recovery attempts",
                                       {}});
-        store::append_request req{s, std::move(events), terminal_fence(), 0};
-        auto r = co_await store_.append(std::move(req));
+        auto r = co_await append_terminal(s, std::move(events), control, *held_until);
         if (!r) co_return fail(r.error());
         metrics::executions_total().with("failed").inc();
         last = {drain_status::failed, exe, std::string("attempt budget exhausted")};
@@ -349,10 +400,11 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       promoted_at_start = req.events.size() > 1;
       auto r = co_await store_.append(std::move(req));
       if (!r) co_return r.error() == store::store_errc::lease_held ? busy(r.error()) : fail(r.error());
+      *held_until = f.now_ms + options_.lease_ttl_ms;
     }
 
     auto execution = run_execution(s, exe, continuation, promoted_at_start, control, snap->session);
-    auto renewals = heartbeat(s, control);
+    auto renewals = heartbeat(s, control, held_until);
     auto ran = co_await (std::move(execution) || std::move(renewals));
     auto end = std::get<0>(std::move(ran));
 
@@ -372,11 +424,14 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       for (auto& p : *leftovers) events.push_back(std::move(p));
     }
     events.emplace_back(model::execution_finished{exe, end.outcome, end.reason, end.error, end.usage});
-    store::append_request req{s, std::move(events), terminal_fence(), 0};
-    auto r = co_await store_.append(std::move(req));
+    auto r = co_await append_terminal(s, std::move(events), control, *held_until);
     if (!r) {
       if (r.error() == store::store_errc::fence_failed)
         co_return drain_outcome{drain_status::abandoned, exe, std::string("lease lost before the terminal event")};
+      if (storage_failure(r.error()))
+        co_return drain_outcome{drain_status::abandoned, exe,
+                                "the store could not record the end of the execution (" + r.error().describe() +
+                                    "); recovery finishes it once the store writes again"};
       co_return fail(r.error());
     }
     metrics::executions_total().with(model::to_string(end.outcome)).inc();

@@ -19,9 +19,17 @@
 //              waiting/failed/interrupted end the execution.
 //   finish     interrupted: fail unsettled calls and the open step; then
 //              execution.finished (fence: lease). Lease lost or shutdown: no
-//              terminal event at all.
+//              terminal event at all. A store that cannot write (full disk:
+//              write_failed, storage_unavailable) does not leave the
+//              execution running: the terminal event is retried with backoff
+//              (storage_retry_ms doubling to storage_retry_max_ms) until the
+//              store writes again, as long as the lease is surely still ours;
+//              past that, or at shutdown, the drain ends abandoned and
+//              recovery finishes the execution once the lease has expired.
 //   heartbeat  renews the lease every lease_renew_ms while the execution runs;
-//              a failed renewal stops the execution (reason lease_lost).
+//              a failed renewal stops the execution (reason lease_lost), except
+//              a storage failure while the lease would still hold until the
+//              next renewal: that one is tried again then.
 #pragma once
 
 #include <functional>
@@ -65,7 +73,15 @@ class runner {
   boost::asio::awaitable<execution_end> run_execution(session_id s, execution_id e, bool continuation,
                                                       bool promoted_at_start, std::shared_ptr<drain_control> control,
                                                       std::optional<store::session_row> first);
-  boost::asio::awaitable<void> heartbeat(session_id s, std::shared_ptr<drain_control> control);
+  // `held_until`: when the lease expires unless renewed (updated by each renewal).
+  boost::asio::awaitable<void> heartbeat(session_id s, std::shared_ptr<drain_control> control,
+                                         std::shared_ptr<time_ms> held_until);
+  // Appends the terminal `events` (fence: the lease, released in the same
+  // commit), retrying storage failures while the lease holds (see finish).
+  boost::asio::awaitable<result<store::append_result>> append_terminal(session_id s,
+                                                                       std::vector<model::payload> events,
+                                                                       std::shared_ptr<drain_control> control,
+                                                                       time_ms held_until);
   // Fails unsettled calls and the open step of an execution (events only).
   boost::asio::awaitable<result<std::vector<model::payload>>> settle_leftovers(session_id s, execution_id e,
                                                                                std::string why, step_state step);

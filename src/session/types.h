@@ -32,6 +32,10 @@ struct session_options {
   std::size_t recovery_batch = 64;        // abandoned sessions read per page
   std::size_t recovery_concurrency = 4;   // sessions checked at once in a scan
   time_ms recovery_interval_ms = 15'000;  // periodic scan for leases of dead nodes; 0 disables
+  // The store cannot write (full disk): the terminal event is retried after
+  // storage_retry_ms, then twice as long each time, at most storage_retry_max_ms.
+  time_ms storage_retry_ms = 100;
+  time_ms storage_retry_max_ms = 2'000;
 };
 
 struct create_request {
