@@ -66,17 +66,20 @@ class runner::host final : public turn_host {
       : runner_(r), session_(std::move(s)), execution_(std::move(e)), control_(std::move(control)), held_(held) {}
 
   task<result<std::vector<store::message_row>>> boundary() override {
+    if (auto earlier = co_await settle_soon(); !earlier) co_return earlier.error();
     auto r = co_await runner_.promote(session_, execution_, control_, model::delivery::steer, *held_, {});
     if (!r) co_return r.error();
     co_return std::move(r->promoted);
   }
 
   task<result<boundary_result>> boundary_after(std::vector<model::payload> events) override {
+    if (auto earlier = co_await settle_soon(); !earlier) co_return earlier.error();
     co_return co_await runner_.promote(session_, execution_, control_, model::delivery::steer, *held_,
                                        std::move(events));
   }
 
   task<result<std::vector<model::event>>> record(std::vector<model::payload> events) override {
+    if (auto earlier = co_await settle_soon(); !earlier) co_return earlier.error();
     store::append_request req{session_, std::move(events), runner_.lease_fence(), 0};
     auto r = co_await runner_.store_.append(std::move(req));
     if (!r) {
@@ -92,11 +95,24 @@ class runner::host final : public turn_host {
   }
 
   // Waits until everything record_soon() queued is committed (or refused), so
-  // the runner's reads after the turn see it.
-  task<void> flush() {
+  // the runner's reads after the turn see it. The first refusal, if any.
+  task<result<void>> flush() { co_return co_await settle_soon(); }
+
+  // What record_soon() queued must be in the log before anything the turn
+  // writes after it: a store that recovered from a full disk in between
+  // would otherwise take the later events without the earlier ones. So one
+  // refused write fails every later write of the turn.
+  task<result<void>> settle_soon() {
     auto pending = std::move(soon_);
     soon_.clear();
-    for (auto& w : pending) (void)co_await std::move(w);
+    for (auto& w : pending) {
+      auto r = co_await std::move(w);
+      if (r || refused_) continue;
+      refused_ = r.error();
+      if (r.error() == store::store_errc::fence_failed) control_->request_stop(stop_reason::lease_lost);
+    }
+    if (refused_) co_return *refused_;
+    co_return ok();
   }
 
   void publish(model::payload ephemeral) override { runner_.store_.publish(session_, std::move(ephemeral)); }
@@ -110,6 +126,7 @@ class runner::host final : public turn_host {
   std::shared_ptr<drain_control> control_;
   std::vector<model::payload>* held_;  // the execution's events waiting for its next write
   std::vector<task<result<store::append_result>>> soon_;
+  std::optional<error> refused_;  // the first record_soon() write that failed
 };
 
 runner::runner(store::event_store& store, runtime& rt, const tether::clock& clk, node_identity node,
@@ -309,8 +326,13 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
     } catch (const std::exception& ex) {
       turn = {turn_status::failed, std::string("runtime error: ") + ex.what(), {}};
     }
-    co_await turn_host->flush();
+    auto flushed = co_await turn_host->flush();
     end.usage += turn.usage;
+    if (!flushed && turn.status != turn_status::failed && turn.status != turn_status::interrupted) {
+      // A write the turn did not wait for failed: what it held belongs after it.
+      end.held.clear();
+      turn = {turn_status::failed, flushed.error().describe(), {}};
+    }
     if (control->stop_token().stop_requested() || turn.status == turn_status::interrupted) {
       end.outcome = model::outcome::interrupted;
       co_return end;
