@@ -40,6 +40,7 @@ constexpr http_error conflict{409, "conflict"};
 constexpr http_error too_large{413, "payload_too_large"};
 constexpr http_error internal{500, "internal"};
 constexpr http_error unavailable{503, "unavailable"};
+constexpr http_error storage_unavailable{503, "storage_unavailable"};
 
 http_error from_api(api_errc e) {
   switch (e) {
@@ -103,10 +104,13 @@ http_error from_store(store::store_errc e) {
     case store_errc::read_failed:
     case store_errc::lagged:
       return unavailable;
-    case store_errc::write_failed:
+    case store_errc::write_failed:  // full disk, I/O error: the store is degraded and retries
+    case store_errc::storage_unavailable:
+      return storage_unavailable;
     case store_errc::schema_too_new:
     case store_errc::open_failed:
     case store_errc::corrupt:
+    case store_errc::damaged:
       return internal;
   }
   return internal;

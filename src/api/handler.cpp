@@ -405,11 +405,19 @@ task<http_reply> handle(const handler_context* ctx, http_request req) {
 
   if (route_is({"v1", "health"})) {
     if (!get) co_return method_not_allowed("GET");
+    // Degraded when the store cannot write: a load balancer or supervisor
+    // sees 503 and the reason, without a token.
+    const auto health = ctx->store != nullptr ? ctx->store->health() : store::store_health{};
+    const bool ok = health.state == store::store_state::ok;
     json::object out;
-    out["status"] = "ok";
+    out["status"] = std::string(store::to_string(health.state));
+    if (!ok) {
+      out["reason"] = health.reason;
+      out["since"] = health.since;
+    }
     out["node"] = ctx->service->node().name;
     out["version"] = ctx->options.version;
-    co_return json_reply(200, out);
+    co_return json_reply(ok ? 200 : 503, out);
   }
   if (!bearer_matches(req.authorization, ctx->options.token))
     co_return error_reply(make_error(api_errc::unauthorized, "a valid 'Authorization: Bearer' token is required"));
