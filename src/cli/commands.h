@@ -8,6 +8,8 @@
 //   2    bad usage or environment (unknown option, bad config, address in use)
 //   3    the run is waiting for an answer (`tether answer`)
 //   4    the server cannot be reached (`tether serve` not running?)
+//   6    `serve`/`run`: the database is damaged (PRAGMA quick_check at start);
+//        the message says how to inspect it and recover
 //   130  interrupted by Ctrl-C (send/chat first ask the session to stop)
 //
 // The verbs that talk to a running `tether serve` (sessions, show, send,
@@ -29,6 +31,7 @@ inline constexpr int exit_failed = 1;
 inline constexpr int exit_usage = 2;
 inline constexpr int exit_waiting = 3;
 inline constexpr int exit_unreachable = 4;
+inline constexpr int exit_damaged_store = 6;
 inline constexpr int exit_interrupted = 130;
 
 // `tether mock-llm --listen HOST:PORT [--record FILE]`: the scripted model
@@ -38,7 +41,8 @@ void add_mock_llm_command(CLI::App& app, int& exit_code);
 // `tether run [--data DIR] [--provider …] [--base-url URL] PROMPT…`: one turn
 // of a new session, embedded; prints the transcript and where the data
 // lives. Exit 0 when the run succeeded, 3 when it waits for an answer, 1 when
-// it failed, 2 for bad usage, 130 when Ctrl-C (or SIGTERM) stopped it.
+// it failed, 2 for bad usage, 6 when the database is damaged, 130 when
+// Ctrl-C (or SIGTERM) stopped it.
 void add_run_command(CLI::App& app, int& exit_code);
 
 // The API client verbs (client_commands.cpp):
@@ -67,7 +71,8 @@ void add_doctor_command(CLI::App& app, int& exit_code);
 // `tether serve [--data DIR] [--listen HOST:PORT] [--config FILE]`: the HTTP
 // API until SIGTERM/SIGINT. Prints "listening on http://HOST:PORT" on stdout
 // once it accepts connections. Exit 0 after a signal, 2 for a bad
-// configuration or an address in use, 1 when recovery fails.
+// configuration or an address in use, 1 when recovery fails, 6 when the
+// database is damaged.
 void add_serve_command(CLI::App& app, int& exit_code);
 
 // `tether e2e run|report|list`: the qualification harness (e2e_command.cpp).

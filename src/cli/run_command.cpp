@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/printer.h"
 #include "node/node.h"
+#include "store/errors.h"
 #include "runtime/native/native_runtime.h"
 
 namespace tether::cli {
@@ -80,7 +81,7 @@ int run_once(const run_args& args) {
   auto opened = node::node::open(o);
   if (!opened) {
     fmt::print(stderr, "tether run: {}\n", opened.error().describe());
-    return 2;
+    return opened.error() == store::store_errc::damaged ? exit_damaged_store : 2;
   }
   auto& io = **opened;
   auto& service = io.service();

@@ -20,6 +20,7 @@
 #include "api/server.h"
 #include "cli/commands.h"
 #include "node/node.h"
+#include "store/errors.h"
 #include "util/random.h"
 
 namespace tether::cli {
@@ -86,7 +87,7 @@ int serve(const serve_args& args) {
   auto opened = node::node::open(o);
   if (!opened) {
     fmt::print(stderr, "tether serve: {}\n", opened.error().describe());
-    return 2;
+    return opened.error() == store::store_errc::damaged ? exit_damaged_store : 2;
   }
   auto& n = **opened;
   auto token = bearer_token(n.data_dir());

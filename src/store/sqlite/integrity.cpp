@@ -61,7 +61,7 @@ result<void> check_integrity(connection& db, const std::string& path) {
     }
   }
   std::int64_t pages = 0;
-  if (problems.empty()) {
+  {
     auto q = db.prepare("PRAGMA page_count");
     if (auto row = q.step(); row && *row) pages = q.int64(0);
   }
