@@ -34,15 +34,18 @@ using namespace tether::bench;
 
 model::payload agent_event(const execution_id& exe, std::size_t i, std::optional<call_id>& call) {
   switch (i % 5) {
-    case 0: return model::step_started{exe, static_cast<std::int64_t>(i / 5 + 1)};
-    case 1: return model::text_ended{message_id::generate(), "I will look at the build output and fix the failing test."};
+    case 0:
+      return model::step_started{exe, static_cast<std::int64_t>(i / 5 + 1)};
+    case 1:
+      return model::text_ended{message_id::generate(), "I will look at the build output and fix the failing test."};
     case 2: {
       call = call_id::generate();
       json::object input;
       input["command"] = "make test 2>&1 | tail -20";
       return model::tool_called{*call, "bash", std::move(input), false};
     }
-    case 3: return model::tool_succeeded{*call, std::string(400, 'o') + "\n" + std::to_string(i), ""};
+    case 3:
+      return model::tool_succeeded{*call, std::string(400, 'o') + "\n" + std::to_string(i), ""};
     default: {
       model::step_ended ev;
       ev.finish = "tool_calls";
@@ -74,7 +77,8 @@ void build(const fs::path& db, std::size_t events) {
     for (std::size_t i = 0; i < per_session && done < events; i += per_request) {
       store::append_request req;
       req.session = s;
-      for (std::size_t k = i; k < i + per_request && done < events; ++k, ++done) req.events.push_back(agent_event(exe, k, call));
+      for (std::size_t k = i; k < i + per_request && done < events; ++k, ++done)
+        req.events.push_back(agent_event(exe, k, call));
       if (auto r = p.run((*st)->append(std::move(req))); !r) die("append", r.error());
     }
   }
@@ -139,9 +143,12 @@ int main(int argc, char** argv) {
   std::printf("%-10s %9s %12s %15s %19s\n", "events", "MiB", "open ms", "quick_check ms", "integrity_check ms");
   std::printf("%-10zu %9.1f %12.1f %15.1f %19.1f\n", events, mib, median(open_ms), median(quick_ms), median(full_ms));
   if (!out.empty()) {
-    json::object j{{"events", events},        {"mib", mib},
-                   {"open_ms", median(open_ms)}, {"quick_check_ms", median(quick_ms)},
-                   {"integrity_check_ms", median(full_ms)}, {"at", now_iso8601()}};
+    json::object j{{"events", events},
+                   {"mib", mib},
+                   {"open_ms", median(open_ms)},
+                   {"quick_check_ms", median(quick_ms)},
+                   {"integrity_check_ms", median(full_ms)},
+                   {"at", now_iso8601()}};
     std::ofstream(out) << json::serialize(j) << "\n";
   }
   fs::remove_all(work);

@@ -78,8 +78,7 @@ class runner {
                                          std::shared_ptr<time_ms> held_until);
   // Appends the terminal `events` (fence: the lease, released in the same
   // commit), retrying storage failures while the lease holds (see finish).
-  boost::asio::awaitable<result<store::append_result>> append_terminal(session_id s,
-                                                                       std::vector<model::payload> events,
+  boost::asio::awaitable<result<store::append_result>> append_terminal(session_id s, std::vector<model::payload> events,
                                                                        std::shared_ptr<drain_control> control,
                                                                        time_ms held_until);
   // Fails unsettled calls and the open step of an execution (events only).

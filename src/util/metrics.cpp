@@ -286,8 +286,9 @@ struct tether_metrics {
   histogram& store_commit_seconds =
       reg.add_histogram("tether_store_commit_seconds", "Latency of one group commit of the store, in seconds.",
                         {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5});
-  gauge& store_degraded = reg.add_gauge(
-      "tether_store_degraded", "1 while the store cannot write (a commit failed and no retry has succeeded yet), else 0.");
+  gauge& store_degraded =
+      reg.add_gauge("tether_store_degraded",
+                    "1 while the store cannot write (a commit failed and no retry has succeeded yet), else 0.");
   counter& store_write_failures_total = reg.add_counter(
       "tether_store_write_failures_total", "Commits and retry probes of the store that failed (full disk, I/O error).");
   counter_family& http_requests_total =

@@ -88,13 +88,21 @@ class full_disk : public ::testing::Test {
     // unshare execs sh, which mounts an 8 MiB tmpfs seen only by itself and
     // its children, then execs tether: one pid throughout.
     const std::vector<std::string> argv{
-        "/usr/bin/unshare", "-m", "--propagation", "private", "sh", "-c",
+        "/usr/bin/unshare",
+        "-m",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
         "mount -t tmpfs -o size=8m tmpfs \"$1\" && exec \"$0\" serve --data \"$1/data\" --config \"$2\" "
         "--listen 127.0.0.1:0",
-        tether_binary(), mnt_.string(), (dir_ / "tether.toml").string()};
-    server_ = std::make_unique<child>(
-        argv, dir_ / "serve.log",
-        std::map<std::string, std::string>{{"TETHER_TOKEN", token}, {"NO_PROXY", "127.0.0.1"}, {"no_proxy", "127.0.0.1"}});
+        tether_binary(),
+        mnt_.string(),
+        (dir_ / "tether.toml").string()};
+    server_ =
+        std::make_unique<child>(argv, dir_ / "serve.log",
+                                std::map<std::string, std::string>{
+                                    {"TETHER_TOKEN", token}, {"NO_PROXY", "127.0.0.1"}, {"no_proxy", "127.0.0.1"}});
     const auto listening = server_->wait_line("listening on ", 20s);
     port_ = static_cast<unsigned short>(std::stoi(listening.substr(listening.rfind(':') + 1)));
     // The tmpfs as this process sees it: through the server's own root.
@@ -159,10 +167,12 @@ TEST_F(full_disk, a_full_disk_degrades_the_server_and_freed_space_brings_it_back
 
   // The tool's result cannot be written.
   http_result health;
-  ASSERT_TRUE(within(30s, [&] {
-    health = request(port_, "GET", "/v1/health");
-    return health.status == 503u;
-  })) << "health stayed " << health.status << " " << health.body;
+  ASSERT_TRUE(within(30s,
+                     [&] {
+                       health = request(port_, "GET", "/v1/health");
+                       return health.status == 503u;
+                     }))
+      << "health stayed " << health.status << " " << health.body;
   EXPECT_EQ(health.json.at("status").as_string(), "degraded");
   EXPECT_FALSE(health.json.at("reason").as_string().empty());
   EXPECT_GT(health.json.at("since").as_int64(), 0);
@@ -177,10 +187,12 @@ TEST_F(full_disk, a_full_disk_degrades_the_server_and_freed_space_brings_it_back
 
   // Space is back: the server takes writes again on its own, and the turn ends.
   fs::remove(filler);
-  ASSERT_TRUE(within(30s, [&] {
-    health = request(port_, "GET", "/v1/health");
-    return health.status == 200u;
-  })) << "still " << health.body;
+  ASSERT_TRUE(within(30s,
+                     [&] {
+                       health = request(port_, "GET", "/v1/health");
+                       return health.status == 200u;
+                     }))
+      << "still " << health.body;
   EXPECT_EQ(health.json.at("status").as_string(), "ok");
   EXPECT_NE(call("GET", "/metrics").body.find("tether_store_degraded 0"), std::string::npos);
 

@@ -92,8 +92,10 @@ TEST_F(damaged_database, the_recovery_the_message_gives_yields_a_database_that_o
   // The message's salvage for a sqlite3 without sqlite_dbpage (this one).
   const std::string db = db_path();
   const std::string fresh = db + ".recovered";
-  const std::string salvage = "sqlite3 '" + db + "' .dump 2>/dev/null | sed 's/^ROLLBACK; -- due to errors$/COMMIT;/' | "
-                              "sqlite3 '" + fresh + "' && sqlite3 '" + fresh + "' \"" + version + "\"";
+  const std::string salvage = "sqlite3 '" + db +
+                              "' .dump 2>/dev/null | sed 's/^ROLLBACK; -- due to errors$/COMMIT;/' | "
+                              "sqlite3 '" +
+                              fresh + "' && sqlite3 '" + fresh + "' \"" + version + "\"";
   ASSERT_EQ(std::system(salvage.c_str()), 0);
   fs::remove(db + "-wal");
   fs::remove(db + "-shm");

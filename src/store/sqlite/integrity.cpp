@@ -12,8 +12,7 @@ namespace tether::store::sqlite {
 
 namespace {
 
-std::string damaged_message(const std::string& path, const std::vector<std::string>& problems,
-                            std::int64_t version) {
+std::string damaged_message(const std::string& path, const std::vector<std::string>& problems, std::int64_t version) {
   std::string found;
   for (std::size_t i = 0; i < problems.size() && i < 3; ++i) found += (i > 0 ? "; " : "") + problems[i];
   if (problems.size() > 3) found += "; …";
@@ -21,10 +20,11 @@ std::string damaged_message(const std::string& path, const std::vector<std::stri
   const std::string fresh = path + ".recovered";
   return db + " is damaged (PRAGMA quick_check: " + found + ").\n" +
          "Tether does not start on a damaged database. To recover:\n"
-         "  1. stop every process that uses it and copy " + db + ", " + db + "-wal and " + db + "-shm aside;\n" +
-         "  2. inspect it: sqlite3 " + db + " \"PRAGMA integrity_check\"\n" +
-         "  3. restore " + db + " from a backup, or salvage what is readable into a new file:\n" +
-         "       sqlite3 " + db + " .recover | sqlite3 " + fresh + "\n" +
+         "  1. stop every process that uses it and copy " +
+         db + ", " + db + "-wal and " + db + "-shm aside;\n" + "  2. inspect it: sqlite3 " + db +
+         " \"PRAGMA integrity_check\"\n" + "  3. restore " + db +
+         " from a backup, or salvage what is readable into a new file:\n" + "       sqlite3 " + db +
+         " .recover | sqlite3 " + fresh + "\n" +
          "     or, with a sqlite3 whose library lacks .recover's sqlite_dbpage table (Debian 12's):\n" +
          "       sqlite3 " + db + " .dump | sed 's/^ROLLBACK; -- due to errors$/COMMIT;/' | sqlite3 " + fresh + "\n" +
          "       sqlite3 " + fresh + " \"PRAGMA user_version = " + std::to_string(version) + "\"\n" +

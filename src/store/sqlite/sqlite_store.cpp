@@ -760,7 +760,6 @@ tether::error open_error(const std::string& path, const tether::error& e) {
   return {store_errc::open_failed, path + ": " + e.message};
 }
 
-
 }  // namespace
 
 }  // namespace sqlite
