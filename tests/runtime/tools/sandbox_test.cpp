@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -56,7 +57,10 @@ std::string nonce() {
 // opens its sockets: what a child would inherit if nothing closed it.
 struct leaky_listener {
   leaky_listener() {
-    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    // Above the low numbers the child's own stdio and gate reuse.
+    const int low = ::socket(AF_INET, SOCK_STREAM, 0);
+    fd = ::fcntl(low, F_DUPFD, 100);  // without FD_CLOEXEC
+    ::close(low);
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
