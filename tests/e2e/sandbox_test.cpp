@@ -116,6 +116,7 @@ class server_under_test {
     server_->wait();
   }
   [[nodiscard]] fs::path data() const { return dir_ / "data"; }
+  [[nodiscard]] pid_t server_pid() const { return server_->pid(); }
   [[nodiscard]] unsigned short port() const { return port_; }
   [[nodiscard]] const std::string& token() const { return token_; }
 
@@ -217,6 +218,7 @@ TEST(Sandbox, WithoutASandboxTheRestartKillsTheRecordedGroupButNeverAReusedPid) 
   t.send(s, "Run: (" + tag + " & wait) & " + tag + "; wait");
   ASSERT_TRUE(eventually([&] { return processes_with(tag, "sleep").size() == 2; }));
   const fs::path records = t.data() / "run" / "procs";
+  const pid_t dead_server = t.server_pid();
   ASSERT_FALSE(fs::is_empty(records));
 
   // A process of someone else under a recorded pid: same pid, another start time.
@@ -228,7 +230,7 @@ TEST(Sandbox, WithoutASandboxTheRestartKillsTheRecordedGroupButNeverAReusedPid) 
   {
     std::ofstream rec(records / std::to_string(decoy.pid()));
     rec << "tether-process 1\npid " << decoy.pid() << "\npgid " << decoy.pid() << "\nstart "
-        << start_time(decoy.pid()) + 1 << "\nboot " << boot << "\n";
+        << start_time(decoy.pid()) + 1 << "\nboot " << boot << "\nowner " << dead_server << " 0\n";
   }
 
   t.kill();

@@ -39,6 +39,13 @@ class process_records : public tools_test {
     });
   }
   fs::path dir() const { return root_ / "run" / "procs"; }
+  // The server that started the recorded processes, gone: this process's
+  // pid with another start time.
+  static process_identity dead_owner() {
+    auto me = identify_process(::getpid());
+    me->start += 1;
+    return *me;
+  }
 };
 
 TEST_F(process_records, a_recorded_group_that_still_runs_is_killed_and_its_record_removed) {
@@ -47,7 +54,7 @@ TEST_F(process_records, a_recorded_group_that_still_runs_is_killed_and_its_recor
   const auto id = identify_process(pid);
   ASSERT_TRUE(id);
   EXPECT_EQ(id->pgid, pid);
-  ASSERT_TRUE(record_process(dir(), *id));
+  ASSERT_TRUE(record_process(dir(), *id, dead_owner()));
   ASSERT_TRUE(fs::exists(dir() / std::to_string(pid)));
   const auto report = kill_recorded_groups(dir());
   EXPECT_EQ(report.killed, 1);
@@ -61,12 +68,27 @@ TEST_F(process_records, a_record_whose_start_time_differs_names_a_reused_pid_and
   auto id = identify_process(pid);
   ASSERT_TRUE(id);
   id->start += 1;  // the recorded process started at another moment: this is someone else
-  ASSERT_TRUE(record_process(dir(), *id));
+  ASSERT_TRUE(record_process(dir(), *id, dead_owner()));
   const auto report = kill_recorded_groups(dir());
   EXPECT_EQ(report.killed, 0);
   EXPECT_EQ(report.gone, 1);
   EXPECT_TRUE(process_alive(pid));
   EXPECT_FALSE(fs::exists(dir() / std::to_string(pid)));
+  ::kill(pid, SIGKILL);
+  EXPECT_TRUE(dies(pid));
+}
+
+TEST_F(process_records, a_group_whose_owner_still_runs_is_left_alone_with_its_record) {
+  const pid_t pid = start_sleep();
+  ASSERT_GT(pid, 0);
+  const auto id = identify_process(pid);
+  ASSERT_TRUE(id);
+  ASSERT_TRUE(record_process(dir(), *id, *identify_process(::getpid())));  // we are alive
+  const auto report = kill_recorded_groups(dir());
+  EXPECT_EQ(report.killed, 0);
+  EXPECT_EQ(report.owned, 1);
+  EXPECT_TRUE(process_alive(pid));
+  EXPECT_TRUE(fs::exists(dir() / std::to_string(pid)));
   ::kill(pid, SIGKILL);
   EXPECT_TRUE(dies(pid));
 }
@@ -78,7 +100,7 @@ TEST_F(process_records, records_of_gone_processes_and_malformed_ones_are_removed
   ASSERT_TRUE(id);
   ::kill(pid, SIGKILL);
   ASSERT_TRUE(dies(pid));
-  ASSERT_TRUE(record_process(dir(), *id));
+  ASSERT_TRUE(record_process(dir(), *id, dead_owner()));
   put_at(dir() / "junk", "not a record");
   const auto report = kill_recorded_groups(dir());
   EXPECT_EQ(report.killed, 0);

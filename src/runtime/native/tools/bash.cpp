@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <vector>
 
 #include <boost/asio/as_tuple.hpp>
@@ -198,9 +199,10 @@ awaitable<result<spawned_process>> start_recorded(spawn_options o, std::filesyst
   auto spawned = spawn_process(o);
   if (!spawned) co_return spawned.error();
   if (!records.empty()) {
-    auto id = identify_process(spawned->pid);
-    result<void> recorded = id ? record_process(records, *id)
-                               : result<void>(make_error(util_errc::invalid_argument, "the process vanished"));
+    const auto id = identify_process(spawned->pid);
+    const auto self = identify_process(::getpid());
+    result<void> recorded = id && self ? record_process(records, *id, *self)
+                                       : result<void>(make_error(util_errc::invalid_argument, "no /proc entry"));
     if (!recorded) {
       spawned->gate = unique_fd();  // the child sees EOF at its gate and exits without running anything
       (void)reap(spawned->pid);
@@ -223,8 +225,17 @@ awaitable<tool_outcome> run_command(std::string command, std::chrono::millisecon
   const auto ex = co_await asio::this_coro::executor;  // the run's strand
   auto line = command_line(command, ctx);
   if (!line) co_return failed(line.error());
-  auto spawned = co_await asio::co_spawn(ctx.blocking, start_recorded(std::move(line).value(), ctx.sandbox.records),
-                                         asio::use_awaitable);
+  // Not one conditional expression with a co_await in each branch: built by
+  // g++ 12 it left the pipe's descriptor closed under Asio ("assign: File
+  // exists" on the next call).
+  std::optional<result<spawned_process>> started;
+  if (ctx.blocking) {
+    started.emplace(co_await asio::co_spawn(ctx.blocking, start_recorded(std::move(line).value(), ctx.sandbox.records),
+                                            asio::use_awaitable));
+  } else {
+    started.emplace(co_await start_recorded(std::move(line).value(), ctx.sandbox.records));
+  }
+  auto& spawned = *started;
   if (!spawned) co_return failed(spawned.error());
 
   auto st = std::make_shared<run_state>(ex, spawned->pid, ctx.limits.bash_output_cap);
@@ -278,7 +289,9 @@ bash_tool::bash_tool() {
       "Run a shell command in the workspace root with /bin/bash -c. stdin is empty; stdout and stderr are merged. "
       "The output ends with 'exit code N': a non-zero exit is reported there, not as a tool failure. The command "
       "runs in its own process group; when it ends, times out or is interrupted, every process it started "
-      "(background jobs included) is killed. Output is capped, and long output is shortened to its head and tail.";
+      "(background jobs included) is killed. Output is capped, and long output is shortened to its head and tail. "
+      "Unless the configuration turns it off, the command runs in a sandbox: only the workspace is writable (and "
+      "not even it in read-only mode), /tmp is private to the call, and the network is usually unavailable.";
   spec_.parameters = object_schema(std::move(props), {"command"});
 }
 

@@ -43,12 +43,19 @@ result<void> fsync_path(const fs::path& p, int flags) {
   return ok();
 }
 
-std::optional<process_identity> parse_record(const std::string& text) {
+struct record {
+  process_identity process;
+  process_identity owner;
+};
+
+std::optional<record> parse_record(const std::string& text) {
   std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line) || line != header) return std::nullopt;
   process_identity p;
+  process_identity owner;
   std::string key;
+  bool has_owner = false;
   bool has_pid = false;
   bool has_pgid = false;
   bool has_start = false;
@@ -61,12 +68,15 @@ std::optional<process_identity> parse_record(const std::string& text) {
       has_start = static_cast<bool>(in >> p.start);
     } else if (key == "boot") {
       in >> p.boot;
+    } else if (key == "owner") {
+      has_owner = static_cast<bool>(in >> owner.pid >> owner.start);
     } else {
       return std::nullopt;
     }
   }
-  if (!has_pid || !has_pgid || !has_start || p.pid <= 1 || p.pgid <= 1 || p.boot.empty()) return std::nullopt;
-  return p;
+  if (!has_pid || !has_pgid || !has_start || !has_owner || p.pid <= 1 || p.pgid <= 1 || p.boot.empty())
+    return std::nullopt;
+  return record{p, owner};
 }
 
 }  // namespace
@@ -91,16 +101,19 @@ std::optional<process_identity> identify_process(pid_t pid) {
   return std::nullopt;
 }
 
-result<void> record_process(const fs::path& dir, const process_identity& p) {
+result<void> record_process(const fs::path& dir, const process_identity& p, const process_identity& owner) {
   std::error_code ec;
   if (!fs::is_directory(dir)) {
     fs::create_directories(dir, ec);
     if (ec) return tool_detail::os_error("cannot create " + dir.string(), ec.value());
     ::chmod(dir.c_str(), 0700);
     TETHER_TRY(fsync_path(dir.parent_path(), O_RDONLY | O_DIRECTORY));
+    if (dir.parent_path().has_parent_path())
+      TETHER_TRY(fsync_path(dir.parent_path().parent_path(), O_RDONLY | O_DIRECTORY));
   }
   std::ostringstream out;
-  out << header << "\npid " << p.pid << "\npgid " << p.pgid << "\nstart " << p.start << "\nboot " << p.boot << "\n";
+  out << header << "\npid " << p.pid << "\npgid " << p.pgid << "\nstart " << p.start << "\nboot " << p.boot << "\nowner "
+      << owner.pid << " " << owner.start << "\n";
   const std::string text = out.str();
   const fs::path final_path = dir / std::to_string(p.pid);
   const fs::path temp = dir / (std::to_string(p.pid) + ".tmp");
@@ -142,9 +155,16 @@ cleanup_report kill_recorded_groups(const fs::path& dir) {
       fs::remove(path, ec);
       continue;
     }
-    const auto now = identify_process(record->pid);
-    if (now && record->boot == boot && now->start == record->start && now->pgid == record->pgid) {
-      ::kill(-record->pgid, SIGKILL);
+    const auto& p = record->process;
+    const auto now = identify_process(p.pid);
+    const bool same_boot = p.boot == boot;
+    if (now && same_boot && now->start == p.start && now->pgid == p.pgid) {
+      const auto owner = identify_process(record->owner.pid);
+      if (owner && owner->start == record->owner.start) {
+        ++report.owned;  // a live server's own tool: not ours to kill, nor its record to remove
+        continue;
+      }
+      ::kill(-p.pgid, SIGKILL);
       ++report.killed;
     } else {
       ++report.gone;
