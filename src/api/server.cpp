@@ -24,6 +24,7 @@
 #include "api/errors.h"
 #include "api/handler.h"
 #include "api/sse.h"
+#include "util/fd.h"
 #include "util/metrics.h"
 
 namespace tether::api {
@@ -310,6 +311,7 @@ net::awaitable<void> accept_loop(impl_ptr self) {
       co_await pause.async_wait(use_tuple);
       continue;
     }
+    set_cloexec(socket.native_handle());
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
@@ -374,6 +376,7 @@ result<void> server::start() {
   };
   acc.open(ep->protocol(), ec);
   if (ec) return fail("cannot open a socket for");
+  set_cloexec(acc.native_handle());
   acc.set_option(tcp::acceptor::reuse_address(true), ec);
   acc.bind(*ep, ec);
   if (ec) return fail("cannot bind");

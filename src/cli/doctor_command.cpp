@@ -28,6 +28,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "config/config.h"
+#include "runtime/native/tools/sandbox.h"
 
 #ifndef TETHER_VERSION
 #define TETHER_VERSION "unknown"
@@ -167,6 +168,37 @@ void check_server(std::vector<check>& out, const common_args& args) {
   }
 }
 
+// The bash tool's sandbox: whether bubblewrap runs here, and which profiles
+// would run commands without one (loudly: they reach the user's files).
+void check_sandbox(std::vector<check>& out, const config::settings* settings) {
+  using runtime::native::sandbox_mode;
+  const auto probed = runtime::native::probe_sandbox();
+  std::vector<std::string> wanting;
+  std::vector<std::string> off;
+  if (settings != nullptr)
+    for (const auto& [name, p] : settings->profiles)
+      (p.sandbox == sandbox_mode::off ? off : wanting).push_back(name);
+  auto names = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& n : v) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  };
+  if (probed) {
+    out.push_back({"sandbox", status::ok, fmt::format("bubblewrap works ({})", probed->string())});
+  } else if (wanting.empty()) {
+    out.push_back({"sandbox", status::warn, probed.error().message});
+  } else {
+    out.push_back({"sandbox", status::warn,
+                   fmt::format("WARNING: {}; profiles {} would run bash commands WITHOUT a sandbox",
+                               probed.error().message, names(wanting))});
+  }
+  if (!off.empty())
+    out.push_back({"sandbox off", status::warn,
+                   fmt::format("WARNING: profiles {} set sandbox = \"off\": bash commands run as this user, with "
+                               "its files and network",
+                               names(off))});
+}
+
 int run_doctor(const common_args& args) {
   std::vector<check> out;
   out.push_back({"tether", status::ok, fmt::format("version {}", TETHER_VERSION)});
@@ -212,7 +244,9 @@ int run_doctor(const common_args& args) {
   if (settings) {
     for (const auto& [name, p] : settings->profiles) {
       const std::string what = fmt::format("{}, model {}, {}", runtime::native::to_string(p.provider), p.model,
-                                           p.scripted() ? std::string("the built-in scripted model") : p.base_url);
+                                           p.scripted() ? std::string("the built-in scripted model") : p.base_url) +
+                             fmt::format(", sandbox {}{}", runtime::native::to_string(p.sandbox),
+                                         p.network ? " with network" : "");
       if (p.api_key_env.empty()) {
         out.push_back({"profile " + name, status::ok, what + ", no API key needed"});
         continue;
@@ -226,6 +260,7 @@ int run_doctor(const common_args& args) {
     }
   }
 
+  check_sandbox(out, settings ? &*settings : nullptr);
   check_server(out, args);
   out.push_back({"sqlite", status::ok, fmt::format("{} (linked)", sqlite3_libversion())});
   check_program(out, "codex", "only for the codex runtime");

@@ -52,10 +52,44 @@ result<std::int64_t> integer(const toml::table& t, std::string_view where, std::
   return v;
 }
 
+bool is_variable_name(std::string_view n) {
+  if (n.empty() || (n[0] >= '0' && n[0] <= '9')) return false;
+  for (const char c : n)
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+// sandbox, network and env: what the bash tool can reach.
+result<void> read_tool_settings(profile& p, const toml::table& t, const std::string& where) {
+  auto sandbox = text(t, where, "sandbox", std::string(runtime::native::to_string(p.sandbox)));
+  if (!sandbox) return sandbox.error();
+  const auto mode = runtime::native::parse_sandbox_mode(*sandbox);
+  if (!mode)
+    return bad(fmt::format("{}.sandbox: \"{}\" is not a sandbox mode (workspace-write, read-only, off)", where,
+                           *sandbox));
+  p.sandbox = *mode;
+  if (const auto* node = t.get("network")) {
+    if (!node->is_boolean()) return bad(fmt::format("{}.network must be true or false", where));
+    p.network = node->value<bool>().value_or(false);
+  }
+  if (const auto* node = t.get("env")) {
+    const auto* list = node->as_array();
+    if (list == nullptr) return bad(fmt::format("{}.env must be an array of variable names", where));
+    for (const auto& item : *list) {
+      const auto name = item.value<std::string>();
+      if (!name || !is_variable_name(*name))
+        return bad(fmt::format("{}.env: every entry must be a variable name (letters, digits, _)", where));
+      p.env.push_back(*name);
+    }
+  }
+  return ok();
+}
+
 result<profile> read_profile(std::string name, const toml::table& t) {
   const std::string where = "profiles." + name;
   TETHER_TRY(only_keys(t, where,
-                       {"runtime", "provider", "base_url", "model", "api_key_env", "max_steps", "context_window"}));
+                       {"runtime", "provider", "base_url", "model", "api_key_env", "max_steps", "context_window",
+                        "sandbox", "network", "env"}));
   profile p;
   p.name = std::move(name);
   auto runtime = text(t, where, "runtime", p.runtime);
@@ -86,6 +120,7 @@ result<profile> read_profile(std::string name, const toml::table& t) {
   auto window = integer(t, where, "context_window", p.context_window, 1'000);
   if (!window) return window.error();
   p.context_window = *window;
+  TETHER_TRY(read_tool_settings(p, t, where));
   return p;
 }
 

@@ -12,6 +12,9 @@
 //   api_key_env = "OPENAI_API_KEY"    # the variable holding the key (never the key itself)
 //   max_steps   = 50                  # model requests per turn at most
 //   context_window = 128000           # tokens; compaction keeps requests under it
+//   sandbox     = "workspace-write"   # the bash tool's sandbox: "workspace-write" | "read-only" | "off"
+//   network     = false               # whether bash may use the network (inside the sandbox)
+//   env         = ["GOPATH"]          # variables passed to tools beyond PATH, LANG, LC_*, TERM, TZ, USER, LOGNAME
 //
 //   [prices."gpt-4o-mini"]            # USD per million tokens, over the shipped table
 //   input = 0.15
@@ -28,9 +31,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/native/providers/pricing.h"
 #include "runtime/native/providers/provider.h"
+#include "runtime/native/tools/sandbox.h"
 #include "util/result.h"
 
 namespace tether::config {
@@ -44,6 +49,9 @@ struct profile {
   std::string api_key_env;
   int max_steps = 50;
   std::int64_t context_window = 128'000;
+  runtime::native::sandbox_mode sandbox = runtime::native::sandbox_mode::workspace_write;
+  bool network = false;
+  std::vector<std::string> env;  // names of variables tools may see (never a profile's api_key_env)
 
   [[nodiscard]] bool scripted() const { return base_url.empty(); }
 };

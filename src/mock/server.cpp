@@ -24,6 +24,7 @@
 #include <boost/beast/http.hpp>
 
 #include "mock/handler.h"
+#include "util/fd.h"
 
 namespace tether::mock {
 
@@ -155,6 +156,7 @@ result<void> server::impl::start() {
   };
   acceptor_.open(ep->protocol(), ec);
   if (ec) return fail(mock_errc::listen_failed, "cannot open a socket for");
+  set_cloexec(acceptor_.native_handle());
   acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
   acceptor_.bind(*ep, ec);
   if (ec == net::error::address_in_use) return fail(mock_errc::address_in_use, "cannot listen on");
@@ -203,6 +205,7 @@ net::awaitable<void> server::impl::accept_loop() {
       continue;
     }
     boost::system::error_code ignored;
+    set_cloexec(socket.native_handle());
     socket.set_option(tcp::no_delay(true), ignored);  // each SSE event leaves at once
     auto c = std::make_shared<connection>(std::move(socket));
     const auto id = next_id_++;

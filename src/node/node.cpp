@@ -1,16 +1,20 @@
 #include "node/node.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <optional>
 #include <utility>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include "mock/server.h"
 #include "runtime/native/native_runtime.h"
+#include "runtime/native/tools/process_records.h"
+#include "runtime/native/tools/sandbox.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace tether::node {
@@ -65,9 +69,22 @@ result<fs::path> prepare_data_dir(const std::string& wanted) {
 
 }  // namespace
 
+// Runs before anything else of this start can use the records: the
+// processes a dead incarnation left (DATA/run/procs) are killed.
+void kill_leftovers(const fs::path& records) {
+  const auto report = runtime::native::kill_recorded_groups(records);
+  if (report.killed > 0)
+    spdlog::warn("node: killed {} process group(s) a previous run of this data directory left running",
+                 report.killed);
+  for (const auto& p : report.problems) spdlog::warn("node: removed {}", p);
+}
+
 struct node::impl {
   config::settings settings;
   fs::path data;
+  std::optional<fs::path> bwrap;         // set when bubblewrap works here
+  std::string sandbox_problem;           // why it does not, when a profile wanted it
+  std::vector<std::string> withheld;     // every profile's api_key_env
   std::optional<mock::server> scripted;
   std::unique_ptr<store::event_store> store;
   profile_router router;
@@ -91,6 +108,44 @@ struct node::impl {
     return scripted->base_url() + "/v1";
   }
 
+  // The profile's bash sandbox: without a working bubblewrap, off (loudly).
+  runtime::native::sandbox_policy sandbox_for(const config::profile& prof) {
+    using runtime::native::sandbox_mode;
+    runtime::native::sandbox_policy p;
+    p.mode = prof.sandbox;
+    p.network = prof.network;
+    p.env = prof.env;
+    p.withheld = withheld;
+    if (!prof.api_key_env.empty()) p.withheld.push_back(prof.api_key_env);  // set by tether run's flags too
+    p.hidden = data;
+    p.records = data / "run" / "procs";
+    if (p.mode != sandbox_mode::off && !bwrap) {
+      if (sandbox_problem.empty()) {
+        auto probed = runtime::native::probe_sandbox();
+        if (probed) {
+          bwrap = *probed;
+        } else {
+          sandbox_problem = probed.error().message;
+        }
+      }
+      if (!bwrap) {
+        spdlog::warn("node: WARNING: profile {}: the bash tool runs WITHOUT a sandbox (sandbox = \"{}\" wanted): {}",
+                     prof.name, runtime::native::to_string(p.mode), sandbox_problem);
+        p.mode = sandbox_mode::off;
+      }
+    } else if (p.mode == sandbox_mode::off) {
+      spdlog::warn(
+          "node: WARNING: profile {} has sandbox = \"off\": bash commands run as this user with its files and "
+          "network, and only their environment is filtered",
+          prof.name);
+    }
+    if (bwrap) p.bwrap = *bwrap;
+    for (const auto& name : prof.env)
+      if (std::find(withheld.begin(), withheld.end(), name) != withheld.end())
+        spdlog::warn("node: profile {}: env names {}, an api_key_env: it is withheld from tools", prof.name, name);
+    return p;
+  }
+
   result<void> add_profile(const node_options& o, config::profile prof) {
     if (o.adjust) {
       if (auto r = o.adjust(prof); !r) return r.error();
@@ -103,6 +158,7 @@ struct node::impl {
     n.compaction.context_window = prof.context_window;
     n.compaction.reserve = std::min<std::int64_t>(n.compaction.reserve, prof.context_window / 4);
     n.prices = settings.prices;
+    n.sandbox = sandbox_for(prof);
     if (prof.scripted()) {
       auto base = scripted_base(o);
       if (!base) return base.error();
@@ -137,6 +193,8 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   auto data = prepare_data_dir(wanted);
   if (!data) return data.error();
   i->data = *data;
+  for (const auto& [name, prof] : i->settings.profiles)
+    if (!prof.api_key_env.empty()) i->withheld.push_back(prof.api_key_env);
 
   // `default` always exists: with no profile configured it is the scripted model.
   std::map<std::string, config::profile, std::less<>> profiles;
@@ -161,6 +219,7 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   auto st = store::open_sqlite_store(so);
   if (!st) return st.error();
   i->store = std::move(st).value();
+  kill_leftovers(i->data / "run" / "procs");
 
   i->guard.emplace(i->io.get_executor());
   for (int t = 0; t < std::max(1, o.threads); ++t) i->threads.emplace_back([io = &i->io] { io->run(); });

@@ -15,6 +15,15 @@
 // session whose profile is not configured fails with a message naming the
 // known ones. has_profile() lets the API refuse such a session up front.
 //
+// Tools: each profile's bash tool gets its sandbox (config `sandbox`,
+// `network`, `env`), the data directory to hide, every profile's api_key_env
+// to withhold, and DATA/run/procs for its process records. Bubblewrap is
+// probed once, on the first profile that wants it; when it cannot run, those
+// profiles run bash without a sandbox and a WARNING says so (as it does for
+// `sandbox = "off"`). open() kills the process groups a previous run of the
+// data directory left behind (runtime/native/tools/process_records.h) once
+// the store is open: call it only while this process owns the data directory.
+//
 // Errors of open(): util_errc::invalid_argument for a bad configuration or
 // profile (the message says which), store errors for the database, and
 // util_errc::invalid_argument when an api_key_env variable is unset.

@@ -78,6 +78,7 @@ struct native_options {
   retry_options retry;
   compaction_options compaction;
   tool_limits limits;
+  sandbox_policy sandbox;  // what bash reaches (tools/sandbox.h); read-only also stops write and edit
   price_table prices = price_table::defaults();
   // Where tools do blocking file work; empty: a pool of 2 threads owned by
   // the runtime.

@@ -421,6 +421,7 @@ asio::awaitable<void> turn::run_call(call_id id, tool_use call, std::shared_ptr<
   ctx.stop = host_->stop_token();
   ctx.call_id = id.str();
   ctx.limits = parts_.options.limits;
+  ctx.sandbox = parts_.options.sandbox;
   auto out = co_await t->run(call.input, std::move(ctx));
   switch (out.status) {
     case tool_status::succeeded:

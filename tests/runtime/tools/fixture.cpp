@@ -23,6 +23,7 @@ tools_test::tools_test() : work_(asio::make_work_guard(io_)), tools_(make_local_
   outside_ = root_ / "outside";
   fs::create_directories(ws_);
   fs::create_directories(outside_);
+  sandbox_.hidden = root_;
   for (int i = 0; i < 2; ++i) io_threads_.emplace_back([this] { io_.run(); });
 }
 
@@ -43,6 +44,7 @@ tool_context tools_test::context() {
   ctx.blocking = blocking_.get_executor();
   ctx.call_id = "call_1";
   ctx.limits = limits_;
+  ctx.sandbox = sandbox_;
   return ctx;
 }
 

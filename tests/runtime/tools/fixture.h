@@ -65,6 +65,8 @@ class tools_test : public ::testing::Test {
   tool_set tools_;
   std::filesystem::path root_, ws_, outside_;
   tool_limits limits_;
+  // The default sandbox, with root_ standing for the data directory (hidden).
+  sandbox_policy sandbox_;
 };
 
 // Polls `pred` every 20 ms for up to `limit`; true as soon as it holds. Not a

@@ -27,6 +27,8 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include "util/fd.h"
+
 namespace tether::runtime::native {
 
 namespace asio = boost::asio;
@@ -148,6 +150,7 @@ asio::awaitable<bool> connect_phase(exchange& x, steady::time_point deadline) {
       fail(x, cec, provider_errc::transport, "connecting to " + where);
       co_return false;
     }
+    set_cloexec(conn->plain.socket().native_handle());
     co_return true;
   }
   // tcp_stream's expiry does not cover name resolution: a watchdog does.
@@ -173,6 +176,7 @@ asio::awaitable<bool> connect_phase(exchange& x, steady::time_point deadline) {
     fail(x, cec, provider_errc::transport, "connecting to " + where);
     co_return false;
   }
+  set_cloexec(conn->plain.socket().native_handle());
   co_return true;
 }
 

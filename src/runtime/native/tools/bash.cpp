@@ -15,9 +15,11 @@
 // pipe, then reap the shell. The shell stays an unreaped zombie until that
 // last step, so its pid (the group id) cannot be reused while we signal it.
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <vector>
 
 #include <boost/asio/as_tuple.hpp>
@@ -33,6 +35,11 @@
 #include "runtime/native/tools/args.h"
 #include "runtime/native/tools/local_tools.h"
 #include "runtime/native/tools/process.h"
+#include "runtime/native/tools/process_records.h"
+#include "runtime/native/tools/sandbox.h"
+#include "util/errors.h"
+
+extern char** environ;  // NOLINT: POSIX
 
 namespace tether::runtime::native::tool_detail {
 
@@ -165,12 +172,70 @@ std::string render_output(const run_state& st) {
   return out;
 }
 
+// The command line: the shell alone (sandbox off) or inside bubblewrap.
+result<spawn_options> command_line(const std::string& command, const tool_context& ctx) {
+  spawn_options o;
+  o.env = tool_environment(ctx.sandbox, ctx.workspace, environ);
+  o.cwd = ctx.workspace;
+  o.gated = true;
+  std::vector<std::string> shell = {"/bin/bash", "-c", command};
+  if (ctx.sandbox.mode == sandbox_mode::off) {
+    o.argv = std::move(shell);
+    return o;
+  }
+  const auto bwrap = find_bwrap(ctx.sandbox.bwrap);
+  if (!bwrap)
+    return make_error(util_errc::invalid_argument,
+                      "the sandbox cannot run: bubblewrap (" + ctx.sandbox.bwrap.string() +
+                          ") is not installed; install the Debian package bubblewrap, or set the profile's sandbox "
+                          "= \"off\"");
+  o.argv = bwrap_argv(ctx.sandbox, *bwrap, ctx.workspace, shell);
+  return o;
+}
+
+// Spawns gated, records the process durably (when records are kept), then
+// opens the gate: a command never runs unrecorded. On ctx.blocking (fsync).
+awaitable<result<spawned_process>> start_recorded(spawn_options o, std::filesystem::path records) {
+  auto spawned = spawn_process(o);
+  if (!spawned) co_return spawned.error();
+  if (!records.empty()) {
+    const auto id = identify_process(spawned->pid);
+    const auto self = identify_process(::getpid());
+    result<void> recorded = id && self ? record_process(records, *id, *self)
+                                       : result<void>(make_error(util_errc::invalid_argument, "no /proc entry"));
+    if (!recorded) {
+      spawned->gate = unique_fd();  // the child sees EOF at its gate and exits without running anything
+      (void)reap(spawned->pid);
+      co_return make_error(util_errc::invalid_argument,
+                           "cannot record the process before it starts: " + recorded.error().message);
+    }
+  }
+  if (auto opened = open_gate(*spawned); !opened) {
+    (void)reap(spawned->pid);
+    forget_process(records, spawned->pid);
+    co_return opened.error();
+  }
+  co_return std::move(spawned).value();
+}
+
 awaitable<tool_outcome> run_command(std::string command, std::chrono::milliseconds timeout, tool_context ctx) {
   // Asio cancellation forwarded from the awaiting coroutine counts as a stop
   // (wait_for sees it); it must never throw out of the cleanup below.
   co_await asio::this_coro::throw_if_cancelled(false);
   const auto ex = co_await asio::this_coro::executor;  // the run's strand
-  auto spawned = spawn_shell(command, ctx.workspace);
+  auto line = command_line(command, ctx);
+  if (!line) co_return failed(line.error());
+  // Not one conditional expression with a co_await in each branch: built by
+  // g++ 12 it left the pipe's descriptor closed under Asio ("assign: File
+  // exists" on the next call).
+  std::optional<result<spawned_process>> started;
+  if (ctx.blocking) {
+    started.emplace(co_await asio::co_spawn(ctx.blocking, start_recorded(std::move(line).value(), ctx.sandbox.records),
+                                            asio::use_awaitable));
+  } else {
+    started.emplace(co_await start_recorded(std::move(line).value(), ctx.sandbox.records));
+  }
+  auto& spawned = *started;
   if (!spawned) co_return failed(spawned.error());
 
   auto st = std::make_shared<run_state>(ex, spawned->pid, ctx.limits.bash_output_cap);
@@ -195,6 +260,7 @@ awaitable<tool_outcome> run_command(std::string command, std::chrono::millisecon
   st->pidfd.close(ignored);
   co_await wait_for(st, condition::watcher_done, steady_clock::time_point::max());
   const std::string ending = reap(st->pid);
+  forget_process(ctx.sandbox.records, st->pid);
 
   if (stopped) co_return interrupted();
   if (!completed)
@@ -223,7 +289,9 @@ bash_tool::bash_tool() {
       "Run a shell command in the workspace root with /bin/bash -c. stdin is empty; stdout and stderr are merged. "
       "The output ends with 'exit code N': a non-zero exit is reported there, not as a tool failure. The command "
       "runs in its own process group; when it ends, times out or is interrupted, every process it started "
-      "(background jobs included) is killed. Output is capped, and long output is shortened to its head and tail.";
+      "(background jobs included) is killed. Output is capped, and long output is shortened to its head and tail. "
+      "Unless the configuration turns it off, the command runs in a sandbox: only the workspace is writable (and "
+      "not even it in read-only mode), /tmp is private to the call, and the network is usually unavailable.";
   spec_.parameters = object_schema(std::move(props), {"command"});
 }
 

@@ -55,24 +55,32 @@
 //       character).
 //   bash {command, timeout_ms?}
 //       `/bin/bash -c COMMAND` — not -l: a login shell would source profile
-//       files that print, cd, reset PATH or are slow, and the server's own
-//       environment is the one tools should see. cwd is the workspace, stdin
-//       /dev/null, stdout and stderr merged into one pipe read asynchronously,
-//       a new session (setsid: its own process group, no terminal). The
-//       environment is the server's minus every variable named *_API_KEY,
-//       *_TOKEN, *_SECRET (or exactly API_KEY, TOKEN, SECRET; any case):
-//       secrets never reach tools. Output past limits.bash_output_cap is
-//       read and dropped, and the output says how much. The content ends with
-//       "exit code N" (or "killed by signal N (SIGX)"); a non-zero exit is
-//       still succeeded — the model reads the code; failed means the tool
-//       could not run the command to its end. When the command ends, times
-//       out (min of timeout_ms and limits.bash_timeout) or is interrupted,
-//       its whole process group gets SIGTERM, then SIGKILL after
-//       limits.bash_kill_grace: background jobs do not outlive the call (a
-//       process that left the group with setsid does; if it still holds the
-//       output pipe, reading stops after the grace). Timeout: failed with
-//       the partial output and "timed out after N ms; …". The shell is
-//       always reaped; its orphaned children are reaped by init.
+//       files that print, cd, reset PATH or are slow. It runs in the sandbox
+//       ctx.sandbox describes (sandbox.h: bubblewrap with its own PID, IPC and
+//       network namespaces, the workspace writable or read-only, the system
+//       read-only, the data directory invisible; or no sandbox with `off`).
+//       cwd is the workspace, stdin /dev/null, stdout and stderr merged into
+//       one pipe read asynchronously, a new session (setsid: its own process
+//       group, no terminal), no other descriptor of the server. The
+//       environment is an allow-list (sandbox.h tool_environment: PATH, LANG,
+//       LC_*, TERM, TZ, USER, LOGNAME, the profile's names, HOME = the
+//       workspace), never an api_key_env of any profile nor TETHER_TOKEN. The
+//       process is recorded in ctx.sandbox.records (process_records.h) before
+//       it runs, and the record removed once it is reaped. Output past
+//       limits.bash_output_cap is read and dropped, and the output says how
+//       much. The content ends with "exit code N" (or "killed by signal N
+//       (SIGX)" without a sandbox; inside one a death by signal N reads as
+//       exit code 128+N); a non-zero exit is still succeeded — the model
+//       reads the code; failed means the tool could not run the command to
+//       its end. When the command ends, times out (min of timeout_ms and
+//       limits.bash_timeout) or is interrupted, its whole process group gets
+//       SIGTERM, then SIGKILL after limits.bash_kill_grace: background jobs
+//       do not outlive the call (without a sandbox, a process that left the
+//       group with setsid does; if it still holds the output pipe, reading
+//       stops after the grace; in a sandbox the PID namespace dies with its
+//       first process). Timeout: failed with the partial output and "timed
+//       out after N ms; …". The shell is always reaped; its orphaned children
+//       are reaped by init.
 //   ask_user {question, options?: [{id?, label}], multi_select?, allow_other?}
 //       Up to 20 options with distinct ids (an id defaults to the label in
 //       ASCII lowercase); allow_other defaults to true when there are no
@@ -87,7 +95,8 @@
 // accepted. NUL bytes and invalid UTF-8 are refused. Files are then opened
 // with O_NOFOLLOW and the opened descriptor is checked again; see paths.h for
 // what race remains. Confinement guards the model's path arguments, it is
-// not a sandbox: bash runs anything.
+// not a sandbox (bash's sandbox is bubblewrap, see sandbox.h). With
+// ctx.sandbox.mode read_only, write and edit refuse.
 //
 // Spill: output (succeeded or failed) over limits.spill_lines lines or
 // spill_bytes bytes is written whole to ctx.spill_dir/<call_id>.txt (call_id
@@ -128,6 +137,7 @@
 #include <boost/json/value.hpp>
 
 #include "runtime/native/providers/types.h"
+#include "runtime/native/tools/sandbox.h"
 
 namespace tether::runtime::native {
 
@@ -154,6 +164,7 @@ struct tool_context {
   std::stop_token stop;
   std::string call_id;  // names spill files
   tool_limits limits;
+  sandbox_policy sandbox;  // bash's sandbox and environment; read-only also stops write and edit
 };
 
 enum class tool_status { succeeded, failed, waiting };

@@ -43,7 +43,10 @@ std::string with_crlf(std::string_view s) {
   return out;
 }
 
+constexpr const char* read_only_workspace = "the workspace is read-only (the profile's sandbox is \"read-only\")";
+
 tool_outcome write_body(const json::value& input, const tool_context& ctx) {
+  if (ctx.sandbox.mode == sandbox_mode::read_only) return failed(read_only_workspace);
   auto args = tool_args::parse(input, {"path", "content"});
   if (!args) return failed(args.error());
   auto path = args->required_string("path");
@@ -62,6 +65,7 @@ tool_outcome write_body(const json::value& input, const tool_context& ctx) {
 }
 
 tool_outcome edit_body(const json::value& input, const tool_context& ctx) {
+  if (ctx.sandbox.mode == sandbox_mode::read_only) return failed(read_only_workspace);
   auto args = tool_args::parse(input, {"path", "old_string", "new_string", "replace_all"});
   if (!args) return failed(args.error());
   auto path = args->required_string("path");

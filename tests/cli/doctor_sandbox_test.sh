@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# tether doctor reports the bash sandbox: bubblewrap works, a profile with
+# sandbox = "off" is a loud warning, and without bubblewrap every sandboxed
+# profile is named as running without one.
+set -euo pipefail
+tether=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cat >"$dir/config.toml" <<'TOML'
+[profiles.loose]
+sandbox = "off"
+[profiles.strict]
+sandbox = "read-only"
+TOML
+
+out=$("$tether" doctor --json --config "$dir/config.toml" --data "$dir/data" --server http://127.0.0.1:1 || true)
+python3 - "$out" <<'PY' || fail "doctor with bubblewrap: $out"
+import json, sys
+c = {x["check"]: x for x in json.loads(sys.argv[1])["checks"]}
+assert c["sandbox"]["status"] == "ok" and "bubblewrap works" in c["sandbox"]["detail"], c["sandbox"]
+assert c["sandbox off"]["status"] == "warn" and "loose" in c["sandbox off"]["detail"], c["sandbox off"]
+assert "WARNING" in c["sandbox off"]["detail"], c["sandbox off"]
+assert "strict" not in c["sandbox off"]["detail"], c["sandbox off"]
+assert "sandbox read-only" in c["profile strict"]["detail"], c["profile strict"]
+PY
+
+# No bubblewrap on PATH: the sandboxed profiles are named.
+out=$(PATH=/nonexistent "$tether" doctor --json --config "$dir/config.toml" --data "$dir/data" --server http://127.0.0.1:1 || true)
+python3 - "$out" <<'PY' || fail "doctor without bubblewrap: $out"
+import json, sys
+c = {x["check"]: x for x in json.loads(sys.argv[1])["checks"]}
+s = c["sandbox"]
+assert s["status"] == "warn" and "not installed" in s["detail"] and "WITHOUT a sandbox" in s["detail"], s
+assert "strict" in s["detail"] and "default" in s["detail"] and "loose" not in s["detail"], s
+PY
+echo "doctor sandbox: ok"
