@@ -17,6 +17,8 @@ enum class api_errc {
   too_large,           // 413: the body exceeds max_body_bytes
   bad_request,         // 400: the body is not the JSON the route expects
   listen_failed,       // start(): bind or listen failed
+  unsupported_media_type,  // 415: a body that is not application/json
+  unavailable,             // 503: over the connection limit
 };
 
 const std::error_category& api_category();

@@ -17,6 +17,7 @@ struct http_request {
   std::string authorization;  // the Authorization header, empty when absent
   std::string accept;         // the Accept header
   std::string last_event_id;  // the Last-Event-ID header (SSE resume)
+  std::string content_type;   // the Content-Type header, empty when absent
   std::string body;
 };
 
@@ -47,7 +48,8 @@ boost::asio::awaitable<http_reply> handle(const handler_context* ctx, http_reque
 // The reply for an error, {"error":{"code","message"}}.
 http_reply error_reply(const error& e);
 
-// Constant-time comparison of an Authorization header with "Bearer <token>".
+// Constant-time comparison of an Authorization header with "Bearer <token>"
+// (the scheme in any case, RFC 7235).
 bool bearer_matches(std::string_view header, std::string_view token);
 
 }  // namespace tether::api
