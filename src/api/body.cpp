@@ -136,7 +136,7 @@ result<json::object> parse_body(std::string_view body) {
   return std::move(v.as_object());
 }
 
-result<void> only_fields(const json::object& o, std::initializer_list<std::string_view> known) {
+result<void> only_fields(const json::object& o, std::span<const std::string_view> known) {
   for (const auto& [key, value] : o) {
     if (std::find(known.begin(), known.end(), std::string_view(key)) != known.end()) continue;
     std::string list;

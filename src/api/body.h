@@ -21,7 +21,7 @@
 //     otherwise be silently ignored).
 #pragma once
 
-#include <initializer_list>
+#include <span>
 #include <string_view>
 
 #include <boost/json/object.hpp>
@@ -32,6 +32,6 @@ namespace tether::api {
 
 result<void> check_media_type(std::string_view content_type, std::string_view body);
 result<boost::json::object> parse_body(std::string_view body);
-result<void> only_fields(const boost::json::object& o, std::initializer_list<std::string_view> known);
+result<void> only_fields(const boost::json::object& o, std::span<const std::string_view> known);
 
 }  // namespace tether::api

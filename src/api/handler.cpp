@@ -69,7 +69,7 @@ result<std::optional<bool>> bool_field(const json::object& o, std::string_view n
 result<session::create_request> parse_create(const std::string& body) {
   auto o = parse_body(body);
   if (!o) return o.error();
-  if (auto known = only_fields(*o, {"id", "title", "profile", "workspace", "metadata"}); !known) return known.error();
+  if (auto known = only_fields(*o, create_session_fields); !known) return known.error();
   session::create_request req;
   auto id = string_field(*o, "id");
   if (!id) return id.error();
@@ -90,7 +90,7 @@ result<session::create_request> parse_create(const std::string& body) {
 result<session::input_request> parse_input(const std::string& body) {
   auto o = parse_body(body);
   if (!o) return o.error();
-  if (auto known = only_fields(*o, {"id", "text", "delivery", "resume"}); !known) return known.error();
+  if (auto known = only_fields(*o, create_input_fields); !known) return known.error();
   session::input_request req;
   auto id = string_field(*o, "id");
   if (!id) return id.error();
@@ -340,7 +340,7 @@ task<http_reply> answer(const handler_context* ctx, std::string_view id_text, st
         make_error(session::session_errc::unknown_interaction, "no interaction " + std::string(id_text)));
   auto parsed = parse_body(body);
   if (!parsed) co_return error_reply(parsed.error());
-  if (auto known = only_fields(*parsed, {"answers"}); !known) co_return error_reply(known.error());
+  if (auto known = only_fields(*parsed, answer_fields); !known) co_return error_reply(known.error());
   auto row = co_await ctx->store->get_interaction(*id);
   if (!row) co_return error_reply(row.error());
   if (row->status != store::interaction_status::pending)

@@ -2,8 +2,10 @@
 // out. server.cpp owns the connections and calls handle() once per request.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -34,6 +36,13 @@ struct http_reply {
   std::string content_type = "application/json";
   std::optional<event_stream> stream;  // set: body is unused, the server streams
 };
+
+// The fields each request body may have (anything else is 400); the
+// schemas of docs/openapi.json name exactly these (tests/api/openapi_test).
+inline constexpr std::array<std::string_view, 5> create_session_fields{"id", "title", "profile", "workspace",
+                                                                       "metadata"};
+inline constexpr std::array<std::string_view, 4> create_input_fields{"id", "text", "delivery", "resume"};
+inline constexpr std::array<std::string_view, 1> answer_fields{"answers"};
 
 // What the routes act on; owned by the server, outlives every handle().
 struct handler_context {

@@ -271,21 +271,30 @@ task<result<std::vector<tail_item>>> next_items(event_store* store, std::shared_
       std::lock_guard lock(st->mu);
       if (st->closed) co_return closed_error();
       if (!page) co_return page.error();
+      // One next() hands out about the byte budget: the rest of a page is
+      // read again by the next call.
       std::size_t read_bytes = 0;
+      std::size_t measured = 0;
+      bool cut = false;
       for (auto& e : page->events) {
+        if (!out.empty() && read_bytes >= st->max_bytes) {
+          cut = true;
+          break;
+        }
         read_bytes += tail_item_bytes(e);
+        ++measured;
         if (e.seq.value <= st->last_delivered) continue;
         st->last_delivered = e.seq.value;
         out.push_back(tail_item{std::move(e), true});
       }
       // The next page holds about the byte budget: a page of large events
       // (long prompts, tool outputs) must not cost a slow reader megabytes.
-      if (!page->events.empty()) {
-        const std::size_t mean = std::max<std::size_t>(1, read_bytes / page->events.size());
+      if (measured > 0) {
+        const std::size_t mean = std::max<std::size_t>(1, read_bytes / measured);
         st->page = std::clamp<std::size_t>(st->max_bytes / mean, 1, catch_up_page);
       }
       // Caught up unless there is more history or an overflow raced the read.
-      if (!page->more && st->epoch == epoch) {
+      if (!cut && !page->more && st->epoch == epoch) {
         st->catch_up = false;
         st->drain(out, st->max_bytes > read_bytes ? st->max_bytes - read_bytes : 0);
       }
