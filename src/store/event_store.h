@@ -147,9 +147,7 @@ class event_store {
   // this call. For watching, not resuming: an ephemeral item carries seq 0
   // (there is no one position to carry), a durable one its own seq.
   // It never blocks the writer and never re-reads the store: when more than
-  // `buffer` items (0 counts as 1), or more bytes than the backend's budget,
-  // are waiting unread, ephemeral items are dropped first; if that is not
-  // enough, everything is dropped and
+  // `buffer` items (0 counts as 1) are waiting unread, they are dropped and
   // next() returns lagged, then and on every later call (the tail is dead:
   // open a new one and catch up by reading). close() and stop() end it with
   // closed.
