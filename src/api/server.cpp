@@ -356,6 +356,8 @@ net::awaitable<void> stream_events(impl_ptr self, std::shared_ptr<beast::tcp_str
 }
 
 net::awaitable<void> refuse(beast::tcp_stream* stream) {
+  am().refused.inc();
+  metrics::http_requests_total().with("503").inc();
   stream->expires_after(refusal_timeout);
   co_await net::async_write(*stream, net::buffer(refusal), use_tuple);
 }

@@ -165,7 +165,9 @@ TEST(OpenApi, EveryPostDocuments415AndEveryRoute503) {
       if (!http_methods.contains(std::string(key))) continue;
       const auto& responses = op.at("responses").as_object();
       EXPECT_TRUE(responses.contains("503")) << path << " " << key << ": over the connection limits";
-      if (key == "post") EXPECT_TRUE(responses.contains("415")) << path;
+      if (key == "post") {
+        EXPECT_TRUE(responses.contains("415")) << path;
+      }
     }
   }
 }

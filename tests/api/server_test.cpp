@@ -3,6 +3,7 @@
 #include <array>
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <random>
@@ -611,6 +612,8 @@ TEST_F(api_server_test, stalled_event_stream_readers_hold_a_bounded_number_of_by
     most_buffered = std::max(most_buffered, metric("tether_tail_buffered_bytes"));
   }
   // 80 events of 50 KB: 4 MB for each reader, 20 MB in all, if nothing bounded them.
+  std::cout << "peak bytes queued for the readers: " << most_queued << ", held in their tails: " << most_buffered
+            << "\n";
   const std::int64_t frame = 52'000;
   EXPECT_LE(most_queued, readers * static_cast<std::int64_t>(cap + frame));
   EXPECT_LE(most_buffered, readers * static_cast<std::int64_t>((1U << 20U) + frame));
