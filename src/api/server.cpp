@@ -45,6 +45,7 @@ constexpr auto drain_timeout = std::chrono::seconds(2);
 constexpr auto refusal_timeout = std::chrono::seconds(1);
 constexpr std::size_t default_max_connections = 4096;
 constexpr auto refusal_log_every = std::chrono::seconds(10);
+constexpr std::size_t trim_threshold = 4U << 20U;  // free heap bytes worth handing back
 
 // The API's own metrics, registered with the process's on first use.
 struct api_metrics {
@@ -497,7 +498,10 @@ net::awaitable<void> trim_loop(impl_ptr self) {
     self->trim.expires_after(every);
     auto [ec] = co_await self->trim.async_wait(use_tuple);
     if (ec || self->stopping) break;
-    net::post(self->strand.get_inner_executor(), [] { ::malloc_trim(0); });  // off the strand: it can take a while
+    // Off the strand (it can take a while), and only when there is something to give back.
+    net::post(self->strand.get_inner_executor(), [] {
+      if (::mallinfo2().fordblks >= trim_threshold) ::malloc_trim(0);
+    });
   }
   --self->active;
 }

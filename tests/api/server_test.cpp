@@ -479,7 +479,7 @@ TEST_F(api_server_test, a_workspace_outside_the_roots_is_400_and_nothing_is_crea
   auto c = connect();
   const auto root = dir_ / "roots";
   std::filesystem::create_directory_symlink("/", root / "to-root");
-  for (const std::string bad : {std::string("/"), std::string("/nonexistent-tether/x"), std::string("/proc/self"),
+  for (const std::string& bad : {std::string("/"), std::string("/nonexistent-tether/x"), std::string("/proc/self"),
                                 (root / ".." / "outside" / "x").string(), (root / "to-root" / "tmp").string(),
                                 (root / "a" / ".." / ".." / "escape").string()}) {
     auto r = c.post("/v1/sessions", R"({"workspace":")" + bad + R"("})");

@@ -39,8 +39,7 @@ TEST(recorded_requests, memory_keeps_the_newest_within_a_byte_budget_and_the_rec
     const std::string padding(20'000, 'p');
     for (int i = 0; i < 100; ++i) {
       const std::string body = R"({"model":"m","messages":[{"role":"user","content":")" + padding +
-                               R"(
-Reply with exactly: )" + std::to_string(i) + R"("}]})";
+                               R"(\nReply with exactly: )" + std::to_string(i) + R"("}]})";
       ASSERT_EQ(h.handle("POST", "/v1/chat/completions", body).status, 200U);
       ASSERT_LE(h.kept_bytes(), budget) << "after request " << i;
     }
@@ -61,8 +60,7 @@ Reply with exactly: )" + std::to_string(i) + R"("}]})";
 TEST(recorded_requests, one_request_larger_than_the_budget_is_still_kept_as_the_newest) {
   request_handler h(1024);
   const std::string body = R"({"model":"m","messages":[{"role":"user","content":")" + std::string(5000, 'p') +
-                           R"(
-Reply with exactly: big"}]})";
+                           R"(\nReply with exactly: big"}]})";
   ASSERT_EQ(h.handle("POST", "/v1/chat/completions", body).status, 200U);
   ASSERT_EQ(h.handle("POST", "/v1/chat/completions", body).status, 200U);
   const auto kept = h.requests(0);
