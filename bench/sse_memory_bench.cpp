@@ -56,8 +56,9 @@ int stalled_reader(unsigned short port, const std::string& token, const std::str
     ::close(fd);
     return -1;
   }
-  const std::string req = "GET /v1/sessions/" + session + "/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " +
-                          token + "\r\nAccept: text/event-stream\r\n\r\n";
+  const std::string req = "GET /v1/sessions/" + session +
+                          "/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token +
+                          "\r\nAccept: text/event-stream\r\n\r\n";
   if (::write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
     ::close(fd);
     return -1;
@@ -115,7 +116,8 @@ int main(int argc, char** argv) {
     } else if (a == "--out") {
       out = next();
     } else {
-      std::fprintf(stderr, "usage: tether_sse_memory_bench [--readers 20,40] [--inputs 60] [--bytes 60000] [--out FILE.json]\n");
+      std::fprintf(
+          stderr, "usage: tether_sse_memory_bench [--readers 20,40] [--inputs 60] [--bytes 60000] [--out FILE.json]\n");
       return 2;
     }
   }

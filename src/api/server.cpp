@@ -134,7 +134,7 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
   net::steady_timer trim;
   handler_context ctx;
   std::atomic<std::uint16_t> bound_port{0};
-  bool started = false;  // owner's calls only
+  bool started = false;                             // owner's calls only
   std::size_t max_total = default_max_connections;  // set by start()
   std::size_t max_per_peer = default_max_connections;
   // On the strand only.
@@ -142,7 +142,7 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
   std::size_t active = 0;  // the accept loop and every connection coroutine
   std::uint64_t next_id = 0;
   std::map<std::uint64_t, std::shared_ptr<connection>> live;  // in accept order
-  std::unordered_map<std::string, std::size_t> per_peer;     // live connections by address (evicted ones not counted)
+  std::unordered_map<std::string, std::size_t> per_peer;      // live connections by address (evicted ones not counted)
   std::size_t counted = 0;                                    // live connections not evicted
   std::size_t refused_unlogged = 0;
   std::chrono::steady_clock::time_point last_refusal_log{};
@@ -382,7 +382,8 @@ net::awaitable<void> serve(impl_ptr self, std::shared_ptr<connection> conn, std:
     }
     conn->now = connection::state::busy;
     if (ec == http::error::body_limit) {
-      auto too_large = make_error(api_errc::too_large, "the body exceeds " + std::to_string(o.max_body_bytes) + " bytes");
+      auto too_large =
+          make_error(api_errc::too_large, "the body exceeds " + std::to_string(o.max_body_bytes) + " bytes");
       auto reply = error_reply(too_large);
       if (co_await write(stream.get(), std::move(reply), parser.get().version(), false)) co_await drain(stream.get());
       break;

@@ -107,7 +107,7 @@ struct server_options {
   // descriptor limit leaves after descriptor_reserve.
   std::size_t max_connections = 0;
   std::size_t max_connections_per_peer = 0;
-  std::size_t descriptor_reserve = 0;  // 0 = automatic: max(256, a quarter of the limit)
+  std::size_t descriptor_reserve = 0;                 // 0 = automatic: max(256, a quarter of the limit)
   std::chrono::milliseconds request_timeout{10'000};  // a new connection's first request must arrive within it
   std::chrono::milliseconds idle_timeout{60'000};     // a keep-alive connection may wait this long for the next one
   // How often freed heap memory is handed back to the system (malloc_trim); 0 = never.

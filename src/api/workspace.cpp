@@ -29,9 +29,8 @@ result<std::string> resolve_workspace(std::string_view given, const std::vector<
     if (inside(resolved, root)) return resolved.string();
   std::string list;
   for (const auto& root : roots) list += (list.empty() ? "" : ", ") + root.string();
-  return make_error(api_errc::bad_request,
-                    "field 'workspace': '" + p.string() + "' is not under a workspace root (" +
-                        (list.empty() ? std::string("none configured") : list) + ")");
+  return make_error(api_errc::bad_request, "field 'workspace': '" + p.string() + "' is not under a workspace root (" +
+                                               (list.empty() ? std::string("none configured") : list) + ")");
 }
 
 std::vector<fs::path> resolve_roots(const std::vector<fs::path>& roots) {

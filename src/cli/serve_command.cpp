@@ -169,7 +169,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--sse-stall-timeout-ms", args->sse_stall_ms,
                   "an event-stream client that reads nothing this long is disconnected")
       ->capture_default_str();
-  cmd->add_option("--max-connections", args->max_connections, "connections at once (0: 4096, within the descriptor limit)");
+  cmd->add_option("--max-connections", args->max_connections,
+                  "connections at once (0: 4096, within the descriptor limit)");
   cmd->add_option("--max-connections-per-peer", args->max_connections_per_peer,
                   "connections at once from one address (0: half of --max-connections)");
   cmd->callback([args, &exit_code] { exit_code = serve(*args); });

@@ -58,7 +58,7 @@ struct http_reply {
   // Fail with: disconnect — stream: close after the first delta event;
   // non-streaming: close without answering.
   bool disconnect = false;
-  bool close = false;  // close the connection after this reply
+  bool close = false;            // close the connection after this reply
   std::size_t recorded_seq = 0;  // the recorded request it answers (0: none)
 };
 

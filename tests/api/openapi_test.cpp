@@ -155,8 +155,15 @@ TEST(OpenApi, RequestBodiesRefuseUnknownFieldsAndNameExactlyTheFieldsTheServerAc
 
 TEST(OpenApi, EveryPostDocuments415AndEveryRoute503) {
   const auto doc = document();
-  const auto& codes = doc.at("components").at("schemas").at("error").at("properties").at("error").at("properties")
-                          .at("code").at("enum").as_array();
+  const auto& codes = doc.at("components")
+                          .at("schemas")
+                          .at("error")
+                          .at("properties")
+                          .at("error")
+                          .at("properties")
+                          .at("code")
+                          .at("enum")
+                          .as_array();
   EXPECT_NE(std::find(codes.begin(), codes.end(), json::value("unsupported_media_type")), codes.end());
   EXPECT_NE(std::find(codes.begin(), codes.end(), json::value("payload_too_large")), codes.end())
       << "the code the server sends for 413";

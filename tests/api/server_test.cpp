@@ -397,7 +397,6 @@ TEST_F(api_server_test, stop_closes_open_keep_alive_connections) {
   EXPECT_ANY_THROW(c.get("/v1/health"));
 }
 
-
 // ---- request bodies: the contract of docs/openapi.json ----
 
 TEST_F(api_server_test, an_unknown_field_is_400_naming_it) {
@@ -460,7 +459,8 @@ TEST_F(api_server_test, a_body_that_is_not_json_is_415_and_a_bodiless_post_needs
   EXPECT_EQ(plain.error_code(), "unsupported_media_type");
   c.write(raw_request("POST", "/v1/sessions", "{}", auth_header));
   EXPECT_EQ(c.read().status, 415U) << "a body without a Content-Type";
-  c.write(raw_request("POST", "/v1/sessions", "title=x", auth_header + "Content-Type: application/x-www-form-urlencoded\r\n"));
+  c.write(raw_request("POST", "/v1/sessions", "title=x",
+                      auth_header + "Content-Type: application/x-www-form-urlencoded\r\n"));
   EXPECT_EQ(c.read().status, 415U);
   c.write(raw_request("POST", "/v1/sessions", R"({"id":"ses_media"})",
                       auth_header + "Content-Type: Application/JSON; charset=utf-8\r\n"));
@@ -480,8 +480,8 @@ TEST_F(api_server_test, a_workspace_outside_the_roots_is_400_and_nothing_is_crea
   const auto root = dir_ / "roots";
   std::filesystem::create_directory_symlink("/", root / "to-root");
   for (const std::string& bad : {std::string("/"), std::string("/nonexistent-tether/x"), std::string("/proc/self"),
-                                (root / ".." / "outside" / "x").string(), (root / "to-root" / "tmp").string(),
-                                (root / "a" / ".." / ".." / "escape").string()}) {
+                                 (root / ".." / "outside" / "x").string(), (root / "to-root" / "tmp").string(),
+                                 (root / "a" / ".." / ".." / "escape").string()}) {
     auto r = c.post("/v1/sessions", R"({"workspace":")" + bad + R"("})");
     EXPECT_EQ(r.status, 400U) << bad << ": " << r.raw;
     EXPECT_NE(r.error_message().find("'workspace'"), std::string::npos) << r.error_message();
@@ -495,7 +495,8 @@ TEST_F(api_server_test, a_workspace_outside_the_roots_is_400_and_nothing_is_crea
 TEST_F(api_server_test, a_workspace_under_a_root_is_stored_resolved) {
   auto c = connect();
   const auto root = std::filesystem::weakly_canonical(dir_ / "roots");
-  auto r = c.post("/v1/sessions", R"({"id":"ses_ws","workspace":")" + (dir_ / "roots" / "a" / ".." / "b").string() + R"("})");
+  auto r = c.post("/v1/sessions",
+                  R"({"id":"ses_ws","workspace":")" + (dir_ / "roots" / "a" / ".." / "b").string() + R"("})");
   ASSERT_EQ(r.status, 201U) << r.raw;
   EXPECT_EQ(r.body.at("session").at("workspace").as_string(), (root / "b").string());
   auto again = c.post("/v1/sessions", R"({"id":"ses_ws","workspace":")" + (root / "b").string() + R"("})");
@@ -517,8 +518,8 @@ std::int64_t metric(const std::string& name) {
 std::unique_ptr<raw_connection> open_stream(std::uint16_t port, const std::string& session,
                                             const std::string& source = "") {
   auto c = std::make_unique<raw_connection>(port, source);
-  c->write(raw_request("GET", "/v1/sessions/" + session + "/events", "",
-                       auth_header + "Accept: text/event-stream\r\n"));
+  c->write(
+      raw_request("GET", "/v1/sessions/" + session + "/events", "", auth_header + "Accept: text/event-stream\r\n"));
   beast::flat_buffer buffer;
   http::response_parser<http::empty_body> parser;
   parser.skip(true);

@@ -46,10 +46,10 @@ struct tail_state {
 
   std::mutex mu;  // guards everything below
   std::deque<buffered> buffer;
-  std::size_t bytes = 0;  // of `buffer`
+  std::size_t bytes = 0;             // of `buffer`
   std::size_t page = catch_up_page;  // events per catch-up read, smaller when events are large
-  bool catch_up = true;     // durable events must be (re)read from the store
-  std::uint64_t epoch = 0;  // +1 per overflow
+  bool catch_up = true;              // durable events must be (re)read from the store
+  std::uint64_t epoch = 0;           // +1 per overflow
   std::int64_t last_delivered;
   std::int64_t live_seq = 0;
   bool closed = false;
@@ -154,7 +154,7 @@ struct all_tail_state {
   const std::size_t capacity;
   const std::size_t max_bytes;
 
-  std::mutex mu;  // guards everything below
+  std::mutex mu;                                         // guards everything below
   std::deque<std::pair<tail_item, std::size_t>> buffer;  // with each item's bytes
   std::size_t bytes = 0;
   bool lagged = false;  // overflowed: dead, the hub no longer feeds it
@@ -411,8 +411,8 @@ std::unique_ptr<event_tail> tail_hub::subscribe_all(std::size_t buffer) {
   return std::make_unique<all_tail_impl>(shared_from_this(), std::move(st));
 }
 
-void tail_hub::push_all_locked(std::span<const model::event> events, std::span<const std::size_t> sizes,
-                               bool durable, std::vector<completion<bool>>& wake) {
+void tail_hub::push_all_locked(std::span<const model::event> events, std::span<const std::size_t> sizes, bool durable,
+                               std::vector<completion<bool>>& wake) {
   std::size_t kept = 0;
   for (auto& st : all_) {
     bool alive = true;
