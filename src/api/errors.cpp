@@ -27,6 +27,10 @@ class api_category_impl final : public std::error_category {
         return "bad request";
       case api_errc::listen_failed:
         return "listen failed";
+      case api_errc::unsupported_media_type:
+        return "unsupported media type";
+      case api_errc::unavailable:
+        return "unavailable";
     }
     return "unknown api error";
   }
@@ -38,6 +42,7 @@ constexpr http_error not_found{404, "not_found"};
 constexpr http_error method_not_allowed{405, "method_not_allowed"};
 constexpr http_error conflict{409, "conflict"};
 constexpr http_error too_large{413, "payload_too_large"};
+constexpr http_error unsupported_media_type{415, "unsupported_media_type"};
 constexpr http_error internal{500, "internal"};
 constexpr http_error unavailable{503, "unavailable"};
 constexpr http_error storage_unavailable{503, "storage_unavailable"};
@@ -58,6 +63,10 @@ http_error from_api(api_errc e) {
       return bad_request;
     case api_errc::listen_failed:
       return internal;
+    case api_errc::unsupported_media_type:
+      return unsupported_media_type;
+    case api_errc::unavailable:
+      return unavailable;
   }
   return internal;
 }

@@ -10,13 +10,15 @@
 namespace tether::api {
 
 enum class api_errc {
-  unauthorized = 1,    // 401: missing or wrong bearer token
-  not_found,           // 404: no such route
-  method_not_allowed,  // 405: the route exists, not with this method
-  conflict,            // 409: a create retried with other attributes
-  too_large,           // 413: the body exceeds max_body_bytes
-  bad_request,         // 400: the body is not the JSON the route expects
-  listen_failed,       // start(): bind or listen failed
+  unauthorized = 1,        // 401: missing or wrong bearer token
+  not_found,               // 404: no such route
+  method_not_allowed,      // 405: the route exists, not with this method
+  conflict,                // 409: a create retried with other attributes
+  too_large,               // 413: the body exceeds max_body_bytes
+  bad_request,             // 400: the body is not the JSON the route expects
+  listen_failed,           // start(): bind or listen failed
+  unsupported_media_type,  // 415: a body that is not application/json
+  unavailable,             // 503: over the connection limit
 };
 
 const std::error_category& api_category();

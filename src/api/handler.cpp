@@ -1,6 +1,7 @@
 #include "api/handler.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <initializer_list>
 #include <optional>
@@ -11,9 +12,11 @@
 #include <boost/json.hpp>
 
 #include "api/answers.h"
+#include "api/body.h"
 #include "api/errors.h"
 #include "api/openapi.h"
 #include "api/views.h"
+#include "api/workspace.h"
 #include "session/errors.h"
 #include "store/errors.h"
 #include "util/metrics.h"
@@ -49,15 +52,6 @@ std::vector<std::string_view> split_path(std::string_view target) {
 
 // ---- request bodies ----
 
-result<json::object> parse_object(const std::string& body) {
-  if (!is_valid_utf8(body)) return make_error(util_errc::invalid_utf8, "the request body is not valid UTF-8");
-  boost::system::error_code ec;
-  json::value v = json::parse(body, ec);
-  if (ec) return make_error(util_errc::malformed_json, "the request body is not valid JSON: " + ec.message());
-  if (!v.is_object()) return make_error(util_errc::malformed_json, "the request body must be a JSON object");
-  return std::move(v.as_object());
-}
-
 result<std::optional<std::string>> string_field(const json::object& o, std::string_view name) {
   const auto* v = o.if_contains(name);
   if (v == nullptr || v->is_null()) return std::optional<std::string>{};
@@ -73,8 +67,9 @@ result<std::optional<bool>> bool_field(const json::object& o, std::string_view n
 }
 
 result<session::create_request> parse_create(const std::string& body) {
-  auto o = parse_object(body);
+  auto o = parse_body(body);
   if (!o) return o.error();
+  if (auto known = only_fields(*o, create_session_fields); !known) return known.error();
   session::create_request req;
   auto id = string_field(*o, "id");
   if (!id) return id.error();
@@ -93,8 +88,9 @@ result<session::create_request> parse_create(const std::string& body) {
 }
 
 result<session::input_request> parse_input(const std::string& body) {
-  auto o = parse_object(body);
+  auto o = parse_body(body);
   if (!o) return o.error();
+  if (auto known = only_fields(*o, create_input_fields); !known) return known.error();
   session::input_request req;
   auto id = string_field(*o, "id");
   if (!id) return id.error();
@@ -133,8 +129,11 @@ task<http_reply> create_session(const handler_context* ctx, std::string body) {
   if (ctx->options.profile_known && !ctx->options.profile_known(req->profile))
     co_return error_reply(
         make_error(api_errc::bad_request, "field 'profile': '" + req->profile + "' is not configured"));
-  if (!req->workspace.empty() && req->workspace.front() != '/')
-    co_return error_reply(make_error(api_errc::bad_request, "field 'workspace' must be an absolute path"));
+  if (!req->workspace.empty()) {
+    auto resolved = resolve_workspace(req->workspace, ctx->options.workspace_roots);
+    if (!resolved) co_return error_reply(resolved.error());
+    req->workspace = std::move(resolved.value());
+  }
   session::create_request wanted = *req;
   auto created = co_await ctx->service->create_session(std::move(req.value()));
   if (created) co_return co_await session_reply(ctx, 201, std::move(created.value()));
@@ -339,8 +338,9 @@ task<http_reply> answer(const handler_context* ctx, std::string_view id_text, st
   if (!id)
     co_return error_reply(
         make_error(session::session_errc::unknown_interaction, "no interaction " + std::string(id_text)));
-  auto parsed = parse_object(body);
+  auto parsed = parse_body(body);
   if (!parsed) co_return error_reply(parsed.error());
+  if (auto known = only_fields(*parsed, answer_fields); !known) co_return error_reply(known.error());
   auto row = co_await ctx->store->get_interaction(*id);
   if (!row) co_return error_reply(row.error());
   if (row->status != store::interaction_status::pending)
@@ -375,9 +375,13 @@ http_reply error_reply(const error& e) {
 }
 
 bool bearer_matches(std::string_view header, std::string_view token) {
-  constexpr std::string_view scheme = "Bearer ";
-  if (token.empty() || header.size() < scheme.size() || header.substr(0, scheme.size()) != scheme) return false;
-  const std::string_view given = header.substr(scheme.size());
+  // RFC 7235: the scheme is case-insensitive and followed by one or more spaces.
+  constexpr std::string_view scheme = "bearer";
+  if (token.empty() || header.size() <= scheme.size() || header[scheme.size()] != ' ') return false;
+  for (std::size_t i = 0; i < scheme.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(header[i])) != scheme[i]) return false;
+  std::string_view given = header.substr(scheme.size());
+  while (!given.empty() && given.front() == ' ') given.remove_prefix(1);
   // Touches every byte of the expected token whatever the input, so the time
   // taken does not reveal how much of a guess was right.
   unsigned diff = given.size() == token.size() ? 0U : 1U;
@@ -421,6 +425,7 @@ task<http_reply> handle(const handler_context* ctx, http_request req) {
   }
   if (!bearer_matches(req.authorization, ctx->options.token))
     co_return error_reply(make_error(api_errc::unauthorized, "a valid 'Authorization: Bearer' token is required"));
+  if (auto media = check_media_type(req.content_type, req.body); !media) co_return error_reply(media.error());
 
   if (route_is({"metrics"})) {
     if (!get) co_return method_not_allowed("GET");

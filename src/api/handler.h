@@ -2,8 +2,10 @@
 // out. server.cpp owns the connections and calls handle() once per request.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -17,6 +19,7 @@ struct http_request {
   std::string authorization;  // the Authorization header, empty when absent
   std::string accept;         // the Accept header
   std::string last_event_id;  // the Last-Event-ID header (SSE resume)
+  std::string content_type;   // the Content-Type header, empty when absent
   std::string body;
 };
 
@@ -34,6 +37,13 @@ struct http_reply {
   std::optional<event_stream> stream;  // set: body is unused, the server streams
 };
 
+// The fields each request body may have (anything else is 400); the
+// schemas of docs/openapi.json name exactly these (tests/api/openapi_test).
+inline constexpr std::array<std::string_view, 5> create_session_fields{"id", "title", "profile", "workspace",
+                                                                       "metadata"};
+inline constexpr std::array<std::string_view, 4> create_input_fields{"id", "text", "delivery", "resume"};
+inline constexpr std::array<std::string_view, 1> answer_fields{"answers"};
+
 // What the routes act on; owned by the server, outlives every handle().
 struct handler_context {
   session::session_service* service = nullptr;
@@ -47,7 +57,8 @@ boost::asio::awaitable<http_reply> handle(const handler_context* ctx, http_reque
 // The reply for an error, {"error":{"code","message"}}.
 http_reply error_reply(const error& e);
 
-// Constant-time comparison of an Authorization header with "Bearer <token>".
+// Constant-time comparison of an Authorization header with "Bearer <token>"
+// (the scheme in any case, RFC 7235).
 bool bearer_matches(std::string_view header, std::string_view token);
 
 }  // namespace tether::api

@@ -24,16 +24,40 @@
 //
 // SSE: durable events carry `id: <seq>`; ephemeral deltas have no id; a
 // comment line every `heartbeat` while idle. A slow reader never grows the
-// server's memory: at most sse_max_buffered bytes are queued for it (then the
-// session tail drops deltas and re-reads durable events; the global stream
-// ends with an `error` event, code lagged), and one whose socket accepts
-// nothing for sse_stall_timeout is disconnected.
+// server's memory: at most sse_max_buffered bytes of frames are queued for it
+// (one larger frame alone), and behind that its store tail holds at most the
+// store's byte budget (sqlite_options::tail_buffer_bytes, 1 MiB): over it the
+// tail drops deltas first, then a session tail re-reads durable events from
+// the store and the global stream ends with an `error` event, code lagged.
+// One whose socket accepts nothing for sse_stall_timeout is disconnected.
+// tether_sse_queued_bytes (here) and tether_tail_buffered_bytes (the store)
+// add up what waits for slow readers.
 //
 // Errors are {"error":{"code","message"}}: 400 malformed JSON / wrong field
-// types / invalid UTF-8 (the message names the field), 401 missing or wrong
-// token, 404 unknown route or id, 405 wrong method, 409 conflict, 413 body
-// over max_body_bytes, 500/503 storage failures. The mapping from
-// session/store/util error codes to statuses lives in one place (errors.cpp).
+// types / unknown fields / a key given twice / U+0000 in a string / invalid
+// UTF-8 / a workspace outside the roots (the message names the field; see
+// body.h and workspace.h), 401 missing or wrong token, 404 unknown route or
+// id, 405 wrong method, 409 conflict, 413 body over max_body_bytes, 415 a
+// body that is not application/json, 500/503 storage failures, 503 over the
+// connection limits. The mapping from session/store/util error codes to
+// statuses lives in one place (errors.cpp).
+//
+// Connections: at most max_connections at once (default 4096) and
+// max_connections_per_peer from one address (default half of that), and
+// never more than the descriptor limit leaves after descriptor_reserve
+// (default a quarter of the limit, at least 256: the store, the model
+// clients and the tools' pipes must still get descriptors under a flood).
+// At a limit, the oldest connection waiting for a request (first one that
+// never sent a complete request, then one idle between requests; of that
+// peer, for the per-peer limit) is answered 503 and closed to make room;
+// when there is none (all busy or streaming) the new connection is. A 503
+// here is a short canned answer with `Connection: close`. A new connection
+// must send its request within request_timeout, a kept-alive one its next
+// within idle_timeout. tether_http_connections and
+// tether_http_connections_refused_total count them.
+//
+// Memory: every trim_interval freed heap memory is handed back to the
+// system (malloc_trim), so a burst does not stay in the RSS for good.
 //
 // Threads: the server runs on the executor it is given (the session
 // service's); all its state lives on an internal strand. start() binds on the
@@ -48,9 +72,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -73,6 +99,19 @@ struct server_options {
   std::size_t sse_max_buffered = 1U << 20U;             // bytes queued for an SSE client before events for it wait
   std::chrono::milliseconds sse_stall_timeout{30'000};  // an SSE client whose socket takes nothing this long is dropped
   std::size_t sse_tail_buffer = 8192;                   // events the global stream holds for a slow client
+  // Absolute directories a session's workspace must lie under (api/workspace.h);
+  // empty: only the default workspace (no `workspace` field) is accepted.
+  std::vector<std::filesystem::path> workspace_roots;
+  // Connections at once, in total and from one peer address; 0 = automatic
+  // (see "Connections" above). The total is also kept under what the
+  // descriptor limit leaves after descriptor_reserve.
+  std::size_t max_connections = 0;
+  std::size_t max_connections_per_peer = 0;
+  std::size_t descriptor_reserve = 0;                 // 0 = automatic: max(256, a quarter of the limit)
+  std::chrono::milliseconds request_timeout{10'000};  // a new connection's first request must arrive within it
+  std::chrono::milliseconds idle_timeout{60'000};     // a keep-alive connection may wait this long for the next one
+  // How often freed heap memory is handed back to the system (malloc_trim); 0 = never.
+  std::chrono::milliseconds trim_interval{5'000};
 };
 
 class server {
@@ -94,5 +133,12 @@ class server {
  private:
   std::shared_ptr<impl> impl_;
 };
+
+// This process's soft limit on open descriptors (RLIMIT_NOFILE).
+std::size_t descriptor_limit();
+// Raises the soft limit to the hard one (a server wants every descriptor it
+// may have; its connection limits stay well below); returns the soft limit
+// now in force.
+std::size_t raise_descriptor_limit();
 
 }  // namespace tether::api

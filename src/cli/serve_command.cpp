@@ -39,6 +39,8 @@ struct serve_args {
   int heartbeat_ms = 15'000;
   std::size_t sse_max_buffered = 1U << 20U;
   int sse_stall_ms = 30'000;
+  std::size_t max_connections = 0;
+  std::size_t max_connections_per_peer = 0;
 };
 
 std::string trimmed(std::string s) {
@@ -112,6 +114,17 @@ int serve(const serve_args& args) {
   so.sse_stall_timeout = std::chrono::milliseconds(std::max(100, args.sse_stall_ms));
   so.version = TETHER_VERSION;
   so.profile_known = [&n](std::string_view p) { return n.has_profile(p); };
+  // Connections, descriptors and workspace roots (api/server.h, api/workspace.h).
+  so.max_connections = args.max_connections;
+  so.max_connections_per_peer = args.max_connections_per_peer;
+  spdlog::info("serve: {} descriptors", api::raise_descriptor_limit());
+  if (n.settings().workspace_roots) {
+    so.workspace_roots = *n.settings().workspace_roots;
+  } else {
+    so.workspace_roots = {n.data_dir() / "workspaces"};
+    std::error_code cwd_ec;
+    if (const auto cwd = fs::current_path(cwd_ec); !cwd_ec && cwd != cwd.root_path()) so.workspace_roots.push_back(cwd);
+  }
   api::server srv(n.executor(), n.service(), n.store(), so);
   if (auto r = srv.start(); !r) {
     fmt::print(stderr, "tether serve: {}\n", r.error().describe());
@@ -157,6 +170,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--sse-stall-timeout-ms", args->sse_stall_ms,
                   "an event-stream client that reads nothing this long is disconnected")
       ->capture_default_str();
+  cmd->add_option("--max-connections", args->max_connections,
+                  "connections at once (0: 4096, within the descriptor limit)");
+  cmd->add_option("--max-connections-per-peer", args->max_connections_per_peer,
+                  "connections at once from one address (0: half of --max-connections)");
   cmd->callback([args, &exit_code] { exit_code = serve(*args); });
 }
 

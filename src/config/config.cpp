@@ -124,6 +124,23 @@ result<profile> read_profile(std::string name, const toml::table& t) {
   return p;
 }
 
+// An array of absolute paths; absent: nullopt (the command's defaults).
+result<std::optional<std::vector<std::filesystem::path>>> workspace_roots(const toml::table& doc) {
+  const auto* node = doc.get("workspace_roots");
+  if (node == nullptr) return std::optional<std::vector<std::filesystem::path>>{};
+  const auto* list = node->as_array();
+  if (list == nullptr) return bad("workspace_roots must be an array of absolute paths");
+  std::vector<std::filesystem::path> out;
+  for (const auto& item : *list) {
+    const auto v = item.value<std::string>();
+    if (!v) return bad("workspace_roots must be an array of absolute paths");
+    const std::filesystem::path p(*v);
+    if (!p.is_absolute()) return bad(fmt::format("workspace_roots: \"{}\" is not an absolute path", *v));
+    out.push_back(p);
+  }
+  return std::optional<std::vector<std::filesystem::path>>{std::move(out)};
+}
+
 }  // namespace
 
 result<profile> settings::find(std::string_view name) const {
@@ -140,11 +157,14 @@ result<settings> parse(std::string_view toml_text) {
   } catch (const toml::parse_error& e) {
     return bad(fmt::format("line {}, column {}: {}", e.source().begin.line, e.source().begin.column, e.description()));
   }
-  TETHER_TRY(only_keys(doc, "the file", {"data_dir", "profiles", "prices"}));
+  TETHER_TRY(only_keys(doc, "the file", {"data_dir", "profiles", "prices", "workspace_roots"}));
   settings s;
   auto data_dir = text(doc, "the file", "data_dir", "");
   if (!data_dir) return data_dir.error();
   s.data_dir = *data_dir;
+  auto roots = workspace_roots(doc);
+  if (!roots) return roots.error();
+  s.workspace_roots = std::move(*roots);
   if (const auto* node = doc.get("profiles")) {
     const auto* profiles = node->as_table();
     if (profiles == nullptr) return bad("[profiles] must be a table of profiles");

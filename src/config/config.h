@@ -3,6 +3,7 @@
 // against the built-in scripted model.
 //
 //   data_dir = "/var/lib/tether"      # where the store, spills and workspaces live
+//   workspace_roots = ["/srv/repos"]  # where a session's workspace may be (absolute paths)
 //
 //   [profiles.default]
 //   runtime     = "native"            # the only runtime so far
@@ -58,6 +59,10 @@ struct profile {
 
 struct settings {
   std::string data_dir;  // empty: the command's default
+  // Directories a session's workspace must lie under; absent: the server's
+  // defaults (the data directory's workspaces/ and the directory it was
+  // started in). An empty array allows only the default workspace.
+  std::optional<std::vector<std::filesystem::path>> workspace_roots;
   std::map<std::string, profile, std::less<>> profiles;
   runtime::native::price_table prices = runtime::native::price_table::defaults();
 

@@ -20,6 +20,9 @@ namespace {
 
 constexpr std::string_view cut_off_text = "partial answer, cut off by Fail with: disconnect";
 
+// What one kept request counts: its body's text and the record around it.
+std::size_t kept_size(std::string_view body) { return body.size() + 128; }
+
 http_reply json_reply(unsigned status, const json::object& body) {
   http_reply r;
   r.status = status;
@@ -159,6 +162,11 @@ std::int64_t steady_micros() {
       .count();
 }
 
+std::size_t request_handler::kept_bytes() const {
+  const std::lock_guard lock(mu_);
+  return kept_bytes_;
+}
+
 void request_handler::mark_completed(std::size_t seq) {
   const std::lock_guard lock(mu_);
   if (seq <= dropped_ || seq > dropped_ + requests_.size()) return;
@@ -212,8 +220,13 @@ http_reply request_handler::model_request(wire_format w, std::string_view route,
       record_->flush();
     }
     requests_.emplace_back(std::move(rec));
-    if (requests_.size() > max_kept_requests) {  // memory stays bounded; the --record file keeps all
+    sizes_.push_back(kept_size(body));
+    kept_bytes_ += sizes_.back();
+    // Memory stays bounded; the --record file keeps all.
+    while (requests_.size() > 1 && (requests_.size() > max_kept_requests || kept_bytes_ > max_kept_bytes_)) {
       requests_.pop_front();
+      kept_bytes_ -= sizes_.front();
+      sizes_.pop_front();
       ++dropped_;
     }
     usage.cached_tokens = std::min(cache_.lookup_and_remember(canonical), usage.input_tokens);

@@ -18,7 +18,8 @@
 //
 // State kept across requests (all behind one mutex, so handle() may be
 // called from several threads and requests() from any thread): the recorded
-// requests (and the --record file, one JSON line per request, flushed), the
+// requests (the newest 10,000 within a byte budget in memory; every one in
+// the --record file, one JSON line per request, flushed), the
 // prompt cache (usage.h) and the hashes of the instructions whose
 // `Fail with: KIND once` already failed.
 #pragma once
@@ -57,7 +58,7 @@ struct http_reply {
   // Fail with: disconnect — stream: close after the first delta event;
   // non-streaming: close without answering.
   bool disconnect = false;
-  bool close = false;  // close the connection after this reply
+  bool close = false;            // close the connection after this reply
   std::size_t recorded_seq = 0;  // the recorded request it answers (0: none)
 };
 
@@ -69,7 +70,10 @@ std::int64_t steady_micros();
 
 class request_handler {
  public:
-  request_handler() = default;
+  // Memory for the kept requests (their JSON text, roughly): the oldest are
+  // dropped past it (the newest is always kept); the record file keeps all.
+  static constexpr std::size_t default_max_kept_bytes = 64U << 20U;
+  explicit request_handler(std::size_t max_kept_bytes = default_max_kept_bytes) : max_kept_bytes_(max_kept_bytes) {}
   request_handler(const request_handler&) = delete;
   request_handler& operator=(const request_handler&) = delete;
 
@@ -85,16 +89,21 @@ class request_handler {
   // Stamps the recorded request `seq` with completed_us (the server calls it
   // after writing the answer's last byte).
   void mark_completed(std::size_t seq);
+  // What the kept requests count against max_kept_bytes.
+  [[nodiscard]] std::size_t kept_bytes() const;
 
  private:
   http_reply model_request(wire_format w, std::string_view route, std::string_view body);
   http_reply list_requests(std::string_view query) const;
 
   mutable std::mutex mu_;
-  // The most recent requests (the oldest are dropped past max_kept_requests;
-  // seq numbers go on counting).
+  // The most recent requests (the oldest are dropped past max_kept_requests
+  // or max_kept_bytes_; seq numbers go on counting), with their sizes.
   static constexpr std::size_t max_kept_requests = 10'000;
+  const std::size_t max_kept_bytes_;
   std::deque<boost::json::value> requests_;
+  std::deque<std::size_t> sizes_;
+  std::size_t kept_bytes_ = 0;
   std::size_t dropped_ = 0;
   std::optional<std::ofstream> record_;
   prompt_cache cache_;

@@ -107,7 +107,7 @@ void set_common(Response& res, const http_reply& r, bool keep_alive) {
 
 class server::impl {
  public:
-  explicit impl(server_options o) : opts_(std::move(o)) {}
+  explicit impl(server_options o) : opts_(std::move(o)), handler_(opts_.max_kept_bytes) {}
   ~impl() { stop(); }
 
   result<void> start();
@@ -115,6 +115,7 @@ class server::impl {
   std::uint16_t port() const { return port_.load(); }
   std::string base_url() const { return "http://" + host_ + ":" + std::to_string(port()); }
   std::vector<boost::json::value> requests(std::size_t after) const { return handler_.requests(after); }
+  std::size_t kept_bytes() const { return handler_.kept_bytes(); }
 
  private:
   enum class state { idle, running, stopped };
@@ -333,5 +334,7 @@ void server::stop() { impl_->stop(); }
 std::uint16_t server::port() const { return impl_->port(); }
 std::string server::base_url() const { return impl_->base_url(); }
 std::vector<boost::json::value> server::requests(std::size_t after) const { return impl_->requests(after); }
+
+std::size_t server::kept_bytes() const { return impl_->kept_bytes(); }
 
 }  // namespace tether::mock

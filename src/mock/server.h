@@ -47,6 +47,7 @@ struct server_options {
   std::string listen = "127.0.0.1:0";                // host:port; port 0 = pick a free one
   std::optional<std::filesystem::path> record_file;  // append each request as one JSON line
   std::size_t max_body_bytes = 32U << 20U;           // larger requests get 413
+  std::size_t max_kept_bytes = 64U << 20U;           // requests() keeps the newest within this many bytes
 };
 
 class server {
@@ -63,6 +64,8 @@ class server {
   // The recorded model requests with seq > after, in order: what
   // /_mock/requests returns ({"seq", "route", "body"} each).
   [[nodiscard]] std::vector<boost::json::value> requests(std::size_t after = 0) const;
+  // The bytes the kept requests count (at most max_kept_bytes, or one request).
+  [[nodiscard]] std::size_t kept_bytes() const;
 
  private:
   class impl;

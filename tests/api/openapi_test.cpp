@@ -1,5 +1,8 @@
 #include "api/openapi.h"
 
+#include "api/handler.h"
+
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -130,6 +133,50 @@ TEST(OpenApi, TheApiObjectsHaveSchemasAndEveryReferenceResolves) {
   };
   walk(doc);
   EXPECT_GT(refs, 0);
+}
+
+TEST(OpenApi, RequestBodiesRefuseUnknownFieldsAndNameExactlyTheFieldsTheServerAccepts) {
+  const auto doc = document();
+  const auto& schemas = doc.at("components").at("schemas").as_object();
+  auto names = [](auto fields) { return std::set<std::string>(fields.begin(), fields.end()); };
+  const std::map<std::string, std::set<std::string>> accepted = {
+      {"create_session_request", names(create_session_fields)},
+      {"create_input_request", names(create_input_fields)},
+      {"answer_request", names(answer_fields)},
+  };
+  for (const auto& [schema, fields] : accepted) {
+    const auto& s = schemas.at(schema).as_object();
+    EXPECT_EQ(s.at("additionalProperties"), false) << schema;
+    std::set<std::string> documented;
+    for (const auto& [key, v] : s.at("properties").as_object()) documented.insert(std::string(key));
+    EXPECT_EQ(documented, fields) << schema;
+  }
+}
+
+TEST(OpenApi, EveryPostDocuments415AndEveryRoute503) {
+  const auto doc = document();
+  const auto& codes = doc.at("components")
+                          .at("schemas")
+                          .at("error")
+                          .at("properties")
+                          .at("error")
+                          .at("properties")
+                          .at("code")
+                          .at("enum")
+                          .as_array();
+  EXPECT_NE(std::find(codes.begin(), codes.end(), json::value("unsupported_media_type")), codes.end());
+  EXPECT_NE(std::find(codes.begin(), codes.end(), json::value("payload_too_large")), codes.end())
+      << "the code the server sends for 413";
+  for (const auto& [path, item] : paths_of(doc)) {
+    for (const auto& [key, op] : item.as_object()) {
+      if (!http_methods.contains(std::string(key))) continue;
+      const auto& responses = op.at("responses").as_object();
+      EXPECT_TRUE(responses.contains("503")) << path << " " << key << ": over the connection limits";
+      if (key == "post") {
+        EXPECT_TRUE(responses.contains("415")) << path;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 #include "api/server.h"
 
+#include <array>
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -16,6 +19,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/use_future.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
@@ -23,6 +27,7 @@
 #include "session/runtime.h"
 #include "session/service.h"
 #include "store/sqlite/sqlite_store.h"
+#include "util/metrics.h"
 
 namespace tether::api {
 namespace {
@@ -100,6 +105,47 @@ class client {
   beast::flat_buffer buffer_;
 };
 
+// One raw connection: connects (from `source` when given: 127.0.0.2 is
+// another peer on loopback), writes what it is told, reads one response.
+class raw_connection {
+ public:
+  raw_connection(std::uint16_t port, const std::string& source = "", int receive_buffer = 0) : socket_(io_) {
+    socket_.open(tcp::v4());
+    if (receive_buffer > 0) socket_.set_option(asio::socket_base::receive_buffer_size(receive_buffer));
+    if (!source.empty()) socket_.bind(tcp::endpoint(asio::ip::make_address(source), 0));
+    socket_.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  }
+  void write(const std::string& bytes) { asio::write(socket_, asio::buffer(bytes)); }
+  // The next response; status 0 when the connection ended first.
+  reply read() {
+    http::response_parser<http::string_body> parser;
+    boost::system::error_code ec;
+    http::read(socket_, buffer_, parser, ec);
+    reply r;
+    if (ec) return r;
+    r.status = parser.get().result_int();
+    r.raw = parser.get().body();
+    r.body = json::parse(r.raw, ec);
+    return r;
+  }
+  tcp::socket& socket() { return socket_; }
+
+ private:
+  asio::io_context io_;
+  tcp::socket socket_;
+  beast::flat_buffer buffer_;
+};
+
+std::string raw_request(const std::string& method, const std::string& target, const std::string& body,
+                        const std::string& headers) {
+  std::string out = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+  out += headers;
+  out += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  return out;
+}
+
+const std::string auth_header = "Authorization: Bearer " + std::string(token) + "\r\n";
+
 class api_server_test : public ::testing::Test {
  protected:
   api_server_test() {
@@ -121,10 +167,19 @@ class api_server_test : public ::testing::Test {
     auto started = run(service_->start());
     EXPECT_TRUE(started.has_value());
 
-    server_options o;
+    std::filesystem::create_directories(dir_ / "roots" / "a");
+    restart_server({});
+  }
+
+  // Replaces the server with one made with `o` (listen, token, body limit and
+  // workspace roots are filled in when left at their defaults).
+  void restart_server(server_options o) {
+    if (server_) run(server_->stop());
+    server_.reset();
     o.listen = "127.0.0.1:0";
     o.token = std::string(token);
-    o.max_body_bytes = 64UL * 1024UL;
+    if (o.max_body_bytes == server_options{}.max_body_bytes) o.max_body_bytes = 64UL * 1024UL;
+    if (o.workspace_roots.empty()) o.workspace_roots = {dir_ / "roots"};
     server_ = std::make_unique<server>(io_.get_executor(), *service_, *store_, o);
     auto r = server_->start();
     EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().describe());
@@ -186,7 +241,9 @@ TEST_F(api_server_test, routes_other_than_health_refuse_a_missing_or_wrong_token
 
 TEST_F(api_server_test, created_session_can_be_read_back_and_listed) {
   auto c = connect();
-  auto created = c.post("/v1/sessions", R"({"title":"fix the build","workspace":"/tmp/w","profile":"default"})");
+  const std::string workspace = (dir_ / "roots" / "w").string();
+  auto created =
+      c.post("/v1/sessions", R"({"title":"fix the build","workspace":")" + workspace + R"(","profile":"default"})");
   ASSERT_EQ(created.status, 201U) << created.raw;
   const auto& s = created.body.at("session");
   const std::string id(s.at("id").as_string());
@@ -200,7 +257,7 @@ TEST_F(api_server_test, created_session_can_be_read_back_and_listed) {
   auto got = c.get("/v1/sessions/" + id);
   ASSERT_EQ(got.status, 200U) << got.raw;
   EXPECT_EQ(got.body.at("session").at("title").as_string(), "fix the build");
-  EXPECT_EQ(got.body.at("session").at("workspace").as_string(), "/tmp/w");
+  EXPECT_EQ(got.body.at("session").at("workspace").as_string(), workspace);
 
   auto listed = c.get("/v1/sessions");
   ASSERT_EQ(listed.status, 200U);
@@ -338,6 +395,262 @@ TEST_F(api_server_test, stop_closes_open_keep_alive_connections) {
   EXPECT_EQ(c.get("/v1/health").status, 200U);
   run(server_->stop());
   EXPECT_ANY_THROW(c.get("/v1/health"));
+}
+
+// ---- request bodies: the contract of docs/openapi.json ----
+
+TEST_F(api_server_test, an_unknown_field_is_400_naming_it) {
+  auto c = connect();
+  auto create = c.post("/v1/sessions", R"({"titel":"typo"})");
+  EXPECT_EQ(create.status, 400U) << create.raw;
+  EXPECT_NE(create.error_message().find("'titel'"), std::string::npos) << create.error_message();
+  ASSERT_EQ(c.post("/v1/sessions", R"({"id":"ses_fields"})").status, 201U);
+  auto input = c.post("/v1/sessions/ses_fields/inputs", R"({"text":"hi","delivry":"queue"})");
+  EXPECT_EQ(input.status, 400U) << input.raw;
+  EXPECT_NE(input.error_message().find("'delivry'"), std::string::npos) << input.error_message();
+  auto answer = c.post("/v1/interactions/int_nobody/answer", R"({"answers":[],"extra":1})");
+  EXPECT_EQ(answer.status, 400U) << answer.raw;
+  EXPECT_NE(answer.error_message().find("'extra'"), std::string::npos) << answer.error_message();
+  auto s = c.get("/v1/sessions/ses_fields");
+  EXPECT_EQ(s.body.at("session").at("pending_inputs").to_number<std::int64_t>(), 0) << "nothing was admitted";
+}
+
+TEST_F(api_server_test, a_key_given_twice_is_400_naming_it_at_any_depth) {
+  auto c = connect();
+  auto top = c.post("/v1/sessions", R"({"title":"a","title":"b"})");
+  EXPECT_EQ(top.status, 400U) << top.raw;
+  EXPECT_NE(top.error_message().find("'title'"), std::string::npos) << top.error_message();
+  auto nested = c.post("/v1/sessions", R"({"metadata":{"k":1,"other":{},"k":2}})");
+  EXPECT_EQ(nested.status, 400U) << nested.raw;
+  EXPECT_NE(nested.error_message().find("'metadata.k'"), std::string::npos) << nested.error_message();
+  ASSERT_EQ(c.post("/v1/sessions", R"({"id":"ses_twice","metadata":{"k":{"k":1}}})").status, 201U)
+      << "the same key in different objects is fine";
+  auto input = c.post("/v1/sessions/ses_twice/inputs", R"({"text":"one","resume":false,"text":"two"})");
+  EXPECT_EQ(input.status, 400U) << input.raw;
+  EXPECT_EQ(c.get("/v1/sessions/ses_twice").body.at("session").at("pending_inputs").to_number<std::int64_t>(), 0);
+}
+
+TEST_F(api_server_test, a_nul_character_in_a_string_is_400_naming_the_field) {
+  auto c = connect();
+  auto title = c.post("/v1/sessions", R"({"title":"a\u0000b"})");
+  EXPECT_EQ(title.status, 400U) << title.raw;
+  EXPECT_NE(title.error_message().find("'title'"), std::string::npos) << title.error_message();
+  ASSERT_EQ(c.post("/v1/sessions", R"({"id":"ses_nul"})").status, 201U);
+  auto text = c.post("/v1/sessions/ses_nul/inputs", R"({"text":"rm -rf x\u0000.txt"})");
+  EXPECT_EQ(text.status, 400U) << text.raw;
+  EXPECT_NE(text.error_message().find("'text'"), std::string::npos) << text.error_message();
+  EXPECT_EQ(c.get("/v1/sessions/ses_nul").body.at("session").at("pending_inputs").to_number<std::int64_t>(), 0);
+}
+
+TEST_F(api_server_test, the_bearer_scheme_is_matched_in_any_case) {
+  auto c = connect();
+  for (const std::string scheme : {"bearer ", "BEARER ", "bEaReR ", "Bearer  "})
+    EXPECT_EQ(c.send(http::verb::get, "/v1/sessions", std::nullopt, scheme + std::string(token)).status, 200U)
+        << scheme;
+  EXPECT_EQ(c.send(http::verb::get, "/v1/sessions", std::nullopt, "Bearer" + std::string(token)).status, 401U);
+  EXPECT_EQ(c.send(http::verb::get, "/v1/sessions", std::nullopt, "Basic " + std::string(token)).status, 401U);
+}
+
+TEST_F(api_server_test, a_body_that_is_not_json_is_415_and_a_bodiless_post_needs_no_content_type) {
+  raw_connection c(server_->port());
+  c.write(raw_request("POST", "/v1/sessions", "{}", auth_header + "Content-Type: text/plain\r\n"));
+  auto plain = c.read();
+  EXPECT_EQ(plain.status, 415U) << plain.raw;
+  EXPECT_EQ(plain.error_code(), "unsupported_media_type");
+  c.write(raw_request("POST", "/v1/sessions", "{}", auth_header));
+  EXPECT_EQ(c.read().status, 415U) << "a body without a Content-Type";
+  c.write(raw_request("POST", "/v1/sessions", "title=x",
+                      auth_header + "Content-Type: application/x-www-form-urlencoded\r\n"));
+  EXPECT_EQ(c.read().status, 415U);
+  c.write(raw_request("POST", "/v1/sessions", R"({"id":"ses_media"})",
+                      auth_header + "Content-Type: Application/JSON; charset=utf-8\r\n"));
+  EXPECT_EQ(c.read().status, 201U);
+  for (const char* leaf : {"interrupt", "reset", "resume"}) {
+    c.write(raw_request("POST", std::string("/v1/sessions/ses_media/") + leaf, "", auth_header));
+    EXPECT_EQ(c.read().status, 200U) << leaf;
+  }
+  auto listed = connect().get("/v1/sessions");
+  EXPECT_EQ(listed.body.at("sessions").as_array().size(), 1U) << "nothing refused was created";
+}
+
+// ---- workspaces ----
+
+TEST_F(api_server_test, a_workspace_outside_the_roots_is_400_and_nothing_is_created) {
+  auto c = connect();
+  const auto root = dir_ / "roots";
+  std::filesystem::create_directory_symlink("/", root / "to-root");
+  for (const std::string& bad : {std::string("/"), std::string("/nonexistent-tether/x"), std::string("/proc/self"),
+                                 (root / ".." / "outside" / "x").string(), (root / "to-root" / "tmp").string(),
+                                 (root / "a" / ".." / ".." / "escape").string()}) {
+    auto r = c.post("/v1/sessions", R"({"workspace":")" + bad + R"("})");
+    EXPECT_EQ(r.status, 400U) << bad << ": " << r.raw;
+    EXPECT_NE(r.error_message().find("'workspace'"), std::string::npos) << r.error_message();
+  }
+  EXPECT_FALSE(std::filesystem::exists("/nonexistent-tether"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "outside"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "escape"));
+  EXPECT_EQ(c.get("/v1/sessions").body.at("sessions").as_array().size(), 0U);
+}
+
+TEST_F(api_server_test, a_workspace_under_a_root_is_stored_resolved) {
+  auto c = connect();
+  const auto root = std::filesystem::weakly_canonical(dir_ / "roots");
+  auto r = c.post("/v1/sessions",
+                  R"({"id":"ses_ws","workspace":")" + (dir_ / "roots" / "a" / ".." / "b").string() + R"("})");
+  ASSERT_EQ(r.status, 201U) << r.raw;
+  EXPECT_EQ(r.body.at("session").at("workspace").as_string(), (root / "b").string());
+  auto again = c.post("/v1/sessions", R"({"id":"ses_ws","workspace":")" + (root / "b").string() + R"("})");
+  EXPECT_EQ(again.status, 200U) << "the same place, spelled resolved, is an exact retry: " << again.raw;
+  auto root_itself = c.post("/v1/sessions", R"({"workspace":")" + root.string() + R"("})");
+  EXPECT_EQ(root_itself.status, 201U) << root_itself.raw;
+}
+
+// ---- connections ----
+
+std::int64_t metric(const std::string& name) {
+  std::istringstream in(metrics::global().render());
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with(name + " ")) return std::stoll(line.substr(name.size() + 1));
+  return -1;
+}
+
+// An event stream whose response head was read: the server counts it busy.
+std::unique_ptr<raw_connection> open_stream(std::uint16_t port, const std::string& session,
+                                            const std::string& source = "") {
+  auto c = std::make_unique<raw_connection>(port, source);
+  c->write(
+      raw_request("GET", "/v1/sessions/" + session + "/events", "", auth_header + "Accept: text/event-stream\r\n"));
+  beast::flat_buffer buffer;
+  http::response_parser<http::empty_body> parser;
+  parser.skip(true);
+  http::read_header(c->socket(), buffer, parser);
+  EXPECT_EQ(parser.get().result_int(), 200U);
+  return c;
+}
+
+TEST_F(api_server_test, over_the_connection_limit_the_oldest_idle_connection_gets_503_and_a_busy_server_refuses) {
+  server_options o;
+  o.max_connections = 4;
+  o.max_connections_per_peer = 4;
+  restart_server(o);
+  ASSERT_EQ(connect().post("/v1/sessions", R"({"id":"ses_flood"})").status, 201U);
+  const auto refused_before = metric("tether_http_connections_refused_total");
+  std::vector<std::unique_ptr<raw_connection>> idle;
+  for (int i = 0; i < 6; ++i) idle.push_back(std::make_unique<raw_connection>(server_->port()));
+  for (int i = 0; i < 2; ++i) {  // the two oldest made room for the two newest
+    auto r = idle[i]->read();
+    EXPECT_EQ(r.status, 503U) << i;
+    EXPECT_EQ(r.error_code(), "unavailable") << r.raw;
+  }
+  auto health = connect().get("/v1/health");  // an idle one makes room for it too
+  EXPECT_EQ(health.status, 200U);
+  EXPECT_EQ(idle[2]->read().status, 503U);
+
+  // Four event streams are busy: none of them is closed for a newcomer.
+  std::vector<std::unique_ptr<raw_connection>> streams;
+  for (int i = 0; i < 4; ++i) streams.push_back(open_stream(server_->port(), "ses_flood"));
+  raw_connection extra(server_->port());
+  EXPECT_EQ(extra.read().status, 503U) << "no idle connection to close: the newcomer is refused";
+  EXPECT_GE(metric("tether_http_connections_refused_total") - refused_before, 1);
+  streams.pop_back();  // a stream ends: room again
+  bool served = false;
+  for (int i = 0; i < 200 && !served; ++i) {
+    raw_connection again(server_->port());
+    again.write(raw_request("GET", "/v1/health", "", ""));
+    served = again.read().status == 200U;
+    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(served);
+}
+
+TEST_F(api_server_test, one_peer_over_its_limit_gets_503_while_another_is_served) {
+  server_options o;
+  o.max_connections = 16;
+  o.max_connections_per_peer = 2;
+  restart_server(o);
+  ASSERT_EQ(connect().post("/v1/sessions", R"({"id":"ses_peer"})").status, 201U);
+  auto a = open_stream(server_->port(), "ses_peer", "127.0.0.2");
+  auto b = open_stream(server_->port(), "ses_peer", "127.0.0.2");
+  raw_connection third(server_->port(), "127.0.0.2");
+  EXPECT_EQ(third.read().status, 503U);
+  auto c = connect();
+  EXPECT_EQ(c.get("/v1/health").status, 200U);
+  EXPECT_EQ(c.post("/v1/sessions/ses_peer/inputs", R"({"text":"still served","resume":false})").status, 202U);
+}
+
+TEST_F(api_server_test, a_new_connection_that_sends_no_request_is_closed_after_the_request_timeout) {
+  server_options o;
+  o.request_timeout = std::chrono::milliseconds(200);
+  restart_server(o);
+  raw_connection silent(server_->port());
+  EXPECT_EQ(silent.read().status, 0U) << "the server closed it without an answer";
+}
+
+// ---- slow event-stream readers ----
+
+TEST_F(api_server_test, stalled_event_stream_readers_hold_a_bounded_number_of_bytes_and_still_get_every_event) {
+  constexpr std::size_t cap = 256U * 1024U;
+  constexpr int readers = 5;
+  constexpr int inputs = 80;
+  server_options o;
+  o.sse_max_buffered = cap;
+  o.sse_stall_timeout = std::chrono::minutes(10);
+  restart_server(o);
+  auto c = connect();
+  ASSERT_EQ(c.post("/v1/sessions", R"({"id":"ses_slow"})").status, 201U);
+  std::vector<std::unique_ptr<raw_connection>> stalled;
+  for (int i = 0; i < readers; ++i) {
+    auto r = std::make_unique<raw_connection>(server_->port(), "", 4096);
+    r->write(raw_request("GET", "/v1/sessions/ses_slow/events", "", auth_header + "Accept: text/event-stream\r\n"));
+    stalled.push_back(std::move(r));
+  }
+  const std::string text(50'000, 'x');
+  std::int64_t most_queued = 0;
+  std::int64_t most_buffered = 0;
+  for (int i = 0; i < inputs; ++i) {
+    ASSERT_EQ(c.post("/v1/sessions/ses_slow/inputs", R"({"text":")" + text + R"(","resume":false})").status, 202U);
+    most_queued = std::max(most_queued, metric("tether_sse_queued_bytes"));
+    most_buffered = std::max(most_buffered, metric("tether_tail_buffered_bytes"));
+  }
+  // 80 events of 50 KB: 4 MB for each reader, 20 MB in all, if nothing bounded them.
+  std::cout << "peak bytes queued for the readers: " << most_queued << ", held in their tails: " << most_buffered
+            << "\n";
+  const std::int64_t frame = 52'000;
+  EXPECT_LE(most_queued, readers * static_cast<std::int64_t>(cap + frame));
+  EXPECT_LE(most_buffered, readers * static_cast<std::int64_t>((1U << 20U) + frame));
+  EXPECT_GT(most_queued + most_buffered, 0) << "the readers did fall behind";
+
+  // A reader that starts reading gets every durable event, in order, once.
+  const auto last = c.get("/v1/sessions/ses_slow").body.at("session").at("last_seq").to_number<std::int64_t>();
+  std::string seen;
+  std::array<char, 65536> chunk{};
+  std::int64_t expected = 1;
+  std::size_t scanned = 0;
+  while (expected <= last) {
+    boost::system::error_code ec;
+    const auto n = stalled[0]->socket().read_some(asio::buffer(chunk), ec);
+    ASSERT_FALSE(ec) << ec.message() << " before seq " << expected;
+    seen.append(chunk.data(), n);
+    for (auto at = seen.find("\nid: ", scanned); at != std::string::npos; at = seen.find("\nid: ", at + 1)) {
+      const auto end = seen.find('\n', at + 1);
+      if (end == std::string::npos) break;
+      ASSERT_EQ(std::stoll(seen.substr(at + 5, end - at - 5)), expected);
+      ++expected;
+      scanned = end;
+    }
+    if (seen.size() > 1'000'000) {  // keep what may hold a partial line only
+      seen.erase(0, scanned);
+      scanned = 0;
+    }
+  }
+  stalled.clear();
+  bool released = false;
+  for (int i = 0; i < 500 && !released; ++i) {
+    released = metric("tether_sse_queued_bytes") == 0 && metric("tether_tail_buffered_bytes") == 0;
+    if (!released) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(released) << "queued " << metric("tether_sse_queued_bytes") << ", buffered "
+                        << metric("tether_tail_buffered_bytes");
 }
 
 }  // namespace

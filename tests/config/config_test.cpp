@@ -47,6 +47,24 @@ context_window = 200000
   EXPECT_TRUE(s->find("default")) << "the default profile stays available";
 }
 
+TEST(config, workspace_roots_are_absolute_paths_and_absent_means_the_defaults) {
+  auto none = parse("");
+  ASSERT_TRUE(none) << none.error().describe();
+  EXPECT_FALSE(none->workspace_roots.has_value());
+  auto some = parse(R"(workspace_roots = ["/srv/repos", "/home/me/work"])");
+  ASSERT_TRUE(some) << some.error().describe();
+  ASSERT_TRUE(some->workspace_roots.has_value());
+  EXPECT_EQ(*some->workspace_roots, (std::vector<std::filesystem::path>{"/srv/repos", "/home/me/work"}));
+  auto empty = parse("workspace_roots = []");
+  ASSERT_TRUE(empty);
+  EXPECT_TRUE(empty->workspace_roots->empty());
+  auto relative = parse(R"(workspace_roots = ["repos"])");
+  ASSERT_FALSE(relative);
+  EXPECT_NE(relative.error().message.find("workspace_roots"), std::string::npos) << relative.error().message;
+  EXPECT_FALSE(parse(R"(workspace_roots = "/srv")"));
+  EXPECT_FALSE(parse(R"(workspace_roots = [1])"));
+}
+
 TEST(config, a_typo_in_a_key_is_an_error_naming_it) {
   auto s = parse("[profiles.default]\nmodle = \"gpt-4o\"\n");
   ASSERT_FALSE(s);

@@ -1,9 +1,12 @@
 #include "store/event_store.h"
 
 #include <future>
+#include <sstream>
 #include <thread>
 
+#include "store/sqlite/tail.h"
 #include "store_fixture.h"
+#include "util/metrics.h"
 
 namespace tether::store::test {
 namespace {
@@ -117,6 +120,67 @@ TEST_F(tails, a_slow_tail_that_overflows_rereads_and_still_delivers_everything_i
   writer.join();
   ASSERT_FALSE(got.failure) << got.failure->describe();
   expect_exactly(got.durable, 1, total + 1);
+}
+
+// The gauge tether_tail_buffered_bytes of the process (0 until a tail held something).
+std::int64_t tail_buffered_bytes() {
+  std::istringstream in(metrics::global().render());
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("tether_tail_buffered_bytes ")) return std::stoll(line.substr(line.find(' ') + 1));
+  return 0;
+}
+
+std::size_t bytes_of(const std::vector<tail_item>& items) {
+  std::size_t n = 0;
+  for (const auto& i : items) n += sqlite::tail_item_bytes(i.event);
+  return n;
+}
+
+TEST_F(tails, a_slow_tail_over_its_byte_budget_drops_deltas_first_and_still_delivers_every_durable_event) {
+  constexpr std::size_t budget = 16U * 1024U;
+  auto o = options();
+  o.tail_buffer_bytes = budget;  // the count (4096) is never the limit here
+  open(std::move(o));
+  const auto s = new_session();
+  auto tail = store().tail(s, event_seq{0});
+  auto created = run(tail->next());  // catch-up done: what follows waits in the buffer
+  ASSERT_TRUE(created) << why(created);
+  const auto before = tail_buffered_bytes();
+
+  // Ten 1 KB deltas fit; ten 4 KB durable events do not: the deltas go first,
+  // then the buffer is emptied and the durable events are read again.
+  for (int i = 0; i < 10; ++i) store().publish(s, model::text_delta{std::string(1024, 'd')});
+  EXPECT_GT(tail_buffered_bytes(), before) << "the deltas wait in the tail";
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(append(s, {notice(std::string(4096, static_cast<char>('a' + i)))}));
+    EXPECT_LE(tail_buffered_bytes() - before, static_cast<std::int64_t>(budget)) << "after append " << i;
+  }
+  const auto got = collect_until(io_, *tail, 11);
+  ASSERT_FALSE(got.failure) << got.failure->describe();
+  expect_exactly(got.durable, 2, 11);
+  EXPECT_TRUE(got.ephemeral.empty()) << "deltas older than the durable events that pushed them out are dropped";
+  tail.reset();
+  EXPECT_EQ(tail_buffered_bytes(), before) << "a closed tail gives its bytes back";
+}
+
+TEST_F(tails, a_tail_reading_large_history_hands_it_out_in_batches_of_about_its_byte_budget) {
+  constexpr std::size_t budget = 16U * 1024U;
+  constexpr std::size_t event_text = 6000;
+  auto o = options();
+  o.tail_buffer_bytes = budget;
+  open(std::move(o));
+  const auto s = new_session();
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(append(s, {notice(std::string(event_text, 'x'))}));
+  auto tail = store().tail(s, event_seq{0});
+  std::vector<std::int64_t> seqs;
+  while (seqs.empty() || seqs.back() < 41) {
+    auto items = run(tail->next());
+    ASSERT_TRUE(items) << why(items);
+    ASSERT_FALSE(items->empty());
+    EXPECT_LE(bytes_of(*items), budget + event_text + 1024) << "one batch is the budget and at most one event more";
+    for (const auto& i : *items) seqs.push_back(i.event.seq.value);
+  }
+  expect_exactly(seqs, 1, 41);
 }
 
 TEST_F(tails, ephemeral_events_reach_live_tails_only_and_carry_the_last_durable_seq) {
@@ -326,6 +390,26 @@ TEST_F(global_tails, a_global_tail_may_hold_its_buffer_but_one_more_item_makes_i
   auto still = run(tail->next());
   ASSERT_FALSE(still);
   EXPECT_EQ(still.error(), store_errc::lagged) << "a lagged tail stays dead";
+}
+
+TEST_F(global_tails, a_global_tail_over_its_byte_budget_drops_deltas_first_then_lags) {
+  auto o = options();
+  o.tail_buffer_bytes = 16U * 1024U;
+  open(std::move(o));
+  const auto s = new_session();
+  auto tail = store().tail_all(100'000);
+  for (int i = 0; i < 10; ++i) store().publish(s, model::text_delta{std::string(1024, 'd')});
+  ASSERT_TRUE(append(s, {notice(std::string(8000, 'a'))}));  // the deltas make room for it
+  auto got = run(tail->next());
+  ASSERT_TRUE(got) << why(got);
+  ASSERT_FALSE(got->empty());
+  EXPECT_TRUE(got->back().durable) << "the durable event is kept";
+  EXPECT_LT(got->size(), 11U) << "some deltas were dropped to make room";
+
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(append(s, {notice(std::string(8000, 'b'))}));  // 24 KB durable: too much
+  auto lagged = run(tail->next());
+  ASSERT_FALSE(lagged);
+  EXPECT_EQ(lagged.error(), store_errc::lagged);
 }
 
 TEST_F(global_tails, a_lagged_global_tail_does_not_disturb_other_tails) {

@@ -44,7 +44,9 @@ std::string key_variable(const profile_def& p) { return p.api_key_env.empty() ? 
 result<void> write_config(const cell_env& env) {
   const auto& p = env.plan->profile;
   std::ofstream f(env.dir / "config.toml");
-  f << "# " << env.values.cell << "\n[profiles.default]\n"
+  f << "# " << env.values.cell << "\n"
+    << "workspace_roots = [" << toml_string(env.workspace.string()) << "]\n"
+    << "[profiles.default]\n"
     << "runtime = " << toml_string(p.runtime) << "\n"
     << "provider = " << toml_string(p.provider) << "\n"
     << "model = " << toml_string(p.model) << "\n"

@@ -251,7 +251,7 @@ class sqlite_event_store final : public event_store {
         writer_db_(std::move(writer)),
         free_readers_(std::move(readers)),
         pool_(free_readers_.size()),
-        hub_(std::make_shared<tail_hub>(options_.tail_buffer, clock_)),
+        hub_(std::make_shared<tail_hub>(options_.tail_buffer, options_.tail_buffer_bytes, clock_)),
         completer_(hub_),
         checkpointer_(std::move(checkpoints)) {
     watch_wal(*writer_db_);

@@ -47,6 +47,7 @@ struct sqlite_options {
   std::size_t readers = 2;               // reader threads/connections
   std::size_t max_batch = 1024;          // write requests per group commit
   std::size_t tail_buffer = 4096;        // items a session tail buffers before re-reading (tail_all() takes its own)
+  std::size_t tail_buffer_bytes = 1U << 20U;  // bytes any tail buffers (deltas dropped first; see sqlite/tail.h)
   // WAL frames after which a background thread checkpoints the WAL into the
   // database. Large, so a page rewritten by many commits is copied once.
   int checkpoint_pages = 16'384;

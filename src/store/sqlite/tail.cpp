@@ -4,8 +4,10 @@
 #include <deque>
 
 #include <spdlog/spdlog.h>
+#include <boost/json/serialize.hpp>
 
 #include "store/sqlite/async.h"
+#include "util/metrics.h"
 
 namespace tether::store::sqlite {
 
@@ -13,24 +15,41 @@ namespace {
 constexpr std::size_t catch_up_page = 512;
 
 tether::error closed_error() { return {store_errc::closed, "the tail is closed"}; }
+
+metrics::gauge& buffered_gauge() {
+  static metrics::gauge& g = metrics::global().add_gauge(
+      "tether_tail_buffered_bytes", "Bytes of events waiting in live tails for their readers (all tails).");
+  return g;
+}
 }  // namespace
+
+std::size_t tail_item_bytes(const model::event& e) {
+  return boost::json::serialize(model::to_json(e)).size() + sizeof(tail_item);
+}
 
 struct tail_state {
   struct buffered {
     tail_item item;
     std::int64_t live_seq = 0;  // ephemeral: highest durable seq pushed before it (0: none yet)
+    std::size_t bytes = 0;
   };
 
-  tail_state(session_id s, std::size_t cap, std::int64_t after)
-      : session(std::move(s)), capacity(cap), last_delivered(after) {}
+  tail_state(session_id s, std::size_t cap, std::size_t max_bytes, std::int64_t after)
+      : session(std::move(s)), capacity(cap), max_bytes(max_bytes), last_delivered(after) {}
+  ~tail_state() { buffered_gauge().sub(static_cast<std::int64_t>(bytes)); }
+  tail_state(const tail_state&) = delete;
+  tail_state& operator=(const tail_state&) = delete;
 
   const session_id session;
   const std::size_t capacity;
+  const std::size_t max_bytes;
 
   std::mutex mu;  // guards everything below
   std::deque<buffered> buffer;
-  bool catch_up = true;     // durable events must be (re)read from the store
-  std::uint64_t epoch = 0;  // +1 per overflow
+  std::size_t bytes = 0;             // of `buffer`
+  std::size_t page = catch_up_page;  // events per catch-up read, smaller when events are large
+  bool catch_up = true;              // durable events must be (re)read from the store
+  std::uint64_t epoch = 0;           // +1 per overflow
   std::int64_t last_delivered;
   std::int64_t live_seq = 0;
   bool closed = false;
@@ -39,42 +58,81 @@ struct tail_state {
 
   [[nodiscard]] bool ready() const { return closed || catch_up || !buffer.empty(); }
 
+  void clear_buffer() {
+    buffer.clear();
+    buffered_gauge().sub(static_cast<std::int64_t>(bytes));
+    bytes = 0;
+  }
+  buffered pop_front() {
+    auto b = std::move(buffer.front());
+    buffer.pop_front();
+    bytes -= b.bytes;
+    buffered_gauge().sub(static_cast<std::int64_t>(b.bytes));
+    return b;
+  }
+  // Everything buffered goes; durable events are read again from the store.
+  void overflow() {
+    clear_buffer();
+    catch_up = true;
+    ++epoch;
+  }
+  // Makes room for `more` bytes: ephemeral items go first (they are only
+  // progress), then everything. True when everything went.
+  bool make_room(std::size_t more) {
+    if (buffer.size() < capacity && bytes + more <= max_bytes) return false;
+    std::deque<buffered> kept;
+    std::size_t kept_bytes = 0;
+    for (auto& b : buffer) {
+      if (!b.item.durable) continue;
+      kept_bytes += b.bytes;
+      kept.push_back(std::move(b));
+    }
+    buffered_gauge().sub(static_cast<std::int64_t>(bytes - kept_bytes));
+    buffer = std::move(kept);
+    bytes = kept_bytes;
+    if (buffer.size() < capacity && bytes + more <= max_bytes) return false;
+    overflow();
+    return true;
+  }
+
   // Under mu; returns the waiter to wake (outside the lock), if any.
-  completion<bool> push(tail_item item) {
+  completion<bool> push(tail_item item, std::size_t size) {
     if (closed) return {};
     const bool durable = item.durable;
     if (durable) live_seq = std::max(live_seq, item.event.seq.value);
-    if (buffer.size() >= capacity) {
-      buffer.clear();
-      catch_up = true;
-      ++epoch;
-      // A durable item will come back from the store; only ephemerals are kept.
-      if (durable) return std::move(waiter);
+    if (size > max_bytes) {  // it can never wait here
+      if (durable) overflow();
+      return std::move(waiter);
     }
-    buffer.push_back({std::move(item), live_seq});
+    // After an overflow a durable item comes back from the store; only ephemerals are kept.
+    if (make_room(size) && durable) return std::move(waiter);
+    buffer.push_back({std::move(item), live_seq, size});
+    bytes += size;
+    buffered_gauge().add(static_cast<std::int64_t>(size));
     return std::move(waiter);
   }
 
-  // Under mu: moves deliverable buffered items into `out`.
-  void drain(std::vector<tail_item>& out) {
-    while (!buffer.empty()) {
-      auto b = std::move(buffer.front());
-      buffer.pop_front();
+  // Under mu: moves deliverable buffered items into `out`, about `budget`
+  // bytes at most (at least one item), so one next() hands out a bounded batch.
+  void drain(std::vector<tail_item>& out, std::size_t budget) {
+    std::size_t taken = 0;
+    while (!buffer.empty() && (out.empty() || taken < budget)) {
+      auto b = pop_front();
       if (b.item.durable) {
         const std::int64_t seq = b.item.event.seq.value;
         if (seq <= last_delivered) continue;
         if (seq != last_delivered + 1) {
           // Cannot happen while publishes follow commits; re-read rather than skip.
-          buffer.clear();
-          catch_up = true;
-          ++epoch;
+          overflow();
           return;
         }
         last_delivered = seq;
+        taken += b.bytes;
         out.push_back(std::move(b.item));
       } else {
         if (b.live_seq != 0 && b.live_seq < last_delivered) continue;  // older than delivered history
         b.item.event.seq = event_seq{last_delivered};
+        taken += b.bytes;
         out.push_back(std::move(b.item));
       }
     }
@@ -82,18 +140,23 @@ struct tail_state {
 
   void close_locked(completion<bool>& wake) {
     closed = true;
-    buffer.clear();
+    clear_buffer();
     wake = std::move(waiter);
   }
 };
 
 struct all_tail_state {
-  explicit all_tail_state(std::size_t cap) : capacity(cap) {}
+  all_tail_state(std::size_t cap, std::size_t max_bytes) : capacity(cap), max_bytes(max_bytes) {}
+  ~all_tail_state() { buffered_gauge().sub(static_cast<std::int64_t>(bytes)); }
+  all_tail_state(const all_tail_state&) = delete;
+  all_tail_state& operator=(const all_tail_state&) = delete;
 
   const std::size_t capacity;
+  const std::size_t max_bytes;
 
-  std::mutex mu;  // guards everything below
-  std::deque<tail_item> buffer;
+  std::mutex mu;                                         // guards everything below
+  std::deque<std::pair<tail_item, std::size_t>> buffer;  // with each item's bytes
+  std::size_t bytes = 0;
   bool lagged = false;  // overflowed: dead, the hub no longer feeds it
   bool closed = false;
   bool busy = false;        // a next() is running
@@ -101,21 +164,41 @@ struct all_tail_state {
 
   [[nodiscard]] bool ready() const { return closed || lagged || !buffer.empty(); }
 
-  // Under mu; false once the tail is dead (lagged or closed).
-  bool push(const model::event& e, bool durable) {
+  void clear_buffer() {
+    buffer.clear();
+    buffered_gauge().sub(static_cast<std::int64_t>(bytes));
+    bytes = 0;
+  }
+  [[nodiscard]] bool full(std::size_t more) const { return buffer.size() >= capacity || bytes + more > max_bytes; }
+
+  // Under mu; false once the tail is dead (lagged or closed). Over its
+  // budget it drops the ephemeral items it holds first; if that is not
+  // enough it is lagged.
+  bool push(const model::event& e, bool durable, std::size_t size) {
     if (closed || lagged) return false;
-    if (buffer.size() >= capacity) {
-      buffer.clear();
-      lagged = true;
-      return false;
+    if (full(size)) {
+      std::erase_if(buffer, [this](const auto& b) {
+        if (b.first.durable) return false;
+        bytes -= b.second;
+        buffered_gauge().sub(static_cast<std::int64_t>(b.second));
+        return true;
+      });
+      if (!durable && full(size)) return true;  // this progress is dropped, the tail lives on
+      if (full(size)) {
+        clear_buffer();
+        lagged = true;
+        return false;
+      }
     }
-    buffer.push_back(tail_item{e, durable});
+    buffer.emplace_back(tail_item{e, durable}, size);
+    bytes += size;
+    buffered_gauge().add(static_cast<std::int64_t>(size));
     return true;
   }
 
   void close_locked(completion<bool>& wake) {
     closed = true;
-    buffer.clear();
+    clear_buffer();
     wake = std::move(waiter);
   }
 };
@@ -169,32 +252,51 @@ task<result<std::vector<tail_item>>> next_items(event_store* store, std::shared_
     std::vector<tail_item> out;
     std::int64_t from = 0;
     std::uint64_t epoch = 0;
+    std::size_t limit = catch_up_page;
     {
       std::lock_guard lock(st->mu);
       if (st->closed) co_return closed_error();
       if (!st->catch_up) {
-        st->drain(out);
+        st->drain(out, st->max_bytes);
         if (!out.empty()) co_return out;
         continue;
       }
       from = st->last_delivered;
       epoch = st->epoch;
+      limit = st->page;
     }
-    auto reading = store->read(st->session, event_seq{from}, catch_up_page);
+    auto reading = store->read(st->session, event_seq{from}, limit);
     auto page = co_await std::move(reading);
     {
       std::lock_guard lock(st->mu);
       if (st->closed) co_return closed_error();
       if (!page) co_return page.error();
+      // One next() hands out about the byte budget: the rest of a page is
+      // read again by the next call.
+      std::size_t read_bytes = 0;
+      std::size_t measured = 0;
+      bool cut = false;
       for (auto& e : page->events) {
+        if (!out.empty() && read_bytes >= st->max_bytes) {
+          cut = true;
+          break;
+        }
+        read_bytes += tail_item_bytes(e);
+        ++measured;
         if (e.seq.value <= st->last_delivered) continue;
         st->last_delivered = e.seq.value;
         out.push_back(tail_item{std::move(e), true});
       }
+      // The next page holds about the byte budget: a page of large events
+      // (long prompts, tool outputs) must not cost a slow reader megabytes.
+      if (measured > 0) {
+        const std::size_t mean = std::max<std::size_t>(1, read_bytes / measured);
+        st->page = std::clamp<std::size_t>(st->max_bytes / mean, 1, catch_up_page);
+      }
       // Caught up unless there is more history or an overflow raced the read.
-      if (!page->more && st->epoch == epoch) {
+      if (!cut && !page->more && st->epoch == epoch) {
         st->catch_up = false;
-        st->drain(out);
+        st->drain(out, st->max_bytes > read_bytes ? st->max_bytes - read_bytes : 0);
       }
       if (!out.empty()) co_return out;
     }
@@ -244,8 +346,16 @@ task<result<std::vector<tail_item>>> next_all_items(std::shared_ptr<all_tail_sta
     if (st->closed) co_return closed_error();
     if (st->lagged) co_return lagged_error(st->capacity);
     if (st->buffer.empty()) continue;
-    std::vector<tail_item> out(std::make_move_iterator(st->buffer.begin()), std::make_move_iterator(st->buffer.end()));
-    st->buffer.clear();
+    std::vector<tail_item> out;
+    std::size_t taken = 0;
+    while (!st->buffer.empty() && (out.empty() || taken < st->max_bytes)) {
+      auto& [item, size] = st->buffer.front();
+      taken += size;
+      st->bytes -= size;
+      buffered_gauge().sub(static_cast<std::int64_t>(size));
+      out.push_back(std::move(item));
+      st->buffer.pop_front();
+    }
     co_return out;
   }
 }
@@ -278,7 +388,7 @@ class all_tail_impl final : public event_tail {
 }  // namespace
 
 std::unique_ptr<event_tail> tail_hub::subscribe(event_store& store, session_id s, event_seq after) {
-  auto st = std::make_shared<tail_state>(std::move(s), buffer_, after.value);
+  auto st = std::make_shared<tail_state>(std::move(s), buffer_, max_bytes_, after.value);
   {
     std::lock_guard lock(mu_);
     if (closed_)
@@ -290,7 +400,7 @@ std::unique_ptr<event_tail> tail_hub::subscribe(event_store& store, session_id s
 }
 
 std::unique_ptr<event_tail> tail_hub::subscribe_all(std::size_t buffer) {
-  auto st = std::make_shared<all_tail_state>(buffer == 0 ? 1 : buffer);
+  auto st = std::make_shared<all_tail_state>(buffer == 0 ? 1 : buffer, max_bytes_);
   {
     std::lock_guard lock(mu_);
     if (closed_)
@@ -301,17 +411,14 @@ std::unique_ptr<event_tail> tail_hub::subscribe_all(std::size_t buffer) {
   return std::make_unique<all_tail_impl>(shared_from_this(), std::move(st));
 }
 
-void tail_hub::push_all_locked(std::span<const model::event> events, bool durable,
+void tail_hub::push_all_locked(std::span<const model::event> events, std::span<const std::size_t> sizes, bool durable,
                                std::vector<completion<bool>>& wake) {
   std::size_t kept = 0;
   for (auto& st : all_) {
     bool alive = true;
     {
       std::lock_guard tail_lock(st->mu);
-      for (const auto& e : events) {
-        alive = st->push(e, durable);
-        if (!alive) break;
-      }
+      for (std::size_t i = 0; i < events.size() && alive; ++i) alive = st->push(events[i], durable, sizes[i]);
       if (st->waiter) wake.push_back(std::move(st->waiter));
     }
     // A dead tail is forgotten here rather than fed until its owner closes it.
@@ -325,14 +432,19 @@ void tail_hub::publish_durable(const std::vector<model::event>& events) {
   {
     std::lock_guard lock(mu_);
     if (tails_.empty() && all_.empty()) return;
-    push_all_locked(events, true, wake);
-    for (const auto& e : events) {
+    // Sizes only of the events some tail will hold (measuring one costs a serialization).
+    std::vector<std::size_t> sizes(events.size(), 0);
+    for (std::size_t i = 0; i < events.size(); ++i)
+      if (!all_.empty() || tails_.contains(events[i].session.str())) sizes[i] = tail_item_bytes(events[i]);
+    push_all_locked(events, sizes, true, wake);
+    for (std::size_t i = 0; i < events.size(); ++i) {
       if (tails_.empty()) break;
+      const auto& e = events[i];
       const auto it = tails_.find(e.session.str());
       if (it == tails_.end()) continue;
       for (const auto& st : it->second) {
         std::lock_guard tail_lock(st->mu);
-        if (auto w = st->push(tail_item{e, true})) wake.push_back(std::move(w));
+        if (auto w = st->push(tail_item{e, true}, sizes[i])) wake.push_back(std::move(w));
       }
     }
   }
@@ -350,11 +462,12 @@ void tail_hub::publish_ephemeral(const session_id& s, model::payload p) {
     const auto it = tails_.find(s.str());
     if (it == tails_.end() && all_.empty()) return;
     const model::event e{event_id(), s, event_seq{0}, clock_.now(), std::move(p)};
-    push_all_locked(std::span(&e, 1), false, wake);
+    const std::size_t size = tail_item_bytes(e);
+    push_all_locked(std::span(&e, 1), std::span(&size, 1), false, wake);
     if (it != tails_.end()) {
       for (const auto& st : it->second) {
         std::lock_guard tail_lock(st->mu);
-        if (auto w = st->push(tail_item{e, false})) wake.push_back(std::move(w));
+        if (auto w = st->push(tail_item{e, false}, size)) wake.push_back(std::move(w));
       }
     }
   }

@@ -22,6 +22,15 @@
 // (next() then returns lagged). Its cost to the committing thread is one
 // lock and one copy per event and global tail.
 //
+// Bytes: every tail is bounded by a byte budget as well as by a count (an
+// item's bytes are its JSON text, as an SSE frame carries it). Over the
+// budget a session tail first drops the ephemeral items it holds (progress
+// only), then empties its buffer and goes back to catch-up; a global tail
+// drops ephemerals, then lags. A catch-up read asks for as many events as
+// fit the budget at the size of the previous page, and one next() hands out
+// about the budget at most (always at least one item). The bytes held by
+// every tail are the gauge tether_tail_buffered_bytes.
+//
 // Locks: hub mutex before a tail's mutex, never the other way round.
 // Completions are called after the locks are released.
 #pragma once
@@ -40,12 +49,17 @@
 
 namespace tether::store::sqlite {
 
+// What an item costs a tail's budget: its JSON text plus the item itself.
+std::size_t tail_item_bytes(const model::event& e);
+
 struct tail_state;
 struct all_tail_state;
 
 class tail_hub : public std::enable_shared_from_this<tail_hub> {
  public:
-  tail_hub(std::size_t buffer, const tether::clock& clock) : buffer_(buffer == 0 ? 1 : buffer), clock_(clock) {}
+  // Every tail holds at most `buffer` items and `max_bytes` bytes unread.
+  tail_hub(std::size_t buffer, std::size_t max_bytes, const tether::clock& clock)
+      : buffer_(buffer == 0 ? 1 : buffer), max_bytes_(max_bytes == 0 ? 1 : max_bytes), clock_(clock) {}
 
   // A tail that reads history through `store` (which must outlive it).
   std::unique_ptr<event_tail> subscribe(event_store& store, session_id s, event_seq after);
@@ -62,9 +76,11 @@ class tail_hub : public std::enable_shared_from_this<tail_hub> {
  private:
   // Under mu_: copies `events` into every global tail and forgets the ones
   // that lagged; the waiters to wake go to `wake`.
-  void push_all_locked(std::span<const model::event> events, bool durable, std::vector<completion<bool>>& wake);
+  void push_all_locked(std::span<const model::event> events, std::span<const std::size_t> sizes, bool durable,
+                       std::vector<completion<bool>>& wake);
 
   std::size_t buffer_;
+  std::size_t max_bytes_;
   const tether::clock& clock_;
   std::mutex mu_;
   bool closed_ = false;

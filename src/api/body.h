@@ -1,0 +1,37 @@
+// Request bodies: what the API accepts before a route looks at a field.
+//
+//   if (auto r = check_media_type(content_type, body); !r) → 415
+//   auto o = parse_body(body);                       // result<json::object>
+//   if (auto r = only_fields(*o, {"id", "text"}); !r) → 400
+//
+// The rules (docs/openapi.json, "additionalProperties": false):
+//   - a non-empty body must be sent as `application/json` (parameters such as
+//     `; charset=utf-8` allowed, the media type compared case-insensitively);
+//     an empty body may come without a Content-Type (the bodiless POSTs:
+//     interrupt, reset, resume) — api_errc::unsupported_media_type otherwise;
+//   - the body is valid UTF-8 (util_errc::invalid_utf8), one JSON object
+//     (util_errc::malformed_json), nested at most 32 deep;
+//   - no object in it, at any depth, has the same key twice, and no string
+//     or key contains U+0000 (api_errc::bad_request, naming the field: a
+//     duplicate key is ambiguous and the last-one-wins rule of one parser is
+//     the first-one-wins of another; NUL ends strings in C APIs, file names
+//     and terminals downstream);
+//   - a route names the fields it knows; any other top-level field is
+//     api_errc::bad_request naming it (a typo such as "delivry" would
+//     otherwise be silently ignored).
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include <boost/json/object.hpp>
+
+#include "util/result.h"
+
+namespace tether::api {
+
+result<void> check_media_type(std::string_view content_type, std::string_view body);
+result<boost::json::object> parse_body(std::string_view body);
+result<void> only_fields(const boost::json::object& o, std::span<const std::string_view> known);
+
+}  // namespace tether::api

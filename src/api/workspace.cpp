@@ -1,0 +1,48 @@
+#include "api/workspace.h"
+
+#include <algorithm>
+
+#include "api/errors.h"
+
+namespace tether::api {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool inside(const fs::path& p, const fs::path& root) {
+  const auto r = std::mismatch(root.begin(), root.end(), p.begin(), p.end()).first;
+  // A trailing separator of the root reads as one empty last element.
+  return r == root.end() || (std::next(r) == root.end() && r->empty());
+}
+
+}  // namespace
+
+result<std::string> resolve_workspace(std::string_view given, const std::vector<fs::path>& roots) {
+  const fs::path p(given);
+  if (!p.is_absolute()) return make_error(api_errc::bad_request, "field 'workspace' must be an absolute path");
+  std::error_code ec;
+  const fs::path resolved = fs::weakly_canonical(p, ec);
+  if (ec)
+    return make_error(api_errc::bad_request, "field 'workspace': cannot resolve '" + p.string() + "': " + ec.message());
+  for (const auto& root : roots)
+    if (inside(resolved, root)) return resolved.string();
+  std::string list;
+  for (const auto& root : roots) list += (list.empty() ? "" : ", ") + root.string();
+  return make_error(api_errc::bad_request, "field 'workspace': '" + p.string() + "' is not under a workspace root (" +
+                                               (list.empty() ? std::string("none configured") : list) + ")");
+}
+
+std::vector<fs::path> resolve_roots(const std::vector<fs::path>& roots) {
+  std::vector<fs::path> out;
+  for (const auto& r : roots) {
+    if (!r.is_absolute()) continue;
+    std::error_code ec;
+    auto resolved = fs::weakly_canonical(r, ec);
+    if (ec) continue;
+    if (std::find(out.begin(), out.end(), resolved) == out.end()) out.push_back(std::move(resolved));
+  }
+  return out;
+}
+
+}  // namespace tether::api

@@ -1,0 +1,98 @@
+// A real `tether serve` under a connection flood, and the places a session's
+// workspace may be.
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "e2e/harness.h"
+
+namespace tether::e2e {
+namespace {
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+// A connection that sends nothing.
+int idle_connection(unsigned short port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// What the server sent on `fd` until it closed it (or `wait` passed).
+std::string received(int fd, std::chrono::milliseconds wait) {
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(wait.count())) <= 0) break;
+    const auto n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+TEST(Limits, AFloodOfIdleConnectionsGets503WhileHealthAndATurnStillWork) {
+  cluster c({"--max-connections", "40", "--max-connections-per-peer", "30"});
+  const auto s = c.create_session();
+  std::vector<int> flood;
+  for (int i = 0; i < 200; ++i) {
+    const int fd = idle_connection(c.port());
+    ASSERT_GE(fd, 0) << "connection " << i;
+    flood.push_back(fd);
+  }
+  // Everything the flood holds beyond the limits was answered 503 and closed.
+  auto health = request(c.port(), "GET", "/v1/health");
+  EXPECT_EQ(health.status, 200u) << health.body;
+  c.send(s, "Reply with exactly: served through the flood");
+  c.wait_idle(s);
+  EXPECT_EQ(c.last_answer(s), "served through the flood");
+
+  std::size_t refused = 0;
+  for (const int fd : flood) {
+    const auto got = received(fd, 0ms);
+    if (got.starts_with("HTTP/1.1 503")) ++refused;
+    ::close(fd);
+  }
+  EXPECT_GE(refused, 200u - 30u) << "no more than the per-peer limit stays open";
+  auto metrics = c.call_raw("GET", "/metrics", "");
+  EXPECT_NE(metrics.body.find("tether_http_connections_refused_total"), std::string::npos);
+}
+
+TEST(Limits, AWorkspaceOutsideTheRootsIsRefusedAndNothingIsCreated) {
+  cluster c;
+  for (const std::string bad : {"/", "/nonexistent-tether-e2e/x", "/proc/self", "/etc"}) {
+    auto r = c.call("POST", "/v1/sessions", json::object{{"workspace", bad}});
+    EXPECT_EQ(r.status, 400u) << bad << ": " << r.body;
+    EXPECT_NE(r.body.find("workspace"), std::string::npos) << r.body;
+  }
+  EXPECT_FALSE(std::filesystem::exists("/nonexistent-tether-e2e"));
+
+  // Under the data directory's workspaces/ (a default root) a turn runs there.
+  const auto inside = (c.dir() / "data" / "workspaces" / "mine").string();
+  auto created = c.call("POST", "/v1/sessions", json::object{{"workspace", inside}});
+  ASSERT_EQ(created.status, 201u) << created.body;
+  const std::string s(created.json.at("session").at("id").as_string());
+  c.send(s, "Write file note.txt: inside\nReply with exactly: written");
+  c.wait_idle(s);
+  EXPECT_EQ(c.last_answer(s), "written");
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(inside) / "note.txt"));
+}
+
+}  // namespace
+}  // namespace tether::e2e
