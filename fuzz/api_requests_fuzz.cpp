@@ -11,10 +11,13 @@
 // exception escapes; every reply has a status from 200 to 599; a JSON reply
 // is valid UTF-8 and parses as JSON.
 //
+// TETHER_FUZZ_VERBOSE set: each request line and its reply go to stderr.
+//
 // The store keeps what earlier inputs created (as a server does); it is
 // replaced by a fresh one every `generation_runs` inputs so it stays small.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -156,6 +159,10 @@ api::http_request to_handler_request(http::request<http::string_body>& req) {
 
 }  // namespace
 
+// TETHER_FUZZ_VERBOSE=1: print each request line and its reply (to check
+// what a corpus input reaches).
+const bool verbose = std::getenv("TETHER_FUZZ_VERBOSE") != nullptr;
+
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   std::atexit([] { the_world.reset(); });
   return 0;
@@ -182,7 +189,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const std::size_t used = parser.put(asio::buffer(rest.data(), window), ec);
       rest.remove_prefix(used);
       window -= used;
-      if (ec == http::error::need_more) {
+      if (ec == http::error::need_more || (!ec && used == 0)) {  // the window is used up
         ec = {};
         if (window == rest.size()) {  // the client sent nothing more
           parser.put_eof(ec);
@@ -202,7 +209,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     auto req = parser.release();
     const bool keep_alive = req.keep_alive();
-    check_reply(the_world->handle(to_handler_request(req)));
+    auto hr = to_handler_request(req);
+    const std::string line = hr.method + " " + hr.target;
+    const auto reply = the_world->handle(std::move(hr));
+    if (verbose) std::fprintf(stderr, "%s -> %u %.200s\n", line.c_str(), reply.status, reply.body.c_str());
+    check_reply(reply);
     if (!keep_alive) return 0;
   }
   return 0;
