@@ -5,7 +5,7 @@ BENCH     := $(BUILD_DIR)/bench/tether_bench
 STREAM    := $(BUILD_DIR)/bench/tether_stream_bench
 API       := $(BUILD_DIR)/bench/tether_api_bench
 
-.PHONY: all setup build test bench demo e2e format tidy clean
+.PHONY: all setup build build-fuzz test fuzz bench demo e2e format tidy clean
 
 all: build
 
@@ -15,9 +15,25 @@ setup:
 build: setup
 	cmake --build $(BUILD_DIR) -j$(JOBS)
 
-# Builds everything and runs every test through CTest (prints the summary line).
-test: build
+# The libFuzzer targets (fuzz/), built with clang in their own directory.
+FUZZ_DIR     := build-fuzz
+FUZZ_SECONDS := 60
+FUZZ_TARGETS := sse_parser events provider_streams mock_requests config suite answers api_requests
+build-fuzz: setup
+	cmake --build $(FUZZ_DIR) -j$(JOBS)
+
+# Builds everything and runs every test through CTest (prints the summary
+# lines): the g++ build's tests, then each fuzz target's corpus and
+# regressions replayed and a few seconds of fuzzing (fuzz.<target>).
+test: build build-fuzz
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
+	ctest --test-dir $(FUZZ_DIR) --output-on-failure -j$(JOBS)
+
+# Runs each fuzz target for FUZZ_SECONDS (two at a time, at nice 19) from
+# the corpus in fuzz/corpus/; new inputs stay in build-fuzz/corpus/, crashes
+# go to build-fuzz/artifacts/. E.g. make fuzz FUZZ_SECONDS=600 FUZZ_TARGETS=sse_parser
+fuzz: build-fuzz
+	fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # The benchmarks (durable appends and admission; the native runtime's stream
 # relay and step overhead; `tether serve` over HTTP against mock-llm); JSON
@@ -54,4 +70,4 @@ tidy: build
 	scripts/tidy
 
 clean:
-	rm -rf $(BUILD_DIR) bench-results e2e-results $(DEMO_DATA)
+	rm -rf $(BUILD_DIR) $(FUZZ_DIR) bench-results e2e-results $(DEMO_DATA)

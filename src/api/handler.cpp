@@ -5,6 +5,7 @@
 #include <charconv>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -364,11 +365,31 @@ http_reply method_not_allowed(std::string_view allowed) {
 
 }  // namespace
 
+namespace {
+// Messages quote what the client sent (a path segment, a field name), which
+// need not be UTF-8; the reply is JSON text, so such bytes become U+FFFD.
+std::string utf8_or_replaced(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_sequence(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+}  // namespace
+
 http_reply error_reply(const error& e) {
   const auto h = to_http(e);
   json::object inner;
   inner["code"] = std::string(h.code);
-  inner["message"] = e.message.empty() ? e.code.message() : e.message;
+  inner["message"] = utf8_or_replaced(e.message.empty() ? e.code.message() : e.message);
   json::object out;
   out["error"] = std::move(inner);
   return json_reply(h.status, out);

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <boost/json/parse.hpp>
 
+#include "util/text.h"
+
 namespace tether::runtime::native {
 
 namespace json = boost::json;
@@ -81,7 +83,11 @@ std::optional<failure_info> parse_payload(const sse_event& e, json::object& out)
   boost::system::error_code ec;
   auto v = json::parse(e.data, ec);
   if (ec || !v.is_object()) {
-    return bad_response(fmt::format("a stream event{}{} is not a JSON object", e.event.empty() ? "" : " ", e.event));
+    // The event's name is raw stream bytes: it is named only when it can be
+    // stored and shown (step.failed's error is JSON text).
+    const bool named = !e.event.empty() && e.event.size() <= 64 && is_valid_utf8(e.event);
+    return bad_response(fmt::format("a stream event{}{} is not a JSON object", named ? " " : "",
+                                    named ? std::string_view(e.event) : std::string_view()));
   }
   out = std::move(v.get_object());
   return std::nullopt;

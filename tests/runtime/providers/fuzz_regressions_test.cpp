@@ -1,0 +1,33 @@
+// Inputs the fuzz targets (fuzz/) found crashing, kept as tests of the g++
+// build; the crashing inputs themselves are in fuzz/regressions/.
+#include <gtest/gtest.h>
+
+#include "runtime/native/providers/provider.h"
+#include "runtime/providers/cassette.h"
+#include "util/text.h"
+
+namespace tether::runtime::native {
+namespace {
+
+// fuzz/regressions/provider_streams/event-name-not-utf8: the failure message
+// named the `event:` field's raw bytes, and step.failed stored them.
+TEST(provider_stream_failures, name_an_event_only_when_its_name_is_utf8) {
+  for (const auto api : {wire_api::openai_chat, wire_api::openai_responses, wire_api::anthropic}) {
+    const auto bad = testing::feed_mapper(api, "event: caf\xC3\n\xFF\ndata: not json\n\n");
+    ASSERT_TRUE(bad.failure.has_value()) << to_string(api);
+    EXPECT_EQ(bad.failure->kind, provider_errc::bad_response);
+    EXPECT_TRUE(is_valid_utf8(bad.failure->message)) << bad.failure->message;
+    EXPECT_EQ(bad.failure->message, "a stream event is not a JSON object");
+
+    const auto huge = testing::feed_mapper(api, "event: " + std::string(100'000, 'x') + "\ndata: [\n\n");
+    ASSERT_TRUE(huge.failure.has_value());
+    EXPECT_LT(huge.failure->message.size(), 200U);
+
+    const auto named = testing::feed_mapper(api, "event: content_block_delta\ndata: {\n\n");
+    ASSERT_TRUE(named.failure.has_value());
+    EXPECT_EQ(named.failure->message, "a stream event content_block_delta is not a JSON object");
+  }
+}
+
+}  // namespace
+}  // namespace tether::runtime::native
