@@ -6,10 +6,12 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include "mock/server.h"
+#include "node/data_dir.h"
 #include "runtime/native/native_runtime.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -52,21 +54,11 @@ class profile_router final : public session::runtime {
   std::map<std::string, std::unique_ptr<session::runtime>, std::less<>> runtimes_;
 };
 
-result<fs::path> prepare_data_dir(const std::string& wanted) {
-  std::error_code ec;
-  fs::create_directories(wanted, ec);
-  if (ec)
-    return make_error(util_errc::invalid_argument, "cannot create the data directory " + wanted + ": " + ec.message());
-  auto path = fs::canonical(wanted, ec);
-  if (ec)
-    return make_error(util_errc::invalid_argument, "cannot resolve the data directory " + wanted + ": " + ec.message());
-  return path;
-}
-
 }  // namespace
 
 struct node::impl {
   config::settings settings;
+  std::optional<tether::node::data_dir> dir;  // locked for as long as the node lives (declared first: released last)
   fs::path data;
   std::optional<mock::server> scripted;
   std::unique_ptr<store::event_store> store;
@@ -134,9 +126,12 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   const std::string wanted = !o.data_dir.empty()             ? o.data_dir
                              : !i->settings.data_dir.empty() ? i->settings.data_dir
                                                              : "tether-data";
-  auto data = prepare_data_dir(wanted);
-  if (!data) return data.error();
-  i->data = *data;
+  // Before anything else touches the directory: a second process on it
+  // stops here, having written nothing.
+  auto dir = claim_data_dir(wanted, [](const std::string& line) { spdlog::warn("data directory: {}", line); });
+  if (!dir) return dir.error();
+  i->data = dir->path();
+  i->dir.emplace(std::move(dir).value());
 
   // `default` always exists: with no profile configured it is the scripted model.
   std::map<std::string, config::profile, std::less<>> profiles;
