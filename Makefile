@@ -54,12 +54,16 @@ demo: setup
 	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether
 	scripts/demo $(BUILD_DIR)/src/tether $(DEMO_DATA)
 
-# The qualification matrix (suites/*.toml): every selected cell, then the
-# dashboard and its screenshot under e2e-results/. Narrow it with
-# E2E_ARGS, e.g. make e2e E2E_ARGS="--suite persistent-chat --jobs 4".
+# The API durability test at full length (random SIGKILLs under load;
+# E2E_CRASH_ROUNDS rounds), then the qualification matrix (suites/*.toml):
+# every selected cell, then the dashboard and its screenshot under
+# e2e-results/. Narrow the matrix with E2E_ARGS, e.g.
+# make e2e E2E_ARGS="--suite persistent-chat --jobs 4".
 E2E_ARGS :=
+E2E_CRASH_ROUNDS := 100
 e2e: setup
-	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether e2e_tests
+	TETHER_API_CRASH_ROUNDS=$(E2E_CRASH_ROUNDS) $(BUILD_DIR)/tests/e2e_tests --gtest_filter='ApiDurability.*'
 	$(BUILD_DIR)/src/tether e2e run --suites suites --out e2e-results --screenshot $(E2E_ARGS)
 
 format:

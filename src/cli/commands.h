@@ -8,6 +8,8 @@
 //   2    bad usage or environment (unknown option, bad config, address in use)
 //   3    the run is waiting for an answer (`tether answer`)
 //   4    the server cannot be reached (`tether serve` not running?)
+//   5    the data directory is in use by another Tether process (`tether
+//        serve` and `tether run` hold theirs exclusively while they run)
 //   6    `serve`/`run`: the database is damaged (PRAGMA quick_check at start);
 //        the message says how to inspect it and recover
 //   130  interrupted by Ctrl-C (send/chat first ask the session to stop)
@@ -31,6 +33,7 @@ inline constexpr int exit_failed = 1;
 inline constexpr int exit_usage = 2;
 inline constexpr int exit_waiting = 3;
 inline constexpr int exit_unreachable = 4;
+inline constexpr int exit_data_dir_locked = 5;
 inline constexpr int exit_damaged_store = 6;
 inline constexpr int exit_interrupted = 130;
 

@@ -2,6 +2,8 @@
 // store in the data directory, runs the native runtime, prints the
 // transcript and where the data lives. With no --base-url the built-in
 // scripted model runs in-process on a loopback port, and the command says so.
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <future>
 #include <string>
@@ -17,6 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/printer.h"
+#include "node/errors.h"
 #include "node/node.h"
 #include "store/errors.h"
 #include "runtime/native/native_runtime.h"
@@ -57,6 +60,7 @@ int run_once(const run_args& args) {
     fmt::print(stderr, "tether run: give a prompt\n");
     return 2;
   }
+  ::umask(077);  // the data directory and all it holds are private to the user
   node::node_options o;
   o.config = args.config;
   o.data_dir = args.data;
@@ -81,7 +85,8 @@ int run_once(const run_args& args) {
   auto opened = node::node::open(o);
   if (!opened) {
     fmt::print(stderr, "tether run: {}\n", opened.error().describe());
-    return opened.error() == store::store_errc::damaged ? exit_damaged_store : 2;
+    if (opened.error() == node::node_errc::data_dir_locked) return exit_data_dir_locked;
+    return opened.error() == store::store_errc::damaged ? exit_damaged_store : exit_usage;
   }
   auto& io = **opened;
   auto& service = io.service();

@@ -1,6 +1,9 @@
 // `tether serve`: the HTTP API over a node (store, runtimes, session service)
-// until SIGTERM or SIGINT. At start the node recovers what a previous run
-// left open (DESIGN §4); at the signal it stops accepting connections, stops
+// until SIGTERM or SIGINT. At start, everything that can fail comes first —
+// configuration, the data directory's lock, the store, the token, binding
+// the port — and only then does the node recover what a previous run left
+// open (DESIGN §4): a start that fails claims no session and spends no
+// restart attempt. At the signal it stops accepting connections, stops
 // running executions (reason shutdown: no terminal event, so the next start
 // takes them over), expires this node's leases and exits 0.
 #include <fcntl.h>
@@ -19,6 +22,7 @@
 
 #include "api/server.h"
 #include "cli/commands.h"
+#include "node/errors.h"
 #include "node/node.h"
 #include "store/errors.h"
 #include "util/random.h"
@@ -81,6 +85,9 @@ bool loopback(const std::string& listen) {
 }
 
 int serve(const serve_args& args) {
+  // Everything the server creates (database, WAL, token, workspaces, tool
+  // outputs) is private to its user.
+  ::umask(077);
   node::node_options o;
   o.config = args.config;
   o.data_dir = args.data;
@@ -89,7 +96,8 @@ int serve(const serve_args& args) {
   auto opened = node::node::open(o);
   if (!opened) {
     fmt::print(stderr, "tether serve: {}\n", opened.error().describe());
-    return opened.error() == store::store_errc::damaged ? exit_damaged_store : 2;
+    if (opened.error() == node::node_errc::data_dir_locked) return exit_data_dir_locked;
+    return opened.error() == store::store_errc::damaged ? exit_damaged_store : exit_usage;
   }
   auto& n = **opened;
   auto token = bearer_token(n.data_dir());
@@ -97,14 +105,6 @@ int serve(const serve_args& args) {
     fmt::print(stderr, "tether serve: {}\n", token.error().describe());
     return 2;
   }
-  auto recovered = n.run(n.service().start());
-  if (!recovered) {
-    fmt::print(stderr, "tether serve: recovery failed: {}\n", recovered.error().describe());
-    return 1;
-  }
-  if (recovered->claimed > 0 || recovered->quarantined > 0)
-    spdlog::info("serve: recovery took over {} session(s), quarantined {}", recovered->claimed, recovered->quarantined);
-
   api::server_options so;
   so.listen = args.listen;
   so.token = *token;
@@ -130,6 +130,19 @@ int serve(const serve_args& args) {
     fmt::print(stderr, "tether serve: {}\n", r.error().describe());
     return 2;
   }
+  // Bound: recovery may claim sessions now. Requests that arrive meanwhile
+  // are served (admission and the coordinator are safe to use while
+  // recovery runs: a session both wake is drained once); clients that wait
+  // for the "listening on" line below see a recovered server.
+  auto recovered = n.run(n.service().start());
+  if (!recovered) {
+    fmt::print(stderr, "tether serve: recovery failed: {}\n", recovered.error().describe());
+    n.run(srv.stop());
+    return 1;
+  }
+  if (recovered->claimed > 0 || recovered->quarantined > 0 || recovered->woken > 0)
+    spdlog::info("serve: recovery took over {} session(s), woke {} with inputs nobody ran, quarantined {}",
+                 recovered->claimed, recovered->woken, recovered->quarantined);
   if (!loopback(args.listen)) spdlog::warn("serve: listening on {}, not only on loopback", args.listen);
   const std::string where = fmt::format("http://{}:{}", args.listen.substr(0, args.listen.rfind(':')), srv.port());
   spdlog::info(

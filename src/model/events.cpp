@@ -23,7 +23,11 @@ class model_category_impl final : public std::error_category {
 // Reads typed fields out of a stored payload, remembering the first failure.
 class reader {
  public:
-  explicit reader(const json::object& o) : o_(o) {}
+  explicit reader(const json::object& o, int version = 1) : o_(o), version_(version) {}
+
+  // The stored row's payload version: a decoder reads every version up to its type's.
+  [[nodiscard]] int version() const { return version_; }
+  [[nodiscard]] bool has(std::string_view key) const { return o_.if_contains(key) != nullptr; }
 
   std::string str(std::string_view key, bool required = true) {
     const auto* v = o_.if_contains(key);
@@ -102,6 +106,7 @@ class reader {
 
  private:
   const json::object& o_;
+  int version_ = 1;
   std::string error_;
 };
 
@@ -123,7 +128,8 @@ json::object encode_one(const session_created& p) {
 json::object encode_one(const session_updated& p) { return {{"title", p.title}}; }
 json::object encode_one(const session_reset& p) { return {{"generation", p.generation}}; }
 json::object encode_one(const input_admitted& p) {
-  return {{"input_id", p.input.str()}, {"prompt", p.prompt}, {"delivery", to_string(p.delivery)}};
+  return {
+      {"input_id", p.input.str()}, {"prompt", p.prompt}, {"delivery", to_string(p.delivery)}, {"resume", p.resume}};
 }
 json::object encode_one(const input_promoted& p) {
   return {{"input_id", p.input.str()}, {"execution_id", p.execution.str()}};
@@ -196,6 +202,10 @@ void decode_one(reader& r, input_admitted& p) {
     r.fail("delivery", "unknown");
   else
     p.delivery = *d;
+  if (r.version() >= 2) {
+    if (!r.has("resume")) r.fail("resume", "missing");
+    p.resume = r.boolean("resume");
+  }
 }
 void decode_one(reader& r, input_promoted& p) {
   p.input = r.id<input_id>("input_id");
@@ -296,12 +306,13 @@ result<payload> decode_by_name(std::string_view type, int version, const json::o
   } else {
     using T = std::variant_alternative_t<I, payload>;
     if (T::name != type) return decode_by_name<I + 1>(type, version, data);
-    // Only version 1 exists so far; older decoders join here when versions move on.
-    if (version != T::version)
+    // Stored rows keep their version: decode_one reads every version from 1
+    // up to the current one (input.admitted v1 has no `resume`).
+    if (version < 1 || version > T::version)
       return make_error(model_errc::undecodable,
                         std::string(type) + " version " + std::to_string(version) + " is not supported");
     T out;
-    reader r(data);
+    reader r(data, version);
     decode_one(r, out);
     if (!r.failure().empty()) return make_error(model_errc::undecodable, std::string(type) + ": " + r.failure());
     return payload(std::move(out));

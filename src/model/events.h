@@ -14,7 +14,8 @@
 //   session.created        durable     title, workspace, profile, metadata?
 //   session.updated        durable     title
 //   session.reset          durable     (generation is assigned by the store)
-//   input.admitted         durable     input_id, prompt, delivery
+//   input.admitted         durable     input_id, prompt, delivery, resume (v2;
+//                                      v1 rows have no resume and read as true)
 //   input.promoted         durable     input_id, execution_id
 //   input.cancelled        durable     input_id, reason
 //   execution.started      durable     execution_id, node
@@ -96,10 +97,13 @@ struct session_updated { TETHER_EVENT("session.updated", 1, durable)
 struct session_reset { TETHER_EVENT("session.reset", 1, durable)
   std::int64_t generation = 0;  // filled by the store: the new context generation
 };
-struct input_admitted { TETHER_EVENT("input.admitted", 1, durable)
+struct input_admitted { TETHER_EVENT("input.admitted", 2, durable)
   input_id input;
   std::string prompt;
   model::delivery delivery = delivery::steer;
+  // Whether the admission asked for a run (the API's `resume`, default true).
+  // Version 1 did not record it: its rows read as true, as the API defaulted.
+  bool resume = true;
 };
 struct input_promoted { TETHER_EVENT("input.promoted", 1, durable)
   input_id input;

@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "mock/server.h"
+#include "node/data_dir.h"
 #include "runtime/native/native_runtime.h"
 #include "runtime/native/tools/process_records.h"
 #include "runtime/native/tools/sandbox.h"
@@ -56,17 +57,6 @@ class profile_router final : public session::runtime {
   std::map<std::string, std::unique_ptr<session::runtime>, std::less<>> runtimes_;
 };
 
-result<fs::path> prepare_data_dir(const std::string& wanted) {
-  std::error_code ec;
-  fs::create_directories(wanted, ec);
-  if (ec)
-    return make_error(util_errc::invalid_argument, "cannot create the data directory " + wanted + ": " + ec.message());
-  auto path = fs::canonical(wanted, ec);
-  if (ec)
-    return make_error(util_errc::invalid_argument, "cannot resolve the data directory " + wanted + ": " + ec.message());
-  return path;
-}
-
 }  // namespace
 
 // Runs before anything else of this start can use the records: the
@@ -81,6 +71,7 @@ void kill_leftovers(const fs::path& records) {
 
 struct node::impl {
   config::settings settings;
+  std::optional<tether::node::data_dir> dir;  // locked for as long as the node lives (declared first: released last)
   fs::path data;
   std::optional<fs::path> bwrap;         // set when bubblewrap works here
   std::string sandbox_problem;           // why it does not, when a profile wanted it
@@ -190,9 +181,12 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   const std::string wanted = !o.data_dir.empty()             ? o.data_dir
                              : !i->settings.data_dir.empty() ? i->settings.data_dir
                                                              : "tether-data";
-  auto data = prepare_data_dir(wanted);
-  if (!data) return data.error();
-  i->data = *data;
+  // Before anything else touches the directory: a second process on it
+  // stops here, having written nothing.
+  auto dir = claim_data_dir(wanted, [](const std::string& line) { spdlog::warn("data directory: {}", line); });
+  if (!dir) return dir.error();
+  i->data = dir->path();
+  i->dir.emplace(std::move(dir).value());
   for (const auto& [name, prof] : i->settings.profiles)
     if (!prof.api_key_env.empty()) i->withheld.push_back(prof.api_key_env);
 

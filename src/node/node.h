@@ -25,8 +25,13 @@
 // the store is open: call it only while this process owns the data directory.
 //
 // Errors of open(): util_errc::invalid_argument for a bad configuration or
-// profile (the message says which), store errors for the database, and
-// util_errc::invalid_argument when an api_key_env variable is unset.
+// profile (the message says which), store errors for the database,
+// util_errc::invalid_argument when an api_key_env variable is unset, and
+// node_errc (node/errors.h) for the data directory: data_dir_locked when
+// another live process holds it (see node/data_dir.h), data_dir_unusable
+// when it cannot be created or locked. The directory is claimed before the
+// store is opened or the scripted model started, and held until the node
+// is destroyed.
 #pragma once
 
 #include <filesystem>

@@ -59,7 +59,8 @@ asio::awaitable<checked> recover_one(store::event_store& store, const tether::cl
 
 asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store, const tether::clock& clk,
                                                        node_identity node, session_options options,
-                                                       std::function<void(session_id)> wake) {
+                                                       std::function<void(session_id)> wake,
+                                                       std::function<void(session_id)> wake_stranded) {
   recovery_report report;
   std::set<session_id> seen;  // each abandoned execution once per scan
   std::optional<session_id> after;
@@ -107,6 +108,20 @@ asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store
     }
     if (failure) co_return *failure;
     if (page->size() < options.recovery_batch) break;
+  }
+
+  // Inputs acknowledged but never run. Waking is cheap (the coordinator
+  // queues the drain), so a batch is handed over at once.
+  std::optional<session_id> stranded_after;
+  for (;;) {
+    auto page = co_await store.list_stranded(stranded_after, options.recovery_batch);
+    if (!page) co_return page.error();
+    for (const auto& s : page.value()) {
+      wake_stranded(s);
+      ++report.woken;
+    }
+    if (page->size() < options.recovery_batch) break;
+    stranded_after = page->back();
   }
   co_return report;
 }

@@ -9,6 +9,13 @@
 //   - the lease is claimed (a fresh foreign lease: skipped, untouched);
 //   - the session is handed to the coordinator, whose drain takes the open
 //     execution over (attempt count, restart notice, budget: see runner.h).
+// Then it pages, in batches of recovery_batch, through the stranded sessions
+// (event_store::list_stranded: a pending input admitted with resume, no open
+// execution, no pending interaction) and hands each to `wake_stranded`: an
+// input acknowledged just before the process died, whose drain never
+// started, runs after the restart. The caller's `wake_stranded` skips the
+// sessions it is already draining (the periodic scan sees every admission
+// between its commit and its execution.started).
 #pragma once
 
 #include <functional>
@@ -22,6 +29,7 @@ namespace tether::session {
 
 boost::asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store, const tether::clock& clk,
                                                               node_identity node, session_options options,
-                                                              std::function<void(session_id)> wake);
+                                                              std::function<void(session_id)> wake,
+                                                              std::function<void(session_id)> wake_stranded);
 
 }  // namespace tether::session

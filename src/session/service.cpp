@@ -64,13 +64,22 @@ struct session_service::impl {
     co_return row;
   }
 
+  std::function<void(session_id)> waker() {
+    return [this](session_id s) { coord.wake(std::move(s)); };
+  }
+  // A session this node is draining already needs no doorbell.
+  std::function<void(session_id)> stranded_waker() {
+    return [this](session_id s) {
+      if (!coord.active(s)) coord.wake(std::move(s));
+    };
+  }
+
   asio::awaitable<void> periodic_scans() {
     for (;;) {
       scan_timer.expires_after(std::chrono::milliseconds(options.recovery_interval_ms));
       auto [ec] = co_await scan_timer.async_wait(asio::as_tuple(asio::use_awaitable));
       if (ec || stopping) co_return;
-      std::function<void(session_id)> wake = [this](session_id s) { coord.wake(std::move(s)); };
-      auto r = co_await recovery_scan(store, clock, run.node(), options, std::move(wake));
+      auto r = co_await recovery_scan(store, clock, run.node(), options, waker(), stranded_waker());
       if (!r) spdlog::warn("periodic recovery scan failed: {}", r.error().describe());
     }
   }
@@ -115,8 +124,8 @@ task<void> session_service::stop() {
 }
 
 task<result<recovery_report>> session_service::recover() {
-  std::function<void(session_id)> wake = [this](session_id s) { impl_->coord.wake(std::move(s)); };
-  co_return co_await recovery_scan(impl_->store, impl_->clock, impl_->run.node(), impl_->options, std::move(wake));
+  co_return co_await recovery_scan(impl_->store, impl_->clock, impl_->run.node(), impl_->options, impl_->waker(),
+                                   impl_->stranded_waker());
 }
 
 task<result<store::session_row>> session_service::create_session(create_request req) {
@@ -146,7 +155,8 @@ task<result<admission>> session_service::admit(session_id s, input_request req) 
   // The append itself checks that the session exists and is not quarantined.
 
   const auto started = std::chrono::steady_clock::now();
-  auto append = store::single_event(s, model::input_admitted{id, req.prompt, req.delivery});
+  auto append =
+      store::single_event(s, model::input_admitted{id, req.prompt, req.delivery, req.start == start_mode::resume});
   auto r = co_await impl_->store.append(std::move(append));
   metrics::admission_seconds().observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

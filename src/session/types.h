@@ -89,6 +89,7 @@ struct recovery_report {
   std::size_t claimed = 0;      // taken over and handed to the coordinator
   std::size_t skipped = 0;      // fresh foreign lease (or lost the race)
   std::size_t quarantined = 0;  // undecodable log
+  std::size_t woken = 0;        // stranded sessions (pending resume input, nothing running) woken
 };
 
 }  // namespace tether::session

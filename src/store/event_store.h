@@ -201,6 +201,14 @@ class event_store {
                                                                       std::string current_owner,
                                                                       std::optional<session_id> after,
                                                                       std::size_t limit) = 0;
+  // Sessions that nobody runs although they should: a pending input admitted
+  // with resume (and not held by a stop since), no open execution, no
+  // pending interaction, not quarantined. Ordered by session id, after
+  // `after`, at most `limit` (capped at 10,000). Served by an index of
+  // pending resume inputs, not by reading every session. A session that is
+  // about to start (woken, execution.started not yet committed) is listed too.
+  virtual task<result<std::vector<session_id>>> list_stranded(std::optional<session_id> after,
+                                                              std::size_t limit) = 0;
 
   // Whether writes are taken now (see Storage failures). Thread-safe and
   // cheap: no I/O. A store that cannot fail this way reports ok.

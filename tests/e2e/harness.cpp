@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -22,7 +23,12 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
-std::string tether_binary() { return TETHER_BINARY; }
+// $TETHER_TEST_BINARY runs the same tests against another build (e.g. an
+// older one, to see a test fail without its fix).
+std::string tether_binary() {
+  const char* other = std::getenv("TETHER_TEST_BINARY");
+  return other != nullptr && *other != '\0' ? std::string(other) : std::string(TETHER_BINARY);
+}
 
 // ---- child ----
 
@@ -194,6 +200,19 @@ std::vector<sse_event> sse_stream::read_until(const std::function<bool(const sse
   }
 }
 
+finished_run run_to_exit(const std::vector<std::string>& argv, const fs::path& log,
+                         std::chrono::milliseconds timeout) {
+  finished_run out;
+  {
+    const std::map<std::string, std::string> env{{"NO_PROXY", "127.0.0.1"}, {"no_proxy", "127.0.0.1"}};
+    child c(argv, log, env);
+    out.status = c.wait(timeout);
+  }
+  std::ifstream in(log);
+  out.log.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return out;
+}
+
 // ---- cluster ----
 
 cluster::cluster(std::vector<std::string> serve_args) : serve_args_(std::move(serve_args)) {
@@ -218,11 +237,16 @@ cluster::~cluster() {
   if (std::getenv("TETHER_E2E_KEEP") == nullptr) fs::remove_all(dir_, ec);
 }
 
-void cluster::start_server() {
+std::vector<std::string> cluster::serve_argv(const std::string& listen) const {
   std::vector<std::string> argv{
-      tether_binary(), "serve",      "--data", (dir_ / "data").string(), "--config", (dir_ / "tether.toml").string(),
-      "--listen",      "127.0.0.1:0"};
+      tether_binary(), "serve",  "--data", (dir_ / "data").string(), "--config", (dir_ / "tether.toml").string(),
+      "--listen",      listen};
   argv.insert(argv.end(), serve_args_.begin(), serve_args_.end());
+  return argv;
+}
+
+void cluster::start_server(const std::string& listen) {
+  const auto argv = serve_argv(listen);
   // The model is on loopback: never through a proxy of the environment.
   const std::map<std::string, std::string> env{{"NO_PROXY", "127.0.0.1"}, {"no_proxy", "127.0.0.1"}};
   server_ = std::make_unique<child>(argv, dir_ / ("serve-" + std::to_string(starts_++) + ".log"), env);

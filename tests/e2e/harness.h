@@ -92,13 +92,26 @@ class sse_stream {
   bool closed_ = false;
 };
 
+// A tether command run to its end: exit status (128+signal; -1 when it was
+// still running at the timeout, then it was killed) and its stderr.
+struct finished_run {
+  int status = -1;
+  std::string log;
+};
+finished_run run_to_exit(const std::vector<std::string>& argv, const std::filesystem::path& log,
+                         std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
 class cluster {
  public:
   // Starts mock-llm and serve. `serve_args` are extra flags for serve.
   explicit cluster(std::vector<std::string> serve_args = {});
   ~cluster();
 
-  void start_server();
+  // Starts serve on the cluster's data directory and waits for its
+  // "listening on" line (printed once recovery is done).
+  void start_server(const std::string& listen = "127.0.0.1:0");
+  // The argv of a serve on this cluster's data directory and configuration.
+  [[nodiscard]] std::vector<std::string> serve_argv(const std::string& listen) const;
   void kill_server(int sig);  // and waits for it to exit
   [[nodiscard]] unsigned short port() const { return port_; }
   [[nodiscard]] unsigned short mock_port() const { return mock_port_; }
@@ -138,7 +151,7 @@ class cluster {
   int starts_ = 0;
 };
 
-// Where the tether binary is (a compile definition).
+// Where the tether binary is (a compile definition; $TETHER_TEST_BINARY overrides it).
 std::string tether_binary();
 
 }  // namespace tether::e2e

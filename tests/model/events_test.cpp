@@ -21,7 +21,7 @@ bool same(const session_created& a, const session_created& b) {
 bool same(const session_updated& a, const session_updated& b) { return a.title == b.title; }
 bool same(const session_reset& a, const session_reset& b) { return a.generation == b.generation; }
 bool same(const input_admitted& a, const input_admitted& b) {
-  return a.input == b.input && a.prompt == b.prompt && a.delivery == b.delivery;
+  return a.input == b.input && a.prompt == b.prompt && a.delivery == b.delivery && a.resume == b.resume;
 }
 bool same(const input_promoted& a, const input_promoted& b) { return a.input == b.input && a.execution == b.execution; }
 bool same(const input_cancelled& a, const input_cancelled& b) { return a.input == b.input && a.reason == b.reason; }
@@ -91,7 +91,8 @@ std::vector<payload> full_samples() {
       session_created{.title = "fix the build", .workspace = "/srv/ws/1", .profile = "default"},
       session_updated{.title = "renamed \xc3\xa9"},
       session_reset{.generation = 3},
-      input_admitted{.input = input_id::trusted("msg_1"), .prompt = "hello\nworld", .delivery = delivery::queue},
+      input_admitted{
+          .input = input_id::trusted("msg_1"), .prompt = "hello\nworld", .delivery = delivery::queue, .resume = false},
       input_promoted{.input = input_id::trusted("msg_1"), .execution = exe},
       input_cancelled{.input = input_id::trusted("msg_2"), .reason = "user"},
       execution_started{.execution = exe, .node = "node-a"},
@@ -166,7 +167,8 @@ TEST(catalogue, type_names_are_unique_and_known) {
   for (const auto& p : full_samples()) {
     EXPECT_TRUE(names.insert(std::string(type_name(p))).second) << type_name(p);
     EXPECT_TRUE(is_known_type(type_name(p)));
-    EXPECT_EQ(type_version(p), 1) << type_name(p);
+    // input.admitted is at version 2 (it records `resume`); every other type is at 1.
+    EXPECT_EQ(type_version(p), type_name(p) == "input.admitted" ? 2 : 1) << type_name(p);
   }
   EXPECT_FALSE(is_known_type("no.such.type"));
   EXPECT_FALSE(is_known_type(""));
@@ -198,12 +200,39 @@ TEST(decode, unknown_type_is_undecodable) {
 
 TEST(decode, unsupported_version_is_undecodable) {
   const auto data = encode(input_admitted{.input = input_id::trusted("msg_1"), .prompt = "p"});
-  for (int v : {0, 2, -1, 1000}) {
+  for (int v : {0, 3, -1, 1000}) {
     auto r = decode("input.admitted", v, data);
     ASSERT_FALSE(r) << v;
     EXPECT_EQ(r.error(), model_errc::undecodable) << v;
   }
   EXPECT_TRUE(decode("input.admitted", 1, data));
+  EXPECT_TRUE(decode("input.admitted", 2, data));
+  EXPECT_FALSE(decode("session.created", 2, encode(session_created{})));
+}
+
+TEST(decode, a_version_1_admission_reads_as_resume_true_as_the_api_defaulted) {
+  // A row written before `resume` was recorded: its payload has no such key.
+  const auto v1 = json::parse(R"({"input_id":"msg_1","prompt":"p","delivery":"queue"})").as_object();
+  auto r = decode("input.admitted", 1, v1);
+  ASSERT_TRUE(r) << r.error().describe();
+  const auto& a = std::get<input_admitted>(*r);
+  EXPECT_TRUE(a.resume);
+  EXPECT_EQ(a.delivery, delivery::queue);
+}
+
+TEST(decode, a_version_2_admission_keeps_resume_false_and_requires_the_field) {
+  const auto data = encode(input_admitted{.input = input_id::trusted("msg_1"), .prompt = "p", .resume = false});
+  EXPECT_EQ(data.at("resume"), false);
+  auto r = decode("input.admitted", 2, data);
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_FALSE(std::get<input_admitted>(*r).resume);
+
+  auto missing = data;
+  missing.erase("resume");
+  EXPECT_FALSE(decode("input.admitted", 2, missing));
+  auto mistyped = data;
+  mistyped["resume"] = "no";
+  EXPECT_FALSE(decode("input.admitted", 2, mistyped));
 }
 
 TEST(decode, missing_required_field_is_undecodable) {
@@ -320,7 +349,7 @@ TEST(to_json, has_the_public_event_shape) {
   EXPECT_EQ(j.at("session_id"), "ses_1");
   EXPECT_EQ(j.at("seq").as_int64(), 5);
   EXPECT_EQ(j.at("type"), "input.admitted");
-  EXPECT_EQ(j.at("version").as_int64(), 1);
+  EXPECT_EQ(j.at("version").as_int64(), 2);
   EXPECT_EQ(j.at("time").as_int64(), 1'700'000'000'123);
   const auto& data = j.at("data").as_object();
   EXPECT_EQ(data.at("input_id"), "msg_9");

@@ -100,6 +100,10 @@ class promotion_first_store final : public store::event_store {
                                                                             std::size_t limit) override {
     return inner_.list_abandoned(now, std::move(node), std::move(current_owner), std::move(after), limit);
   }
+  store::task<result<std::vector<session_id>>> list_stranded(std::optional<session_id> after,
+                                                             std::size_t limit) override {
+    return inner_.list_stranded(std::move(after), limit);
+  }
   void stop() override { inner_.stop(); }
 
  private:

@@ -37,6 +37,16 @@ class recovery_test : public session_fixture {
     return s;
   }
 
+  // The process died after an input's admission committed (its 202 went
+  // out) and before its drain started: the input is pending, nothing is open.
+  session_id stranded_by_a_crash(const input_id& in, bool resume = true) {
+    const auto s = session_id::generate();
+    EXPECT_TRUE(run(store_->append(store::single_event(s, model::session_created{}))));
+    EXPECT_TRUE(run(store_->append(
+        store::single_event(s, model::input_admitted{in, "Reply with exactly: ok", delivery::queue, resume}))));
+    return s;
+  }
+
   session::recovery_report scan() {
     auto r = run(service_->recover());
     EXPECT_TRUE(r) << r.error().describe();
@@ -202,6 +212,92 @@ TEST_F(recovery_test, pending_inputs_survive_a_restart_untouched) {
   ASSERT_TRUE(pending);
   ASSERT_EQ(pending->size(), 1U);
   EXPECT_EQ((*pending)[0].prompt, "keep me");
+}
+
+TEST_F(recovery_test, an_acknowledged_input_that_never_started_runs_after_the_restart) {
+  const auto in = input_id::generate();
+  const auto s = stranded_by_a_crash(in);
+  make_service();
+  auto report = run(service_->start());
+  ASSERT_TRUE(report) << report.error().describe();
+  EXPECT_EQ(report->woken, 1U);
+  EXPECT_EQ(report->claimed, 0U);  // there was no execution to take over
+  eventually([&] { return count(s, "execution.finished") == 1; });
+  idle(s);
+  auto row = run(store_->get_input(in));
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->status, store::input_status::promoted);
+  EXPECT_EQ(runtime_.turns(), 1);
+  EXPECT_EQ(count(s, "synthetic"), 0U);  // nothing was interrupted: no restart notice
+  EXPECT_EQ(scan().woken, 0U);           // nothing is left
+}
+
+TEST_F(recovery_test, an_input_recorded_without_resume_stays_pending_across_restarts) {
+  const auto in = input_id::generate();
+  const auto s = stranded_by_a_crash(in, /*resume=*/false);
+  make_service();
+  auto report = run(service_->start());
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->woken, 0U);
+  EXPECT_EQ(scan().woken, 0U);
+  idle(s);
+  EXPECT_EQ(runtime_.turns(), 0);
+  EXPECT_EQ(count(s, "execution.started"), 0U);
+}
+
+TEST_F(recovery_test, the_periodic_scan_wakes_a_stranded_session_without_a_restart) {
+  auto opts = test_options();
+  opts.recovery_interval_ms = 20;
+  make_service(opts);
+  ASSERT_TRUE(run(service_->start()));
+  // Written behind the running service's back, as another process's crash
+  // would leave it in a shared store.
+  const auto in = input_id::generate();
+  const auto s = stranded_by_a_crash(in);
+  eventually([&] { return count(s, "execution.finished") == 1; });
+  idle(s);
+  EXPECT_EQ(count(s, "input.promoted"), 1U);
+  EXPECT_EQ(runtime_.turns(), 1);
+}
+
+TEST_F(recovery_test, a_stop_keeps_pending_inputs_pending_across_a_restart) {
+  make_service();
+  const auto s = new_session();
+  runtime_.script({hang()});
+  admit(s, "long");
+  eventually([&] { return runtime_.turns() == 1; });
+  admit(s, "queued behind the stop", delivery::queue);
+  ASSERT_TRUE(run(service_->interrupt(s)));
+  eventually([&] { return count(s, "execution.finished") == 1; });
+  idle(s);
+  stop_service();
+  make_service();
+  auto report = run(service_->start());
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->woken, 0U);
+  idle(s);
+  EXPECT_EQ(runtime_.turns(), 1);
+  auto pending = run(store_->pending_inputs(s));
+  ASSERT_TRUE(pending);
+  ASSERT_EQ(pending->size(), 1U);
+  EXPECT_EQ((*pending)[0].prompt, "queued behind the stop");
+}
+
+TEST_F(recovery_test, stranded_sessions_are_woken_in_bounded_batches_each_once) {
+  auto opts = test_options();
+  opts.recovery_batch = 2;
+  std::vector<session_id> all;
+  for (int i = 0; i < 5; ++i) all.push_back(stranded_by_a_crash(input_id::generate()));
+  make_service(opts);
+  auto report = run(service_->start());
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->woken, 5U);
+  for (const auto& s : all) {
+    eventually([&] { return count(s, "execution.finished") == 1; });
+    idle(s);
+    EXPECT_EQ(count(s, "execution.started"), 1U);
+  }
+  EXPECT_EQ(runtime_.turns(), 5);
 }
 
 }  // namespace

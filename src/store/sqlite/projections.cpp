@@ -192,8 +192,10 @@ result<void> project(applying& a, model::input_admitted& p) {
     }
   }
   auto q = a.db.prepare(
-      "INSERT INTO inputs(id, session_id, prompt, delivery, status, admitted_seq) VALUES(?, ?, ?, ?, 'pending', ?)");
-  return q.bind(p.input, a.session, p.prompt, model::to_string(p.delivery), a.seq).run();
+      "INSERT INTO inputs(id, session_id, prompt, delivery, status, admitted_seq, resume) "
+      "VALUES(?, ?, ?, ?, 'pending', ?, ?)");
+  return q.bind(p.input, a.session, p.prompt, model::to_string(p.delivery), a.seq, std::int64_t{p.resume ? 1 : 0})
+      .run();
 }
 
 // The prompt of a pending input of this session, or why it is not one.
@@ -249,6 +251,12 @@ result<void> project(applying& a, model::execution_finished& p) {
   TETHER_TRY(s.bind(a.session).run());
   auto l = a.db.prepare("UPDATE leases SET attempts = 0 WHERE session_id = ?");
   TETHER_TRY(l.bind(a.session).run());
+  if (p.outcome == model::outcome::interrupted) {
+    // A stop keeps pending inputs but does not run them: they wait for the
+    // next wake (an admission, a resume), not for recovery.
+    auto held = a.db.prepare("UPDATE inputs SET resume = 0 WHERE session_id = ? AND status = 'pending' AND resume = 1");
+    TETHER_TRY(held.bind(a.session).run());
+  }
   a.state.open_execution.reset();
   return ok();
 }

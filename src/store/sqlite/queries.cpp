@@ -397,4 +397,19 @@ result<std::vector<abandoned_session>> list_abandoned(connection& db, time_ms no
   });
 }
 
+result<std::vector<session_id>> list_stranded(connection& db, const std::optional<session_id>& after,
+                                              std::size_t limit) {
+  // Driven by the partial index of pending inputs that wait for a run: the
+  // sessions it names are few (each is about to run, or stranded).
+  auto q = db.prepare(
+      "SELECT DISTINCT i.session_id FROM inputs i INDEXED BY inputs_pending_resume "
+      "JOIN sessions s ON s.id = i.session_id "
+      "WHERE i.status = 'pending' AND i.resume = 1 AND i.session_id > ?1 "
+      "AND s.open_execution IS NULL AND s.quarantined = 0 "
+      "AND NOT EXISTS (SELECT 1 FROM interactions x WHERE x.session_id = i.session_id AND x.status = 'pending') "
+      "ORDER BY i.session_id LIMIT ?2");
+  q.bind(after ? after->str() : std::string(), sql_limit(limit));
+  return collect<session_id>(q, [](const query& row) -> result<session_id> { return session_id::trusted(row.text(0)); });
+}
+
 }  // namespace tether::store::sqlite

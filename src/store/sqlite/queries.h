@@ -44,5 +44,7 @@ result<std::vector<interaction_row>> list_interactions(connection& db, const ses
 result<std::vector<abandoned_session>> list_abandoned(connection& db, time_ms now, const std::string& node,
                                                       const std::string& current_owner,
                                                       const std::optional<session_id>& after, std::size_t limit);
+result<std::vector<session_id>> list_stranded(connection& db, const std::optional<session_id>& after,
+                                              std::size_t limit);
 
 }  // namespace tether::store::sqlite

@@ -207,6 +207,15 @@ CREATE INDEX interactions_session ON interactions(session_id, requested_seq);
     migration{5, R"sql(
 ALTER TABLE sessions ADD COLUMN metadata TEXT;
 )sql"},
+    // Whether a pending input still waits for a run of its own: its
+    // admission's `resume` (rows admitted before it was recorded asked for a
+    // run: the API's default), cleared when an interrupt leaves it pending.
+    // The partial index holds only pending inputs that wait for a run, so
+    // recovery finds the sessions nobody runs without reading every session.
+    migration{6, R"sql(
+ALTER TABLE inputs ADD COLUMN resume INTEGER NOT NULL DEFAULT 1;
+CREATE INDEX inputs_pending_resume ON inputs(session_id) WHERE status = 'pending' AND resume = 1;
+)sql"},
 };
 
 result<int> stored_version(connection& db) {

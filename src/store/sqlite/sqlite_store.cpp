@@ -391,6 +391,10 @@ class sqlite_event_store final : public event_store {
         [now, node = std::move(node), current_owner = std::move(current_owner), after = std::move(after),
          limit](connection& db) { return sqlite::list_abandoned(db, now, node, current_owner, after, limit); });
   }
+  task<result<std::vector<session_id>>> list_stranded(std::optional<session_id> after, std::size_t limit) override {
+    return on_reader<std::vector<session_id>>(
+        [after = std::move(after), limit](connection& db) { return sqlite::list_stranded(db, after, limit); });
+  }
 
   // ---- lifecycle ----
 
