@@ -18,7 +18,10 @@ namespace {
 
 // The gate: wait for one line on descriptor 3, close it, then become argv.
 // EOF (the parent died before opening the gate) exits without running it.
-constexpr const char* gate_script = "read -r _ <&3 || exit 125; exec 3<&-; exec \"$@\"";
+// The server runs with umask 077 so that its data directory stays private;
+// a command gets the usual 022, so that what it creates in a user's own
+// repository is as readable as what the user creates there.
+constexpr const char* gate_script = "umask 022; read -r _ <&3 || exit 125; exec 3<&-; exec \"$@\"";
 
 // posix_spawn's attribute and file-action objects, destroyed on every path.
 class spawn_setup {
