@@ -10,9 +10,10 @@
 //   - the session is handed to the coordinator, whose drain takes the open
 //     execution over (attempt count, restart notice, budget: see runner.h).
 // Then it pages, in batches of recovery_batch, through the stranded sessions
-// (event_store::list_stranded: a pending input admitted with resume, no open
-// execution, no pending interaction) and hands each to `wake_stranded`: an
-// input acknowledged just before the process died, whose drain never
+// (event_store::list_stranded: a pending input admitted with resume, or an
+// answered question whose turn has not continued; no open execution, no
+// pending interaction) and hands each to `wake_stranded`: an input or an
+// answer acknowledged just before the process died, whose drain never
 // started, runs after the restart. The caller's `wake_stranded` skips the
 // sessions it is already draining (the periodic scan sees every admission
 // between its commit and its execution.started).

@@ -202,10 +202,11 @@ class event_store {
                                                                       std::optional<session_id> after,
                                                                       std::size_t limit) = 0;
   // Sessions that nobody runs although they should: a pending input admitted
-  // with resume (and not held by a stop since), no open execution, no
-  // pending interaction, not quarantined. Ordered by session id, after
-  // `after`, at most `limit` (capped at 10,000). Served by an index of
-  // pending resume inputs, not by reading every session. A session that is
+  // with resume (and not held by a stop since), or an answered question whose
+  // turn has not continued; no open execution, no pending interaction, not
+  // quarantined. Ordered by session id, after `after`, at most `limit`
+  // (capped at 10,000). Served by two partial indexes (pending resume inputs,
+  // sessions with a continuation pending), not by reading every session. A session that is
   // about to start (woken, execution.started not yet committed) is listed too.
   virtual task<result<std::vector<session_id>>> list_stranded(std::optional<session_id> after,
                                                               std::size_t limit) = 0;

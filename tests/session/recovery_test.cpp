@@ -232,6 +232,35 @@ TEST_F(recovery_test, an_acknowledged_input_that_never_started_runs_after_the_re
   EXPECT_EQ(scan().woken, 0U);           // nothing is left
 }
 
+TEST_F(recovery_test, a_question_answered_just_before_a_crash_continues_its_turn_after_the_restart) {
+  // The answer committed (its 200 went out), then the process died before the
+  // continuation's execution started.
+  const auto s = session_id::generate();
+  const auto in = input_id::generate();
+  const auto exe = execution_id::generate();
+  const auto question = interaction_id::generate();
+  ASSERT_TRUE(run(store_->append(store::single_event(s, model::session_created{}))));
+  ASSERT_TRUE(run(store_->append(store::single_event(s, model::input_admitted{in, "Ask: colour?", delivery::steer}))));
+  store::append_request req;
+  req.session = s;
+  req.events.emplace_back(model::execution_started{exe, "dead/1"});
+  req.events.emplace_back(model::input_promoted{in, exe});
+  req.events.emplace_back(model::interaction_requested{question, {}, "question", boost::json::object{}});
+  req.events.emplace_back(model::execution_finished{exe, model::outcome::waiting});
+  ASSERT_TRUE(run(store_->append(std::move(req))));
+  ASSERT_TRUE(run(store_->append(
+      store::single_event(s, model::interaction_resolved{question, "answered", boost::json::object{}}))));
+  make_service();
+  auto report = run(service_->start());
+  ASSERT_TRUE(report) << report.error().describe();
+  EXPECT_EQ(report->woken, 1U);
+  eventually([&] { return count(s, "execution.finished") == 2; });
+  idle(s);
+  EXPECT_EQ(count(s, "execution.started"), 2U);
+  EXPECT_EQ(runtime_.turns(), 1);
+  EXPECT_EQ(scan().woken, 0U);  // continued: nothing is left
+}
+
 TEST_F(recovery_test, an_input_recorded_without_resume_stays_pending_across_restarts) {
   const auto in = input_id::generate();
   const auto s = stranded_by_a_crash(in, /*resume=*/false);

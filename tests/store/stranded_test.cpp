@@ -7,6 +7,7 @@
 #include <set>
 
 #include "store/sqlite/db.h"
+#include "store/sqlite/queries.h"
 #include "store/sqlite/schema.h"
 #include "store_fixture.h"
 
@@ -77,6 +78,33 @@ TEST_F(stranded_sqlite, a_session_waiting_for_a_human_keeps_its_inputs_waiting_t
   EXPECT_TRUE(stranded().empty());
   ASSERT_TRUE(append(s, {model::interaction_resolved{i, "answered", boost::json::object{}}}));
   EXPECT_TRUE(listed(s));
+}
+
+TEST_F(stranded_sqlite, an_answered_question_whose_turn_has_not_continued_is_listed_until_it_starts) {
+  open();
+  const auto s = new_session();
+  const auto i = interaction_id::generate();
+  const auto e = execution_id::generate();
+  ASSERT_TRUE(append(s, {started(e), model::interaction_requested{i, {}, "question", boost::json::object{}}}));
+  ASSERT_TRUE(append(s, {finished(e, model::outcome::waiting)}));
+  EXPECT_TRUE(stranded().empty());  // waiting for a human
+  ASSERT_TRUE(append(s, {model::interaction_resolved{i, "answered", boost::json::object{}}}));
+  EXPECT_EQ(stranded(), std::vector<session_id>{s});  // answered: its turn must continue
+  const auto next = execution_id::generate();
+  ASSERT_TRUE(append(s, {started(next)}));
+  EXPECT_TRUE(stranded().empty());  // continuing
+  ASSERT_TRUE(append(s, {finished(next)}));
+  EXPECT_TRUE(stranded().empty());  // continued
+}
+
+TEST_F(stranded_sqlite, a_session_listed_for_both_reasons_is_listed_once) {
+  open();
+  const auto s = new_session();
+  const auto i = interaction_id::generate();
+  ASSERT_TRUE(append(s, {model::interaction_requested{i, {}, "question", boost::json::object{}},
+                         admitted_with(input_id::generate(), true)}));
+  ASSERT_TRUE(append(s, {model::interaction_resolved{i, "answered", boost::json::object{}}}));
+  EXPECT_EQ(stranded(), std::vector<session_id>{s});
 }
 
 TEST_F(stranded_sqlite, a_quarantined_session_is_not_listed) {
@@ -162,13 +190,7 @@ TEST_F(stranded_sqlite, the_listing_reads_the_pending_resume_index_not_every_ses
   ASSERT_EQ(sqlite3_open(db_path().c_str(), &db), SQLITE_OK);
   sqlite3_stmt* st = nullptr;
   // The listing's own statement, as the store prepares it.
-  const std::string sql =
-      "EXPLAIN QUERY PLAN SELECT DISTINCT i.session_id FROM inputs i INDEXED BY inputs_pending_resume "
-      "JOIN sessions s ON s.id = i.session_id "
-      "WHERE i.status = 'pending' AND i.resume = 1 AND i.session_id > '' "
-      "AND s.open_execution IS NULL AND s.quarantined = 0 "
-      "AND NOT EXISTS (SELECT 1 FROM interactions x WHERE x.session_id = i.session_id AND x.status = 'pending') "
-      "ORDER BY i.session_id LIMIT 10";
+  const std::string sql = std::string("EXPLAIN QUERY PLAN ") + sqlite::list_stranded_sql;
   ASSERT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
   std::string plan;
   while (sqlite3_step(st) == SQLITE_ROW)
@@ -176,6 +198,7 @@ TEST_F(stranded_sqlite, the_listing_reads_the_pending_resume_index_not_every_ses
   sqlite3_finalize(st);
   sqlite3_close(db);
   EXPECT_NE(plan.find("inputs_pending_resume"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("sessions_continuation_pending"), std::string::npos) << plan;
   EXPECT_EQ(plan.find("SCAN s"), std::string::npos) << "sessions are looked up by key:\n" << plan;
   EXPECT_EQ(plan.find("SCAN x"), std::string::npos) << plan;
 }

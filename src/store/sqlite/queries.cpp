@@ -397,17 +397,25 @@ result<std::vector<abandoned_session>> list_abandoned(connection& db, time_ms no
   });
 }
 
+// Driven by two partial indexes that hold only sessions about to run (or
+// stranded): pending inputs that wait for a run, and sessions whose answered
+// question waits for its turn to continue.
+const char* const list_stranded_sql =
+    "SELECT session_id FROM ("
+    "SELECT i.session_id AS session_id FROM inputs i INDEXED BY inputs_pending_resume "
+    "JOIN sessions s ON s.id = i.session_id "
+    "WHERE i.status = 'pending' AND i.resume = 1 AND i.session_id > ?1 "
+    "AND s.open_execution IS NULL AND s.quarantined = 0 "
+    "AND NOT EXISTS (SELECT 1 FROM interactions x WHERE x.session_id = i.session_id AND x.status = 'pending') "
+    "UNION "
+    "SELECT s.id FROM sessions s INDEXED BY sessions_continuation_pending "
+    "WHERE s.continuation_pending = 1 AND s.id > ?1 AND s.open_execution IS NULL AND s.quarantined = 0 "
+    "AND NOT EXISTS (SELECT 1 FROM interactions x WHERE x.session_id = s.id AND x.status = 'pending')"
+    ") ORDER BY session_id LIMIT ?2";
+
 result<std::vector<session_id>> list_stranded(connection& db, const std::optional<session_id>& after,
                                               std::size_t limit) {
-  // Driven by the partial index of pending inputs that wait for a run: the
-  // sessions it names are few (each is about to run, or stranded).
-  auto q = db.prepare(
-      "SELECT DISTINCT i.session_id FROM inputs i INDEXED BY inputs_pending_resume "
-      "JOIN sessions s ON s.id = i.session_id "
-      "WHERE i.status = 'pending' AND i.resume = 1 AND i.session_id > ?1 "
-      "AND s.open_execution IS NULL AND s.quarantined = 0 "
-      "AND NOT EXISTS (SELECT 1 FROM interactions x WHERE x.session_id = i.session_id AND x.status = 'pending') "
-      "ORDER BY i.session_id LIMIT ?2");
+  auto q = db.prepare(list_stranded_sql);
   q.bind(after ? after->str() : std::string(), sql_limit(limit));
   return collect<session_id>(q, [](const query& row) -> result<session_id> { return session_id::trusted(row.text(0)); });
 }

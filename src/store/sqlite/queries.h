@@ -44,7 +44,12 @@ result<std::vector<interaction_row>> list_interactions(connection& db, const ses
 result<std::vector<abandoned_session>> list_abandoned(connection& db, time_ms now, const std::string& node,
                                                       const std::string& current_owner,
                                                       const std::optional<session_id>& after, std::size_t limit);
+// Sessions nobody runs although they should run: a pending input admitted
+// with resume, or an answered question whose turn has not continued; no
+// open execution, no pending interaction, not quarantined. In id order.
 result<std::vector<session_id>> list_stranded(connection& db, const std::optional<session_id>& after,
                                               std::size_t limit);
+// Its statement (?1: after, ?2: limit), for the query-plan test.
+extern const char* const list_stranded_sql;
 
 }  // namespace tether::store::sqlite

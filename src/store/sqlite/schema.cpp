@@ -216,6 +216,12 @@ ALTER TABLE sessions ADD COLUMN metadata TEXT;
 ALTER TABLE inputs ADD COLUMN resume INTEGER NOT NULL DEFAULT 1;
 CREATE INDEX inputs_pending_resume ON inputs(session_id) WHERE status = 'pending' AND resume = 1;
 )sql"},
+    // A session whose question was answered (or cancelled) and whose turn
+    // has not started again: recovery wakes it like a stranded input, and
+    // this partial index holds only those few sessions.
+    migration{7, R"sql(
+CREATE INDEX sessions_continuation_pending ON sessions(id) WHERE continuation_pending = 1;
+)sql"},
 };
 
 result<int> stored_version(connection& db) {

@@ -180,6 +180,19 @@ TEST_F(sandbox, the_system_is_read_only_and_tmp_is_fresh) {
   EXPECT_FALSE(fs::exists("/usr/tether-x"));
 }
 
+TEST_F(sandbox, a_command_creates_files_with_umask_022_while_the_server_keeps_077) {
+  const mode_t before = ::umask(077);  // as serve and run set it
+  for (const auto mode : {sandbox_mode::workspace_write, sandbox_mode::off}) {
+    sandbox_.mode = mode;
+    const std::string name = "made-" + std::string(to_string(mode));
+    EXPECT_EQ(run("umask; touch " + name), "0022\nexit code 0") << to_string(mode);
+    EXPECT_EQ(fs::status(ws_ / name).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read)
+        << to_string(mode);
+  }
+  ::umask(before);
+}
+
 TEST_F(sandbox, read_only_mounts_the_workspace_read_only_and_stops_write_and_edit) {
   sandbox_.mode = sandbox_mode::read_only;
   put("a.txt", "old");
