@@ -1,6 +1,7 @@
 #include "model/events.h"
 
 #include <array>
+#include <limits>
 
 #include <boost/json.hpp>
 
@@ -363,10 +364,20 @@ result<usage> decode_usage(const boost::json::value& v) {
   return u;
 }
 
+namespace {
+// Token counts come from stored rows and provider replies: a sum that would
+// overflow stops at the type's bounds instead of being undefined.
+std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  std::int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+}
+}  // namespace
+
 usage& usage::operator+=(const usage& o) {
-  input_tokens += o.input_tokens;
-  output_tokens += o.output_tokens;
-  cached_input_tokens += o.cached_input_tokens;
+  input_tokens = saturating_add(input_tokens, o.input_tokens);
+  output_tokens = saturating_add(output_tokens, o.output_tokens);
+  cached_input_tokens = saturating_add(cached_input_tokens, o.cached_input_tokens);
   if (o.cost_usd) cost_usd = cost_usd.value_or(0.0) + *o.cost_usd;
   // Statuses combine from the most to the least certain.
   if (cost_status.empty() || cost_status == o.cost_status) {

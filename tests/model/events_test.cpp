@@ -1,5 +1,6 @@
 #include "model/events.h"
 
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -379,6 +380,17 @@ TEST(usage, adds_fieldwise) {
   usage u{.input_tokens = 1, .output_tokens = 2, .cached_input_tokens = 3};
   u += usage{.input_tokens = 10, .output_tokens = 20, .cached_input_tokens = 30};
   EXPECT_EQ(u, (usage{.input_tokens = 11, .output_tokens = 22, .cached_input_tokens = 33}));
+}
+
+// Found by fuzz/events (fuzz/regressions/events/usage-sum-overflow): stored
+// token counts near the int64 bounds made the sum undefined behaviour.
+TEST(usage, a_sum_past_the_bounds_stops_at_them) {
+  const auto huge = std::numeric_limits<std::int64_t>::max() - 10;
+  usage u{.input_tokens = huge, .output_tokens = -huge, .cached_input_tokens = 5};
+  u += usage{.input_tokens = huge, .output_tokens = -huge, .cached_input_tokens = 6};
+  EXPECT_EQ(u.input_tokens, std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(u.output_tokens, std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(u.cached_input_tokens, 11);
 }
 
 TEST(usage, costs_add_and_an_unpriced_part_makes_the_sum_partial) {
