@@ -1,5 +1,7 @@
 #include "runtime/native/tools/output.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <string>
 
@@ -49,6 +51,16 @@ TEST_F(spill, output_over_the_line_limit_goes_to_a_file_named_by_the_call_with_a
       << out.content.substr(0, 2000);
   EXPECT_TRUE(out.content.ends_with("line 3000\n"));
   EXPECT_EQ(out.status, tool_status::succeeded);
+}
+
+TEST_F(spill, a_spill_file_is_private_to_the_user_whatever_the_umask) {
+  const mode_t before = ::umask(022);
+  auto out = succeeded(lines(3000));
+  spill_if_large(out, context());
+  ::umask(before);
+  struct stat st {};
+  ASSERT_EQ(::stat((root_ / "spill" / "call_1.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
 }
 
 TEST_F(spill, output_over_the_byte_limit_is_spilled_and_the_preview_stays_under_it) {

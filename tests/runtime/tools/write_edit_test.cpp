@@ -41,6 +41,20 @@ TEST_F(write_tool, replaces_a_file_whole_keeps_its_mode_and_leaves_no_temporary_
   EXPECT_EQ(entries_in(ws_), 1U);
 }
 
+TEST_F(write_tool, a_new_file_and_its_new_directories_are_readable_by_others_although_the_server_keeps_umask_077) {
+  const mode_t before = ::umask(077);  // as serve and run set it
+  const auto out = call("write", args({{"path", "src/new/main.c"}, {"content", "int main;\n"}}));
+  ::umask(before);
+  ASSERT_EQ(out.status, tool_status::succeeded) << out.content;
+  struct stat st {};
+  ASSERT_EQ(::stat((ws_ / "src" / "new" / "main.c").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+  for (const auto& dir : {ws_ / "src", ws_ / "src" / "new"}) {
+    ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0755u) << dir;
+  }
+}
+
 TEST_F(write_tool, refuses_to_replace_a_directory) {
   fs::create_directories(ws_ / "dir");
   const auto out = call("write", args({{"path", "dir"}, {"content", "x"}}));

@@ -194,16 +194,14 @@ result<std::string> read_all(int fd, std::size_t max_bytes, std::string_view sho
   return out;
 }
 
-result<void> replace_file_at(int dir_fd, const std::string& name, std::string_view data, std::string_view shown) {
+result<void> replace_file_at(int dir_fd, const std::string& name, std::string_view data, std::string_view shown,
+                             new_file_access access) {
   struct stat st {};
-  mode_t keep_mode = 0;
-  bool keep = false;
+  // Set with fchmod: the process umask does not decide.
+  mode_t mode = access == new_file_access::shared ? 0644 : 0600;
   if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
     if (S_ISDIR(st.st_mode)) return bad(in_quotes(shown) + " is a directory");
-    if (S_ISREG(st.st_mode)) {
-      keep = true;
-      keep_mode = st.st_mode & 07777;
-    }
+    if (S_ISREG(st.st_mode)) mode = st.st_mode & 07777;  // an existing file keeps its mode
   }
   const std::string tmp = temp_name(name);
   unique_fd fd(::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666));
@@ -212,7 +210,7 @@ result<void> replace_file_at(int dir_fd, const std::string& name, std::string_vi
     ::unlinkat(dir_fd, tmp.c_str(), 0);
     return os_error(std::string(what) + " " + in_quotes(shown), err);
   };
-  if (keep && ::fchmod(fd.get(), keep_mode) != 0) return fail("cannot set the mode of", errno);
+  if (::fchmod(fd.get(), mode) != 0) return fail("cannot set the mode of", errno);
   std::size_t done = 0;
   while (done < data.size()) {
     const auto n = ::write(fd.get(), data.data() + done, data.size() - done);
@@ -226,18 +224,39 @@ result<void> replace_file_at(int dir_fd, const std::string& name, std::string_vi
   return ok();
 }
 
+namespace {
+
+// create_directories, but each directory made is 0755 whatever the umask.
+result<void> make_shared_directories(const fs::path& workspace, const fs::path& dir) {
+  std::vector<fs::path> missing;
+  for (fs::path d = dir; !d.empty() && d != d.parent_path(); d = d.parent_path()) {
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(d, ec))) break;
+    missing.push_back(d);
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0755) != 0 && errno != EEXIST) {
+      return os_error("cannot create the directory " + in_quotes(shown_path(workspace, *it)), errno);
+    }
+    // mkdir's mode went through the umask; never follow a link put there since.
+    unique_fd made(::open(it->c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (made.get() >= 0) ::fchmod(made.get(), 0755);
+  }
+  return ok();
+}
+
+}  // namespace
+
 result<void> write_atomic(const fs::path& workspace, const workspace_path& p, std::string_view data) {
   if (p.abs == workspace) return bad("the workspace itself is a directory");
   const fs::path parent = p.abs.parent_path();
-  std::error_code ec;
-  fs::create_directories(parent, ec);
-  if (ec) return os_error("cannot create the directory " + in_quotes(shown_path(workspace, parent)), ec.value());
+  if (auto made = make_shared_directories(workspace, parent); !made) return made.error();
   workspace_path dir;
   dir.abs = parent;
   dir.shown = shown_path(workspace, parent);
   auto dir_fd = open_inside(workspace, dir, O_RDONLY | O_DIRECTORY);
   if (!dir_fd) return dir_fd.error();
-  return replace_file_at(dir_fd->get(), p.abs.filename().string(), data, p.shown);
+  return replace_file_at(dir_fd->get(), p.abs.filename().string(), data, p.shown, new_file_access::shared);
 }
 
 }  // namespace tether::runtime::native::tool_detail

@@ -69,16 +69,26 @@ result<unique_fd> open_inside(const std::filesystem::path& workspace, const work
 // Reads a whole regular file from `fd`; refuses more than `max_bytes`.
 result<std::string> read_all(int fd, std::size_t max_bytes, std::string_view shown);
 
-// Writes `data` as file `p` atomically: creates missing parent directories,
-// opens and re-checks the parent, writes a temporary file beside the target,
-// fsyncs it and renames it over the target. An existing file keeps its
-// permission bits. A symlink that appeared at the final component since
-// resolve() is replaced, never written through.
+// Who may read a file a tool creates. The server runs with umask 077 so that
+// its data directory stays private; files an agent writes in a user's
+// workspace must not be: they get the modes umask 022 would give.
+enum class new_file_access {
+  owner_only,  // 0600: spill files and blobs in the data directory
+  shared,      // 0644 files, 0755 directories: the user's workspace
+};
+
+// Writes `data` as file `p` atomically: creates missing parent directories
+// (0755), opens and re-checks the parent, writes a temporary file beside the
+// target, fsyncs it and renames it over the target. An existing file keeps its
+// permission bits; a new one is 0644 whatever the process umask. A symlink
+// that appeared at the final component since resolve() is replaced, never
+// written through.
 result<void> write_atomic(const std::filesystem::path& workspace, const workspace_path& p, std::string_view data);
 
 // The same temp + fsync + rename into an already-open directory (no
-// confinement): spill files and image blobs.
-result<void> replace_file_at(int dir_fd, const std::string& name, std::string_view data, std::string_view shown);
+// confinement): spill files and image blobs. A new file gets `access`.
+result<void> replace_file_at(int dir_fd, const std::string& name, std::string_view data, std::string_view shown,
+                             new_file_access access = new_file_access::owner_only);
 
 // "<what>: <strerror(err)>" as an error value.
 tether::error os_error(std::string_view what, int err);
