@@ -1,4 +1,4 @@
-// The SSE parser (runtime/native/providers/sse_parser.h) on arbitrary bytes.
+// The SSE parser (http/sse_parser.h) on arbitrary bytes.
 //
 // Invariants:
 //   - the events, retry_ms() and finish() do not depend on where the stream
@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "runtime/native/providers/sse_parser.h"
+#include "http/sse_parser.h"
 
 namespace {
 
-using tether::runtime::native::sse_event;
-using tether::runtime::native::sse_parser;
+using tether::http::sse_event;
+using tether::http::sse_parser;
 
 struct parsed {
   std::vector<sse_event> events;

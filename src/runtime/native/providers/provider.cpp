@@ -6,9 +6,9 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "http/sse_parser.h"
 #include "runtime/native/providers/classify.h"
 #include "runtime/native/providers/http_client.h"
-#include "runtime/native/providers/sse_parser.h"
 #include "runtime/native/providers/wire.h"
 
 namespace tether::runtime::native {

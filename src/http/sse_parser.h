@@ -1,5 +1,8 @@
 // An incremental parser of Server-Sent Events (the WHATWG "event stream"
-// format), fed with byte chunks cut anywhere.
+// format), fed with byte chunks cut anywhere. The one parser of event streams
+// in Tether: the model providers read their streams with it, and the API
+// client (client/client.h) reads the server's. It depends on nothing but the
+// standard library.
 //
 //   sse_parser p;
 //   for (auto& chunk : body) for (auto& ev : p.feed(chunk)) handle(ev);
@@ -32,7 +35,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tether::runtime::native {
+namespace tether::http {
 
 struct sse_event {
   std::string event;  // the `event:` field, empty when none was given
@@ -67,4 +70,4 @@ class sse_parser {
   std::optional<std::int64_t> retry_ms_;
 };
 
-}  // namespace tether::runtime::native
+}  // namespace tether::http

@@ -1,8 +1,8 @@
-#include "runtime/native/providers/sse_parser.h"
+#include "http/sse_parser.h"
 
 #include <charconv>
 
-namespace tether::runtime::native {
+namespace tether::http {
 
 namespace {
 constexpr std::string_view bom = "\xEF\xBB\xBF";
@@ -101,4 +101,4 @@ bool sse_parser::finish() {
   return partial;
 }
 
-}  // namespace tether::runtime::native
+}  // namespace tether::http

@@ -1,11 +1,11 @@
-#include "runtime/native/providers/sse_parser.h"
+#include "http/sse_parser.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace tether::runtime::native {
+namespace tether::http {
 namespace {
 
 std::vector<sse_event> parse_whole(std::string_view text) {
@@ -101,4 +101,4 @@ TEST(sse_parser, a_broken_bom_prefix_is_kept_as_data) {
 }
 
 }  // namespace
-}  // namespace tether::runtime::native
+}  // namespace tether::http
