@@ -93,6 +93,8 @@ class http_provider final : public provider {
     h.proxies = proxy_config{o.http_proxy, o.https_proxy, o.no_proxy};
     h.max_response_bytes = o.max_response_bytes;
     h.tap = o.tap;
+    h.ca_file = o.ca_file;
+    h.pool = o.pool;
     return h;
   }
 
