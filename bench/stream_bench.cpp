@@ -22,11 +22,14 @@
 //
 // --no-pool opens a new connection per model request (the provider's
 // connection pool bounded to zero), to compare with reused connections.
+// --tls serves the scripted model over HTTPS with a self-signed certificate
+// that the provider trusts (its ca_file), as a real provider is reached.
 //
 // Everything runs in one process over loopback HTTP with a SQLite store in a
 // temporary directory, once per wire format. The table goes to stdout; --out
 // writes the same numbers as JSON.
 #include <filesystem>
+#include <fstream>
 #include <latch>
 #include <mutex>
 #include <random>
@@ -36,6 +39,7 @@
 #include <boost/asio/detached.hpp>
 
 #include "bench_util.h"
+#include "http/server_tls.h"
 #include "mock/server.h"
 #include "runtime/native/native_runtime.h"
 #include "runtime/native/providers/http_client.h"
@@ -51,12 +55,14 @@ using namespace tether::bench;
 using runtime::native::wire_api;
 
 enum class connections { pooled, one_per_request };
+enum class transport { plain, tls };
 
 struct options {
   std::size_t chars = 200'000;  // about 50k tokens of relayed text (prompts are capped at 256 KiB)
   int steps = 20;
   bool quick = false;
   connections reuse = connections::pooled;
+  transport wire = transport::plain;
   std::string out;
 };
 
@@ -69,13 +75,15 @@ bool parse_args(int argc, char** argv, options& o) {
       o.steps = 5;
     } else if (a == "--no-pool") {
       o.reuse = connections::one_per_request;
+    } else if (a == "--tls") {
+      o.wire = transport::tls;
     } else if ((a == "--chars" || a == "--steps" || a == "--out") && i + 1 < argc) {
       const std::string v = argv[++i];
       if (a == "--chars") o.chars = std::stoul(v);
       if (a == "--steps") o.steps = std::stoi(v);
       if (a == "--out") o.out = v;
     } else {
-      std::fprintf(stderr, "usage: tether_stream_bench [--chars N] [--steps N] [--no-pool] [--quick] [--out FILE.json]\n");
+      std::fprintf(stderr, "usage: tether_stream_bench [--chars N] [--steps N] [--no-pool] [--tls] [--quick] [--out FILE.json]\n");
       return false;
     }
   }
@@ -117,9 +125,12 @@ class ttfb_tap final : public runtime::native::http_tap {
 // One wire format's test bed: scripted model, store, native runtime, service.
 class bed {
  public:
-  bed(const fs::path& dir, wire_api api, const options& opt) : dir_(dir), io_(2) {
+  bed(const fs::path& dir, wire_api api, const options& opt) : dir_(dir), mock_(model_options(opt)), io_(2) {
     fs::create_directories(dir_);
     if (auto r = mock_.start(); !r) die("start the scripted model", r.error());
+    if (mock_options_.tls) {
+      std::ofstream(dir_ / "model-cert.pem") << mock_options_.tls->certificate_pem;
+    }
     store::sqlite_options so;
     so.path = (dir_ / "tether.db").string();
     auto st = store::open_sqlite_store(so);
@@ -132,6 +143,7 @@ class bed {
     o.provider.http_proxy = o.provider.https_proxy = o.provider.no_proxy = std::string();
     o.provider.tap = tap_;
     if (opt.reuse == connections::one_per_request) o.provider.pool.max_idle_total = 0;
+    if (mock_options_.tls) o.provider.ca_file = (dir_ / "model-cert.pem").string();
     o.data_dir = dir_;
     o.max_steps = 1'000;
     runtime_ = runtime::native::make_native_runtime(o);
@@ -166,8 +178,18 @@ class bed {
   ttfb_tap& tap() { return *tap_; }
 
  private:
+  mock::server_options model_options(const options& opt) {
+    if (opt.wire == transport::tls) {
+      auto id = http::make_self_signed_identity();
+      if (!id) die("make a certificate", id.error());
+      mock_options_.tls = std::move(*id);
+    }
+    return mock_options_;
+  }
+
   fs::path dir_;
-  mock::server mock_{mock::server_options{}};
+  mock::server_options mock_options_;
+  mock::server mock_;
   std::shared_ptr<ttfb_tap> tap_ = std::make_shared<ttfb_tap>();
   system_clock clock_;
   pool io_;
@@ -265,7 +287,8 @@ int main(int argc, char** argv) {
   setup_logging("warn");
   const auto root = fs::temp_directory_path() / ("tether-stream-bench-" + std::to_string(::getpid()));
 
-  std::printf("connections: %s\n", opt.reuse == connections::pooled ? "kept alive (pooled)" : "one per request");
+  std::printf("model over %s, connections %s\n", opt.wire == transport::tls ? "HTTPS" : "HTTP",
+              opt.reuse == connections::pooled ? "kept alive (pooled)" : "one per request");
   std::printf("%-18s %12s %10s %12s %12s %14s %14s %14s %14s %14s\n", "wire", "tokens", "deltas", "tokens/s",
               "deltas/s", "admit->req us", "step p50 us", "step p99 us", "ttfb2+ p50 us", "ttfb2+ p99 us");
   std::printf("%s\n", std::string(142, '-').c_str());
@@ -303,6 +326,7 @@ int main(int argc, char** argv) {
                      {"time", now_iso8601()},
                      {"quick", opt.quick},
                      {"connections", opt.reuse == connections::pooled ? "pooled" : "one_per_request"},
+                     {"tls", opt.wire == transport::tls},
                      {"wires", rows}};
     std::FILE* f = std::fopen(opt.out.c_str(), "w");
     if (f == nullptr) return 1;

@@ -217,6 +217,87 @@ TEST(connection_pool, idle_connections_are_bounded_per_endpoint) {
   EXPECT_EQ(client.idle_connections(), 2u);
 }
 
+http_request chat_request(const std::string& base, const std::string& prompt) {
+  http_request req;
+  req.url = base + "/v1/chat/completions";
+  req.headers.push_back({"content-type", "application/json"});
+  req.body = R"({"model":"scripted","stream":true,"messages":[{"role":"user","content":")" + prompt + R"("}]})";
+  return req;
+}
+
+TEST(connection_pool, over_tls_a_kept_connection_is_reused_without_a_new_handshake) {
+  scripted_model model(scripted_model::transport::tls);
+  relay r(model.port());
+  http_options ho;
+  ho.proxies = proxy_config{std::string(), std::string(), std::string()};
+  ho.ca_file = model.certificate();
+  http_client client(ho);
+  asio::io_context io;
+  const std::string base = "https://127.0.0.1:" + std::to_string(r.port());
+  const auto first = test::run_sync(io, client.send(chat_request(base, "Reply with exactly: one"), {}, {}));
+  ASSERT_FALSE(first.error) << first.message;
+  const auto second = test::run_sync(io, client.send(chat_request(base, "Reply with exactly: two"), {}, {}));
+  ASSERT_FALSE(second.error) << second.message;
+  EXPECT_TRUE(second.reused_connection);
+  EXPECT_EQ(r.accepted(), 1);
+}
+
+TEST(connection_pool, over_tls_a_new_connection_resumes_the_endpoints_session) {
+  scripted_model model(scripted_model::transport::tls);
+  http_options ho;
+  ho.proxies = proxy_config{std::string(), std::string(), std::string()};
+  ho.ca_file = model.certificate();
+  ho.pool.max_idle_total = 0;  // every request on a new connection
+  http_client client(ho);
+  asio::io_context io;
+  const std::string base = "https://127.0.0.1:" + std::to_string(model.port());
+  const auto first = test::run_sync(io, client.send(chat_request(base, "Reply with exactly: one"), {}, {}));
+  ASSERT_FALSE(first.error) << first.message;
+  EXPECT_FALSE(first.tls_resumed);
+  const auto second = test::run_sync(io, client.send(chat_request(base, "Reply with exactly: two"), {}, {}));
+  ASSERT_FALSE(second.error) << second.message;
+  EXPECT_FALSE(second.reused_connection);
+  EXPECT_TRUE(second.tls_resumed);  // SSL_session_reused on the new connection
+}
+
+TEST(connection_pool, over_tls_a_connection_the_server_closed_while_idle_is_dropped_and_the_turn_succeeds) {
+  scripted_model model(scripted_model::transport::tls);
+  relay r(model.port());
+  auto o = options_for("https", r.port());
+  o.ca_file = model.certificate();
+  auto p = make_provider(o);
+  asio::io_context io;
+  EXPECT_EQ(text_of(stream_once(io, *p, "Reply with exactly: one")), "one");
+  r.close_on_next_request();
+  EXPECT_EQ(text_of(stream_once(io, *p, "Reply with exactly: two")), "two");
+  EXPECT_EQ(r.accepted(), 2);
+}
+
+TEST(connection_pool, a_certificate_nobody_trusts_fails_the_handshake) {
+  scripted_model model(scripted_model::transport::tls);
+  auto p = make_provider(options_for("https", model.port()));  // no ca_file
+  asio::io_context io;
+  const auto out = stream_once(io, *p, "Reply with exactly: one");
+  ASSERT_FALSE(out.done);
+  EXPECT_EQ(out.failure.kind, provider_errc::transport);
+  EXPECT_FALSE(out.failure.request_sent);
+}
+
+TEST(connection_pool, a_certificate_named_by_ssl_cert_file_is_trusted_without_ca_file) {
+  scripted_model model(scripted_model::transport::tls);
+  const char* before = std::getenv("SSL_CERT_FILE");
+  const std::optional<std::string> saved = before != nullptr ? std::optional<std::string>(before) : std::nullopt;
+  ::setenv("SSL_CERT_FILE", model.certificate().c_str(), 1);
+  auto p = make_provider(options_for("https", model.port()));
+  asio::io_context io;
+  const auto out = stream_once(io, *p, "Reply with exactly: trusted");
+  if (saved)
+    ::setenv("SSL_CERT_FILE", saved->c_str(), 1);
+  else
+    ::unsetenv("SSL_CERT_FILE");
+  EXPECT_EQ(text_of(out), "trusted");
+}
+
 TEST(connection_pool, idle_connections_are_bounded_in_total) {
   connection_pool pool(connection_pool_options{.max_idle_per_endpoint = 4, .max_idle_total = 3});
   for (int i = 0; i < 5; ++i) {

@@ -117,20 +117,23 @@ void connection_pool::release(const pool_key& key, idle_connection c) {
   }
 }
 
+// Sessions are kept and handed out as copies: OpenSSL marks a session not
+// resumable when a connection using it is freed without a close_notify (as
+// an interrupted, failed or evicted one is), and the kept one must survive
+// whatever happens to the connections that used it.
 void connection_pool::remember_session(const pool_key& key, SSL_SESSION* session) {
   if (session == nullptr || SSL_SESSION_is_resumable(session) == 0) return;
-  SSL_SESSION_up_ref(session);
-  ssl_session_ptr owned(session);
+  ssl_session_ptr copy(SSL_SESSION_dup(session));
+  if (!copy) return;
   const std::lock_guard lock(mu_);
-  sessions_[key] = std::move(owned);
+  sessions_[key] = std::move(copy);
 }
 
 ssl_session_ptr connection_pool::session(const pool_key& key) {
   const std::lock_guard lock(mu_);
   const auto it = sessions_.find(key);
   if (it == sessions_.end()) return nullptr;
-  SSL_SESSION_up_ref(it->second.get());
-  return ssl_session_ptr(it->second.get());
+  return ssl_session_ptr(SSL_SESSION_dup(it->second.get()));
 }
 
 std::size_t connection_pool::idle_count() const {

@@ -115,9 +115,9 @@ class connection_pool {
   // past a bound). With max_idle_total 0 it is closed at once.
   void release(const pool_key& key, idle_connection c);
 
-  // Keeps a resumable session of `key` (takes its own reference).
+  // Keeps a copy of a resumable session of `key`.
   void remember_session(const pool_key& key, SSL_SESSION* session);
-  // The session to offer on a new connection to `key` (a new reference), or null.
+  // A copy of the session to offer on a new connection to `key`, or null.
   ssl_session_ptr session(const pool_key& key);
 
   [[nodiscard]] std::size_t idle_count() const;
