@@ -157,35 +157,24 @@ std::vector<sse_event> sse_stream::read_until(const std::function<bool(const sse
         buffer_.erase(0, end + 4);
       }
     }
-    if (status_ != 0) {
-      for (auto end = buffer_.find("\n\n"); end != std::string::npos; end = buffer_.find("\n\n")) {
-        const std::string frame = buffer_.substr(0, end);
-        buffer_.erase(0, end + 2);
-        sse_event e;
-        bool any = false;
-        std::size_t pos = 0;
-        while (pos <= frame.size()) {
-          auto nl = frame.find('\n', pos);
-          if (nl == std::string::npos) nl = frame.size();
-          const std::string line = frame.substr(pos, nl - pos);
-          pos = nl + 1;
-          if (line.starts_with(":")) {
-            ++comments_;
-          } else if (line.starts_with("id: ")) {
-            e.id = line.substr(4);
-          } else if (line.starts_with("event: ")) {
-            e.type = line.substr(7);
-            any = true;
-          } else if (line.starts_with("data: ")) {
-            e.data = json::parse(line.substr(6));
-          }
-        }
-        if (!any) continue;
-        out.push_back(std::move(e));
-        if (done(out.back())) return out;
-      }
-      if (status_ != 200) return out;
+    if (status_ != 0 && !buffer_.empty()) {
+      // The body is the event stream itself (Connection: close, no chunking).
+      for (auto& ev : sse_.feed(buffer_)) pending_.push_back(std::move(ev));
+      buffer_.clear();
+      comments_ = sse_.comments();
     }
+    while (!pending_.empty()) {
+      auto ev = std::move(pending_.front());
+      pending_.pop_front();
+      if (ev.event.empty()) continue;
+      sse_event e;
+      if (ev.own_id) e.id = ev.id;  // ephemeral events carry none
+      e.type = std::move(ev.event);
+      e.data = json::parse(ev.data);
+      out.push_back(std::move(e));
+      if (done(out.back())) return out;
+    }
+    if (status_ != 0 && status_ != 200) return out;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()).count();
     if (left <= 0) return out;
     pollfd p{fd_, POLLIN, 0};

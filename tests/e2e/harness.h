@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -22,6 +23,7 @@
 #include <boost/json.hpp>
 
 #include "e2e/run/process.h"
+#include "http/sse_parser.h"
 
 namespace tether::e2e {
 
@@ -87,7 +89,9 @@ class sse_stream {
  private:
   int fd_ = -1;
   unsigned status_ = 0;
-  std::string buffer_;
+  std::string buffer_;  // the response head until it is complete
+  http::sse_parser sse_;
+  std::deque<http::sse_event> pending_;  // parsed, not yet returned
   std::size_t comments_ = 0;
   bool closed_ = false;
 };
