@@ -376,28 +376,15 @@ result<json::value> api_client::post(std::string_view target, const json::value&
 }
 
 result<json::value> api_client::exchange(std::string_view method, std::string_view target, const std::string* body) {
-  last_status_ = 0;
-  if (!address_) return make_error(util_errc::invalid_argument, address_error_);
-  const int baseline = sigint_count();
-  connection conn;
-  TETHER_TRY(conn.connect(*address_, clock_type::now() + options_.connect_timeout, baseline));
-  const auto deadline = clock_type::now() + options_.response_timeout;
-  TETHER_TRY(conn.write_all(build_request(method, *address_, target, options_, body, "application/json", {}), deadline,
-                            baseline));
-  http::response_parser<http::string_body> p;
-  p.body_limit(max_json_body);
-  p.eager(true);
-  std::string buf;
-  TETHER_TRY(read_response(conn, p, buf, deadline, baseline, true));
-  const auto& res = p.get();
-  const int status = static_cast<int>(res.result_int());
-  if (status >= 400) {
-    last_status_ = status;
-    return error_from(status, res.body(), options_);
+  auto res = raw(method, target, body != nullptr ? *body : std::string());
+  if (!res) return res.error();
+  if (res->status >= 400) {
+    last_status_ = res->status;
+    return error_from(res->status, res->body, options_);
   }
-  if (res.body().empty()) return json::value(nullptr);
+  if (res->body.empty()) return json::value(nullptr);
   boost::system::error_code ec;
-  auto v = json::parse(res.body(), ec);
+  auto v = json::parse(res->body, ec);
   if (ec) return make_error(client_errc::bad_response, "the server's answer is not JSON: " + ec.message());
   return v;
 }
@@ -411,14 +398,18 @@ result<raw_response> api_client::raw(std::string_view method, std::string_view t
   TETHER_TRY(conn.connect(*address_, clock_type::now() + options_.connect_timeout, baseline));
   const auto deadline = clock_type::now() + options_.response_timeout;
   const bool has_body = !body.empty() || method == "POST" || method == "PUT" || method == "PATCH";
-  TETHER_TRY(conn.write_all(build_request(method, *address_, target, options_, has_body ? &body : nullptr,
-                                          "application/json", {}, headers),
-                            deadline, baseline));
+  // A server may answer before the whole body arrived (413) and close: its
+  // answer, when there is one, is the result, not the broken write.
+  const auto written = conn.write_all(
+      build_request(method, *address_, target, options_, has_body ? &body : nullptr, "application/json", {}, headers),
+      deadline, baseline);
+  if (!written && written.error() != client_errc::bad_response) return written.error();
   http::response_parser<http::string_body> p;
   p.body_limit(max_json_body);
   p.eager(true);
   std::string buf;
-  TETHER_TRY(read_response(conn, p, buf, deadline, baseline, true));
+  if (auto read = read_response(conn, p, buf, deadline, baseline, true); !read)
+    return written ? read.error() : written.error();
   raw_response out;
   out.status = static_cast<int>(p.get().result_int());
   for (const auto& f : p.get()) out.headers.push_back({std::string(f.name_string()), std::string(f.value())});

@@ -90,6 +90,14 @@ std::string text_of(const stream_outcome& o) {
   return o.done ? o.done->text : "failed: " + o.failure.message;
 }
 
+http_request chat_request(const std::string& base, const std::string& prompt) {
+  http_request req;
+  req.url = base + "/v1/chat/completions";
+  req.headers.push_back({"content-type", "application/json"});
+  req.body = R"({"model":"scripted","stream":true,"messages":[{"role":"user","content":")" + prompt + R"("}]})";
+  return req;
+}
+
 stream_outcome stream_once(asio::io_context& io, provider& p, const std::string& prompt) {
   return test::run_sync(io, p.stream(ask(prompt), [](const stream_event&) {}, std::stop_token()));
 }
@@ -132,12 +140,9 @@ TEST(connection_pool, a_connection_closed_as_the_request_arrives_is_retried_once
   ho.proxies = proxy_config{std::string(), std::string(), std::string()};
   http_client client(ho);
   asio::io_context io;
+  const std::string base = "http://127.0.0.1:" + std::to_string(r.port());
   const auto send = [&](const std::string& prompt) {
-    http_request req;
-    req.url = "http://127.0.0.1:" + std::to_string(r.port()) + "/v1/chat/completions";
-    req.headers.push_back({"content-type", "application/json"});
-    req.body = R"({"model":"scripted","stream":true,"messages":[{"role":"user","content":")" + prompt + R"("}]})";
-    return test::run_sync(io, client.send(std::move(req), http_handler{}, std::stop_token()));
+    return test::run_sync(io, client.send(chat_request(base, prompt), http_handler{}, std::stop_token()));
   };
   const auto first = send("Reply with exactly: one");
   ASSERT_FALSE(first.error) << first.message;
@@ -202,10 +207,8 @@ TEST(connection_pool, idle_connections_are_bounded_per_endpoint) {
   asio::io_context io;
   int done = 0;
   for (int i = 0; i < 5; ++i) {
-    http_request req;
-    req.url = "http://127.0.0.1:" + std::to_string(model.port()) + "/v1/chat/completions";
-    req.headers.push_back({"content-type", "application/json"});
-    req.body = R"({"model":"scripted","stream":true,"messages":[{"role":"user","content":"Stream slowly: 5\nReply with exactly: a b c"}]})";
+    auto req = chat_request("http://127.0.0.1:" + std::to_string(model.port()),
+                            "Stream slowly: 5\\nReply with exactly: a b c");
     asio::co_spawn(asio::make_strand(io), client.send(std::move(req), http_handler{}, std::stop_token()),
                    [&](std::exception_ptr, http_result r) {
                      EXPECT_FALSE(r.error) << r.message;
@@ -215,14 +218,6 @@ TEST(connection_pool, idle_connections_are_bounded_per_endpoint) {
   io.run();
   EXPECT_EQ(done, 5);
   EXPECT_EQ(client.idle_connections(), 2u);
-}
-
-http_request chat_request(const std::string& base, const std::string& prompt) {
-  http_request req;
-  req.url = base + "/v1/chat/completions";
-  req.headers.push_back({"content-type", "application/json"});
-  req.body = R"({"model":"scripted","stream":true,"messages":[{"role":"user","content":")" + prompt + R"("}]})";
-  return req;
 }
 
 TEST(connection_pool, over_tls_a_kept_connection_is_reused_without_a_new_handshake) {
