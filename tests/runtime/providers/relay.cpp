@@ -8,6 +8,8 @@
 
 #include <stdexcept>
 
+#include "runtime/providers/loopback.h"
+
 namespace tether::runtime::native::testing {
 
 struct relay::link {
@@ -25,34 +27,6 @@ struct relay::link {
 
 namespace {
 
-int listen_loopback(std::uint16_t* port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 64) != 0)
-    throw std::runtime_error("relay: cannot listen");
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  *port = ntohs(addr.sin_port);
-  return fd;
-}
-
-int connect_loopback(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(port);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 bool copy(int from, int to) {
   char buf[16384];
   const ssize_t n = ::recv(from, buf, sizeof buf, 0);
@@ -68,7 +42,7 @@ bool copy(int from, int to) {
 }  // namespace
 
 relay::relay(std::uint16_t upstream_port) : upstream_(upstream_port) {
-  listen_fd_ = listen_loopback(&port_);
+  listen_fd_ = listen_loopback(port_);
   acceptor_ = std::thread([this] { accept_loop(); });
 }
 
