@@ -245,6 +245,10 @@ result<void> read_response(connection& conn, Parser& p, std::string& buf, clock_
     auto got = conn.read_some(buf, deadline, baseline, "answer");
     if (!got) return got.error();
     if (*got == 0) {
+      // Beast completes a response parser that saw nothing at EOF (as a
+      // default 200): a server that died before answering is no answer.
+      if (!p.got_some())
+        return make_error(client_errc::bad_response, "the server closed the connection without answering");
       p.put_eof(ec);
       if (!ec && (whole ? p.is_done() : p.is_header_done())) return ok();
       return make_error(client_errc::bad_response, "the server closed the connection mid-response");

@@ -67,6 +67,16 @@ class fake_server {
   std::thread thread_;
 };
 
+TEST(Client, AServerThatClosesWithoutAnsweringIsAnErrorNotASuccess) {
+  fake_server server("", 1);
+  client_options o;
+  o.server = server.url();
+  client c(o);
+  auto r = c.post("/v1/sessions", json::object{});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), client_errc::bad_response);
+}
+
 std::string chunked(const std::string& body) {
   std::string out;
   for (std::size_t i = 0; i < body.size(); i += 7) {

@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "client/client.h"
+
 namespace tether::e2e {
 
 namespace fs = std::filesystem;
@@ -78,52 +80,33 @@ void send_all(int fd, const std::string& data) {
   std::size_t off = 0;
   while (off < data.size()) {
     const auto n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n <= 0) return;  // the server may answer early (413) and close
+    if (n <= 0) return;
     off += static_cast<std::size_t>(n);
   }
 }
 
-std::string request_text(const std::string& method, const std::string& target, const std::string& body,
-                         const std::map<std::string, std::string>& headers) {
-  std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+// The event stream's request (its socket is the harness's own: tests set its
+// receive buffer before connecting).
+std::string request_text(const std::string& target, const std::map<std::string, std::string>& headers) {
+  std::string req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
   for (const auto& [k, v] : headers) req += k + ": " + v + "\r\n";
-  if (!body.empty() || method == "POST" || method == "PUT")
-    req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
-  req += "\r\n" + body;
-  return req;
-}
-
-std::string header_value(const std::string& head, const std::string& name) {
-  std::string lower = head;
-  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const auto at = lower.find("\r\n" + name + ":");
-  if (at == std::string::npos) return "";
-  auto start = at + name.size() + 3;
-  while (start < head.size() && head[start] == ' ') ++start;
-  return head.substr(start, head.find("\r\n", start) - start);
+  return req + "\r\n";
 }
 
 }  // namespace
 
 http_result request(unsigned short port, const std::string& method, const std::string& target, const std::string& body,
                     const std::map<std::string, std::string>& headers) {
-  const int fd = connect_to(port);
-  send_all(fd, request_text(method, target, body, headers));
-  std::string in;
-  char buf[65536];
-  for (;;) {
-    const auto n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    in.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
+  client::client_options o;
+  o.server = "http://127.0.0.1:" + std::to_string(port);
+  std::vector<client::header_field> fields;
+  for (const auto& [k, v] : headers) fields.push_back({k, v});
+  auto raw = client::api_client(o).raw(method, target, body, fields);
+  if (!raw) throw std::runtime_error(method + " " + target + ": " + raw.error().message);
   http_result r;
-  const auto head_end = in.find("\r\n\r\n");
-  if (in.size() < 12 || head_end == std::string::npos) throw std::runtime_error("no HTTP response to " + target);
-  r.status = static_cast<unsigned>(std::stoi(in.substr(9, 3)));
-  const std::string head = in.substr(0, head_end);
-  r.content_type = header_value(head, "content-type");
-  r.body = in.substr(head_end + 4);
+  r.status = static_cast<unsigned>(raw->status);
+  r.content_type = raw->header("content-type");
+  r.body = std::move(raw->body);
   boost::system::error_code ec;
   r.json = json::parse(r.body, ec);
   if (ec) r.json = nullptr;
@@ -138,7 +121,7 @@ sse_stream::sse_stream(unsigned short port, const std::string& target, const std
   auto h = headers;
   h["Accept"] = "text/event-stream";
   h["Authorization"] = "Bearer " + token;
-  send_all(fd_, request_text("GET", target, "", h));
+  send_all(fd_, request_text(target, h));
 }
 
 sse_stream::~sse_stream() {

@@ -58,7 +58,8 @@ struct http_result {
   boost::json::value json;  // null when the body is not JSON
 };
 
-// One HTTP/1.1 request on a fresh connection to 127.0.0.1:port.
+// One HTTP/1.1 request on a fresh connection to 127.0.0.1:port, through the
+// API client (client::api_client::raw); throws when no answer came.
 http_result request(unsigned short port, const std::string& method, const std::string& target,
                     const std::string& body = "", const std::map<std::string, std::string>& headers = {});
 
