@@ -297,7 +297,7 @@ TEST(connection_pool, idle_connections_are_bounded_in_total) {
   connection_pool pool(connection_pool_options{.max_idle_per_endpoint = 4, .max_idle_total = 3});
   for (int i = 0; i < 5; ++i) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    pool.release(pool_key{"http", "host" + std::to_string(i % 2), 80, ""}, idle_connection(fd, false, nullptr));
+    pool.release(pool_key{"http", "host" + std::to_string(i % 2), 80, ""}, idle_connection(fd, ip_family::v4, nullptr));
   }
   EXPECT_EQ(pool.idle_count(), 3u);
 }
@@ -305,7 +305,7 @@ TEST(connection_pool, idle_connections_are_bounded_in_total) {
 TEST(connection_pool, an_idle_connection_past_the_idle_timeout_is_not_lent) {
   connection_pool pool(connection_pool_options{.idle_timeout = std::chrono::milliseconds(0)});
   const pool_key key{"http", "h", 80, ""};
-  pool.release(key, idle_connection(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), false, nullptr));
+  pool.release(key, idle_connection(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ip_family::v4, nullptr));
   EXPECT_FALSE(pool.acquire(key));
   EXPECT_EQ(pool.idle_count(), 0u);
 }

@@ -22,7 +22,8 @@ bool readable_now(int fd) {
 void ssl_free_deleter::operator()(SSL* s) const { SSL_free(s); }
 void ssl_session_free_deleter::operator()(SSL_SESSION* s) const { SSL_SESSION_free(s); }
 
-idle_connection::idle_connection(int fd, bool ipv6, ssl_ptr tls) : fd_(fd), ipv6_(ipv6), tls_(std::move(tls)) {}
+idle_connection::idle_connection(int fd, ip_family family, ssl_ptr tls)
+    : fd_(fd), family_(family), tls_(std::move(tls)) {}
 
 idle_connection::~idle_connection() {
   tls_.reset();
@@ -30,14 +31,14 @@ idle_connection::~idle_connection() {
 }
 
 idle_connection::idle_connection(idle_connection&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), ipv6_(other.ipv6_), tls_(std::move(other.tls_)), since_(other.since_) {}
+    : fd_(std::exchange(other.fd_, -1)), family_(other.family_), tls_(std::move(other.tls_)), since_(other.since_) {}
 
 idle_connection& idle_connection::operator=(idle_connection&& other) noexcept {
   if (this != &other) {
     tls_.reset();
     if (fd_ >= 0) ::close(fd_);
     fd_ = std::exchange(other.fd_, -1);
-    ipv6_ = other.ipv6_;
+    family_ = other.family_;
     tls_ = std::move(other.tls_);
     since_ = other.since_;
   }

@@ -78,11 +78,13 @@ struct ssl_session_free_deleter {
 using ssl_ptr = std::unique_ptr<SSL, ssl_free_deleter>;
 using ssl_session_ptr = std::unique_ptr<SSL_SESSION, ssl_session_free_deleter>;
 
+enum class ip_family { v4, v6 };
+
 // A connected socket (closed on destruction) and, for https, its TLS state.
 class idle_connection {
  public:
   idle_connection() = default;
-  idle_connection(int fd, bool ipv6, ssl_ptr tls);
+  idle_connection(int fd, ip_family family, ssl_ptr tls);
   ~idle_connection();
   idle_connection(idle_connection&& other) noexcept;
   idle_connection& operator=(idle_connection&& other) noexcept;
@@ -90,7 +92,7 @@ class idle_connection {
   idle_connection& operator=(const idle_connection&) = delete;
 
   [[nodiscard]] int fd() const { return fd_; }
-  [[nodiscard]] bool ipv6() const { return ipv6_; }
+  [[nodiscard]] ip_family family() const { return family_; }
   // Gives up the descriptor and the TLS state to the caller.
   int release_fd();
   ssl_ptr release_tls() { return std::move(tls_); }
@@ -98,7 +100,7 @@ class idle_connection {
  private:
   friend class connection_pool;
   int fd_ = -1;
-  bool ipv6_ = false;
+  ip_family family_ = ip_family::v4;
   ssl_ptr tls_;
   std::chrono::steady_clock::time_point since_{};
 };

@@ -375,7 +375,7 @@ asio::awaitable<void> run(exchange& x) {
 bool adopt(connection& conn, idle_connection idle) {
   beast::error_code ec;
   const int fd = idle.fd();
-  conn.plain.socket().assign(idle.ipv6() ? tcp::v6() : tcp::v4(), fd, ec);
+  conn.plain.socket().assign(idle.family() == ip_family::v6 ? tcp::v6() : tcp::v4(), fd, ec);
   if (ec) return false;  // `idle` still owns the descriptor and closes it
   (void)idle.release_fd();
   conn.reused = true;
@@ -388,7 +388,7 @@ bool adopt(connection& conn, idle_connection idle) {
 std::optional<idle_connection> take_apart(connection& conn) {
   beast::error_code ec;
   auto& socket = conn.lowest().socket();
-  const bool ipv6 = socket.local_endpoint(ec).protocol() == tcp::v6();
+  const auto family = socket.local_endpoint(ec).protocol() == tcp::v6() ? ip_family::v6 : ip_family::v4;
   if (ec) return std::nullopt;
   ssl_ptr tls;
   if (conn.tls) {
@@ -399,7 +399,7 @@ std::optional<idle_connection> take_apart(connection& conn) {
   const int fd = socket.release(ec);
   if (ec) return std::nullopt;
   conn.tls.reset();
-  return idle_connection(fd, ipv6, std::move(tls));
+  return idle_connection(fd, family, std::move(tls));
 }
 
 // A reused connection that failed before any byte of a response arrived was
