@@ -15,12 +15,23 @@
 //                last byte -> next request: per step, the end of one answer
 //                  to the arrival of the next request (recording the step,
 //                  running the list tool, building the next request).
+//                time to first byte, steps 2..N: per model request after
+//                  the first of the turn, from the provider starting the
+//                  request (before it connects, or borrows a kept
+//                  connection) to the response head (seen by an http_tap).
+//
+// --no-pool opens a new connection per model request (the provider's
+// connection pool bounded to zero), to compare with reused connections.
+// --tls serves the scripted model over HTTPS with a self-signed certificate
+// that the provider trusts (its ca_file), as a real provider is reached.
 //
 // Everything runs in one process over loopback HTTP with a SQLite store in a
 // temporary directory, once per wire format. The table goes to stdout; --out
 // writes the same numbers as JSON.
 #include <filesystem>
+#include <fstream>
 #include <latch>
+#include <mutex>
 #include <random>
 #include <string>
 
@@ -28,8 +39,10 @@
 #include <boost/asio/detached.hpp>
 
 #include "bench_util.h"
+#include "http/server_tls.h"
 #include "mock/server.h"
 #include "runtime/native/native_runtime.h"
+#include "runtime/native/providers/http_client.h"
 #include "session/service.h"
 #include "store/sqlite/sqlite_store.h"
 #include "util/log.h"
@@ -41,10 +54,15 @@ using namespace tether;
 using namespace tether::bench;
 using runtime::native::wire_api;
 
+enum class connections { pooled, one_per_request };
+enum class transport { plain, tls };
+
 struct options {
   std::size_t chars = 200'000;  // about 50k tokens of relayed text (prompts are capped at 256 KiB)
   int steps = 20;
   bool quick = false;
+  connections reuse = connections::pooled;
+  transport wire = transport::plain;
   std::string out;
 };
 
@@ -55,13 +73,17 @@ bool parse_args(int argc, char** argv, options& o) {
       o.quick = true;
       o.chars = 40'000;
       o.steps = 5;
+    } else if (a == "--no-pool") {
+      o.reuse = connections::one_per_request;
+    } else if (a == "--tls") {
+      o.wire = transport::tls;
     } else if ((a == "--chars" || a == "--steps" || a == "--out") && i + 1 < argc) {
       const std::string v = argv[++i];
       if (a == "--chars") o.chars = std::stoul(v);
       if (a == "--steps") o.steps = std::stoi(v);
       if (a == "--out") o.out = v;
     } else {
-      std::fprintf(stderr, "usage: tether_stream_bench [--chars N] [--steps N] [--quick] [--out FILE.json]\n");
+      std::fprintf(stderr, "usage: tether_stream_bench [--chars N] [--steps N] [--no-pool] [--tls] [--quick] [--out FILE.json]\n");
       return false;
     }
   }
@@ -72,12 +94,43 @@ std::int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(steady::now().time_since_epoch()).count();
 }
 
+// When each model request started and when its response head arrived.
+class ttfb_tap final : public runtime::native::http_tap {
+ public:
+  void on_request(const runtime::native::http_request& /*request*/) override {
+    const std::lock_guard lock(mu_);
+    started_.push_back(steady::now());
+  }
+  void on_head(const runtime::native::http_response_head& /*head*/) override {
+    const std::lock_guard lock(mu_);
+    if (heads_.size() < started_.size()) heads_.push_back(steady::now());
+  }
+  void on_body(std::string_view /*bytes*/) override {}
+  // Microseconds to the head of every request since the last take(), in order.
+  std::vector<double> take() {
+    const std::lock_guard lock(mu_);
+    std::vector<double> out;
+    for (std::size_t i = 0; i < heads_.size(); ++i) out.push_back(micros(heads_[i] - started_[i]));
+    started_.clear();
+    heads_.clear();
+    return out;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<steady::time_point> started_;
+  std::vector<steady::time_point> heads_;
+};
+
 // One wire format's test bed: scripted model, store, native runtime, service.
 class bed {
  public:
-  bed(const fs::path& dir, wire_api api) : dir_(dir), io_(2) {
+  bed(const fs::path& dir, wire_api api, const options& opt) : dir_(dir), mock_(model_options(opt)), io_(2) {
     fs::create_directories(dir_);
     if (auto r = mock_.start(); !r) die("start the scripted model", r.error());
+    if (mock_options_.tls) {
+      std::ofstream(dir_ / "model-cert.pem") << mock_options_.tls->certificate_pem;
+    }
     store::sqlite_options so;
     so.path = (dir_ / "tether.db").string();
     auto st = store::open_sqlite_store(so);
@@ -87,6 +140,10 @@ class bed {
     o.provider.api = api;
     o.provider.base_url = mock_.base_url() + "/v1";
     o.provider.model = "scripted";
+    o.provider.http_proxy = o.provider.https_proxy = o.provider.no_proxy = std::string();
+    o.provider.tap = tap_;
+    if (opt.reuse == connections::one_per_request) o.provider.pool.max_idle_total = 0;
+    if (mock_options_.tls) o.provider.ca_file = (dir_ / "model-cert.pem").string();
     o.data_dir = dir_;
     o.max_steps = 1'000;
     runtime_ = runtime::native::make_native_runtime(o);
@@ -118,10 +175,22 @@ class bed {
   pool& io() { return io_; }
   store::event_store& store() { return *store_; }
   mock::server& model() { return mock_; }
+  ttfb_tap& tap() { return *tap_; }
 
  private:
+  mock::server_options model_options(const options& opt) {
+    if (opt.wire == transport::tls) {
+      auto id = http::make_self_signed_identity();
+      if (!id) die("make a certificate", id.error());
+      mock_options_.tls = std::move(*id);
+    }
+    return mock_options_;
+  }
+
   fs::path dir_;
-  mock::server mock_{mock::server_options{}};
+  mock::server_options mock_options_;
+  mock::server mock_;
+  std::shared_ptr<ttfb_tap> tap_ = std::make_shared<ttfb_tap>();
   system_clock clock_;
   pool io_;
   std::unique_ptr<store::event_store> store_;
@@ -178,6 +247,7 @@ relay_result run_relay(bed& b, std::size_t chars) {
 struct overhead_result {
   double admission_to_first_request_us = 0;
   latency_summary last_byte_to_next_request;
+  latency_summary first_byte_after_first;  // steps 2..N
   std::size_t requests = 0;
 };
 
@@ -187,11 +257,15 @@ overhead_result run_overhead(bed& b, int steps) {
   for (int i = 0; i < steps; ++i) prompt += "Tool: list {\"path\": \".\"}\n";
   prompt += "Reply with exactly: done";
   const auto before = b.model().requests().size();
+  (void)b.tap().take();
   const auto t0 = now_us();
   b.admit(s, prompt);
   b.idle(s);
   const auto reqs = b.model().requests(before);
   overhead_result r;
+  auto ttfb = b.tap().take();
+  if (!ttfb.empty()) ttfb.erase(ttfb.begin());
+  r.first_byte_after_first = summarize(std::move(ttfb));
   r.requests = reqs.size();
   if (reqs.empty()) return r;
   r.admission_to_first_request_us = static_cast<double>(reqs[0].at("received_us").to_number<std::int64_t>() - t0);
@@ -213,24 +287,27 @@ int main(int argc, char** argv) {
   setup_logging("warn");
   const auto root = fs::temp_directory_path() / ("tether-stream-bench-" + std::to_string(::getpid()));
 
-  std::printf("%-18s %12s %10s %12s %12s %14s %14s %14s\n", "wire", "tokens", "deltas", "tokens/s", "deltas/s",
-              "admit->req us", "step p50 us", "step p99 us");
-  std::printf("%s\n", std::string(112, '-').c_str());
+  std::printf("model over %s, connections %s\n", opt.wire == transport::tls ? "HTTPS" : "HTTP",
+              opt.reuse == connections::pooled ? "kept alive (pooled)" : "one per request");
+  std::printf("%-18s %12s %10s %12s %12s %14s %14s %14s %14s %14s\n", "wire", "tokens", "deltas", "tokens/s",
+              "deltas/s", "admit->req us", "step p50 us", "step p99 us", "ttfb2+ p50 us", "ttfb2+ p99 us");
+  std::printf("%s\n", std::string(142, '-').c_str());
   json::array rows;
   for (const auto api : {wire_api::openai_chat, wire_api::openai_responses, wire_api::anthropic}) {
     const std::string name(runtime::native::to_string(api));
     relay_result relay;
     overhead_result over;
     {
-      bed b(root / name, api);
+      bed b(root / name, api, opt);
       relay = run_relay(b, opt.chars);
       over = run_overhead(b, opt.steps);
     }
-    std::printf("%-18s %12zu %10zu %12.0f %12.0f %14.0f %14.0f %14.0f\n", name.c_str(), relay.chars / 4,
-                relay.deltas, relay.tokens_per_s(),
+    std::printf("%-18s %12zu %10zu %12.0f %12.0f %14.0f %14.0f %14.0f %14.0f %14.0f\n", name.c_str(),
+                relay.chars / 4, relay.deltas, relay.tokens_per_s(),
                 relay.seconds > 0 ? static_cast<double>(relay.deltas) / relay.seconds : 0.0,
                 over.admission_to_first_request_us, over.last_byte_to_next_request.p50_us,
-                over.last_byte_to_next_request.p99_us);
+                over.last_byte_to_next_request.p99_us, over.first_byte_after_first.p50_us,
+                over.first_byte_after_first.p99_us);
     std::fflush(stdout);
     rows.push_back({{"wire", name},
                     {"relay", {{"tokens", relay.chars / 4},
@@ -239,12 +316,18 @@ int main(int argc, char** argv) {
                                {"tokens_per_s", whole(relay.tokens_per_s())}}},
                     {"overhead", {{"requests", over.requests},
                                   {"admission_to_first_request_us", whole(over.admission_to_first_request_us)},
-                                  {"last_byte_to_next_request", to_json(over.last_byte_to_next_request)}}}});
+                                  {"last_byte_to_next_request", to_json(over.last_byte_to_next_request)},
+                                  {"first_byte_steps_2_to_n", to_json(over.first_byte_after_first)}}}});
   }
   std::error_code ec;
   fs::remove_all(root, ec);
   if (!opt.out.empty()) {
-    json::object doc{{"benchmark", "stream"}, {"time", now_iso8601()}, {"quick", opt.quick}, {"wires", rows}};
+    json::object doc{{"benchmark", "stream"},
+                     {"time", now_iso8601()},
+                     {"quick", opt.quick},
+                     {"connections", opt.reuse == connections::pooled ? "pooled" : "one_per_request"},
+                     {"tls", opt.wire == transport::tls},
+                     {"wires", rows}};
     std::FILE* f = std::fopen(opt.out.c_str(), "w");
     if (f == nullptr) return 1;
     const auto text = json::serialize(doc);

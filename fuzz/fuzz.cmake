@@ -47,7 +47,7 @@ function(tether_fuzz_target name source)
   set_tests_properties(fuzz.${name} PROPERTIES TIMEOUT 300)
 endfunction()
 
-tether_fuzz_target(sse_parser sse_parser_fuzz.cpp tether_providers)
+tether_fuzz_target(sse_parser sse_parser_fuzz.cpp tether_http_sse)
 tether_fuzz_target(events events_fuzz.cpp tether_model)
 tether_fuzz_target(provider_streams provider_streams_fuzz.cpp tether_providers)
 tether_fuzz_target(mock_requests mock_requests_fuzz.cpp tether_mock)

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "runtime/native/providers/sse_parser.h"
+#include "http/sse_parser.h"
 #include "runtime/native/providers/wire.h"
 
 namespace {
@@ -68,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   request.messages.push_back(user);
   (void)mapper->build(request);
 
-  native::sse_parser sse;
+  tether::http::sse_parser sse;
   std::optional<native::failure_info> failure;
   bool stopped = false;
   while (!body.empty() && !stopped) {
@@ -93,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // Events after the end marker are ignored.
   const std::size_t before = s.events;
-  native::sse_event extra;
+  tether::http::sse_event extra;
   extra.data = R"({"type":"response.output_text.delta","delta":"x","choices":[{"delta":{"content":"x"}}]})";
   FUZZ_CHECK(!mapper->on_event(extra));
   FUZZ_CHECK(s.events == before);

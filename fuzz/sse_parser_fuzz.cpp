@@ -1,4 +1,4 @@
-// The SSE parser (runtime/native/providers/sse_parser.h) on arbitrary bytes.
+// The SSE parser (http/sse_parser.h) on arbitrary bytes.
 //
 // Invariants:
 //   - the events, retry_ms() and finish() do not depend on where the stream
@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "fuzz_support.h"
-#include "runtime/native/providers/sse_parser.h"
+#include "http/sse_parser.h"
 
 namespace {
 
-using tether::runtime::native::sse_event;
-using tether::runtime::native::sse_parser;
+using tether::http::sse_event;
+using tether::http::sse_parser;
 
 struct parsed {
   std::vector<sse_event> events;
@@ -42,11 +42,16 @@ parsed parse(std::string_view in, Cut cut) {
   return out;
 }
 
+// Re-encoding writes an id line where the event carried one or where its id
+// differs from the previous one (set by an event that was dropped), so the
+// ids come back equal; `own_id` may then differ and is not compared.
 std::string encode(const std::vector<sse_event>& events) {
   std::string s;
+  std::string previous_id;
   for (const auto& e : events) {
     if (!e.event.empty()) s += "event: " + e.event + "\n";
-    s += "id: " + e.id + "\n";
+    if (e.own_id || e.id != previous_id) s += "id: " + e.id + "\n";
+    previous_id = e.id;
     std::string_view d = e.data;
     for (;;) {
       const auto nl = d.find('\n');
@@ -91,7 +96,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   const parsed again = parse(encode(whole.events), [](std::size_t n) { return n; });
-  FUZZ_CHECK(again.events == whole.events);
+  FUZZ_CHECK(again.events.size() == whole.events.size());
+  for (std::size_t i = 0; i < again.events.size() && i < whole.events.size(); ++i) {
+    FUZZ_CHECK(again.events[i].event == whole.events[i].event);
+    FUZZ_CHECK(again.events[i].data == whole.events[i].data);
+    FUZZ_CHECK(again.events[i].id == whole.events[i].id);
+  }
   FUZZ_CHECK(!again.partial);
   return 0;
 }

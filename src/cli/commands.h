@@ -37,8 +37,9 @@ inline constexpr int exit_data_dir_locked = 5;
 inline constexpr int exit_damaged_store = 6;
 inline constexpr int exit_interrupted = 130;
 
-// `tether mock-llm --listen HOST:PORT [--record FILE]`: the scripted model
-// server until SIGINT/SIGTERM.
+// `tether mock-llm --listen HOST:PORT [--record FILE] [--tls [--tls-cert FILE
+// --tls-key FILE] [--tls-cert-out FILE]]`: the scripted model server until
+// SIGINT/SIGTERM, over HTTPS with --tls (mock_llm_command.cpp).
 void add_mock_llm_command(CLI::App& app, int& exit_code);
 
 // `tether run [--data DIR] [--provider …] [--base-url URL] PROMPT…`: one turn

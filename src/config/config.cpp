@@ -88,8 +88,8 @@ result<void> read_tool_settings(profile& p, const toml::table& t, const std::str
 result<profile> read_profile(std::string name, const toml::table& t) {
   const std::string where = "profiles." + name;
   TETHER_TRY(only_keys(t, where,
-                       {"runtime", "provider", "base_url", "model", "api_key_env", "max_steps", "context_window",
-                        "sandbox", "network", "env"}));
+                       {"runtime", "provider", "base_url", "model", "api_key_env", "ca_file", "max_steps",
+                        "context_window", "sandbox", "network", "env"}));
   profile p;
   p.name = std::move(name);
   auto runtime = text(t, where, "runtime", p.runtime);
@@ -114,6 +114,11 @@ result<profile> read_profile(std::string name, const toml::table& t) {
   auto key_env = text(t, where, "api_key_env", "");
   if (!key_env) return key_env.error();
   p.api_key_env = *key_env;
+  auto ca_file = text(t, where, "ca_file", "");
+  if (!ca_file) return ca_file.error();
+  p.ca_file = *ca_file;
+  if (!p.ca_file.empty() && !std::filesystem::path(p.ca_file).is_absolute())
+    return bad(fmt::format("{}.ca_file: \"{}\" is not an absolute path", where, p.ca_file));
   auto steps = integer(t, where, "max_steps", p.max_steps, 1);
   if (!steps) return steps.error();
   p.max_steps = static_cast<int>(std::min<std::int64_t>(*steps, 100'000));

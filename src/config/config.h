@@ -11,6 +11,7 @@
 //   base_url    = "https://api.openai.com/v1"   # absent: the built-in scripted model
 //   model       = "gpt-4o-mini"
 //   api_key_env = "OPENAI_API_KEY"    # the variable holding the key (never the key itself)
+//   ca_file     = "/etc/tether/model-ca.pem"  # certificates trusted for https besides the system's
 //   max_steps   = 50                  # model requests per turn at most
 //   context_window = 128000           # tokens; compaction keeps requests under it
 //   sandbox     = "workspace-write"   # the bash tool's sandbox: "workspace-write" | "read-only" | "off"
@@ -48,6 +49,7 @@ struct profile {
   std::string base_url;  // empty: the built-in scripted model
   std::string model = "scripted";
   std::string api_key_env;
+  std::string ca_file;  // absolute path of PEM certificates trusted for https; empty: the system's only
   int max_steps = 50;
   std::int64_t context_window = 128'000;
   runtime::native::sandbox_mode sandbox = runtime::native::sandbox_mode::workspace_write;

@@ -22,6 +22,8 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include "mock/handler.h"
 #include "util/fd.h"
@@ -41,20 +43,36 @@ constexpr std::uint32_t header_limit = 64U * 1024U;
 constexpr auto idle_timeout = std::chrono::minutes(10);
 constexpr auto write_timeout = std::chrono::seconds(60);
 constexpr auto drain_timeout = std::chrono::seconds(2);
+constexpr auto handshake_timeout = std::chrono::seconds(10);
+constexpr auto tls_shutdown_timeout = std::chrono::seconds(1);
 constexpr std::size_t drain_limit = 64U << 20U;
 
-struct connection {
+// What close_all() needs of a connection of either kind.
+struct connection_base {
+  virtual ~connection_base() = default;
+  virtual void close() = 0;
+};
+
+// A connection over Stream: beast::tcp_stream, or beast::ssl_stream over one.
+template <class Stream>
+struct connection final : connection_base {
   explicit connection(tcp::socket s) : stream(std::move(s)), timer(stream.get_executor()) {}
-  beast::tcp_stream stream;
+  connection(tcp::socket s, net::ssl::context& tls) : stream(std::move(s), tls), timer(stream.get_executor()) {}
+  Stream stream;
   net::steady_timer timer;  // Stream slowly
 
-  void close() {
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream); }
+  void close() override {
     boost::system::error_code ignored;
-    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream.close();
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest().close();
     timer.cancel();
   }
 };
+using plain_stream = beast::tcp_stream;
+using tls_stream = beast::ssl_stream<beast::tcp_stream>;
+constexpr bool is_tls(const plain_stream*) { return false; }
+constexpr bool is_tls(const tls_stream*) { return true; }
 
 result<tcp::endpoint> parse_listen(const std::string& listen) {
   const auto bad = [&] {
@@ -113,7 +131,9 @@ class server::impl {
   result<void> start();
   void stop();
   std::uint16_t port() const { return port_.load(); }
-  std::string base_url() const { return "http://" + host_ + ":" + std::to_string(port()); }
+  std::string base_url() const {
+    return (opts_.tls ? "https://" : "http://") + host_ + ":" + std::to_string(port());
+  }
   std::vector<boost::json::value> requests(std::size_t after) const { return handler_.requests(after); }
   std::size_t kept_bytes() const { return handler_.kept_bytes(); }
 
@@ -121,13 +141,20 @@ class server::impl {
   enum class state { idle, running, stopped };
 
   net::awaitable<void> accept_loop();
-  net::awaitable<void> serve(std::shared_ptr<connection> c, std::uint64_t id);
+  void spawn_connection(tcp::socket socket);
+  template <class Stream>
+  net::awaitable<void> serve(std::shared_ptr<connection<Stream>> c, std::uint64_t id);
   // Awaited at once by serve(), which owns *c. False: close the connection.
-  net::awaitable<bool> write_reply(connection* c, http_reply r, bool keep_alive, bool head);
-  net::awaitable<bool> write_stream(connection* c, http_reply r, bool keep_alive);
+  template <class Stream>
+  net::awaitable<bool> exchange(connection<Stream>* c, beast::flat_buffer& buffer);
+  template <class Stream>
+  net::awaitable<bool> write_reply(connection<Stream>* c, http_reply r, bool keep_alive, bool head);
+  template <class Stream>
+  net::awaitable<bool> write_stream(connection<Stream>* c, http_reply r, bool keep_alive);
   // After refusing a body: stop sending and read (and drop) what the client
   // is still sending for a moment, so it sees the answer instead of a reset.
-  net::awaitable<void> drain(connection* c);
+  template <class Stream>
+  net::awaitable<void> drain(connection<Stream>* c);
   void close_all();
 
   server_options opts_;
@@ -141,13 +168,19 @@ class server::impl {
   // Touched on the I/O thread only.
   bool stopping_ = false;
   std::uint64_t next_id_ = 0;
-  std::map<std::uint64_t, std::weak_ptr<connection>> live_;
+  std::map<std::uint64_t, std::weak_ptr<connection_base>> live_;
+  std::shared_ptr<net::ssl::context> tls_;  // set when serving HTTPS
 };
 
 result<void> server::impl::start() {
   if (state_ != state::idle) return error(mock_errc::already_started, "start() may be called once");
   auto ep = parse_listen(opts_.listen);
   if (!ep) return ep.error();
+  if (opts_.tls) {
+    auto ctx = tether::http::make_server_tls_context(*opts_.tls);
+    if (!ctx) return ctx.error();
+    tls_ = std::move(*ctx);
+  }
   if (opts_.record_file) TETHER_TRY(handler_.open_record(*opts_.record_file));
   boost::system::error_code ec;
   auto fail = [&](mock_errc code, const std::string& what) {
@@ -205,70 +238,98 @@ net::awaitable<void> server::impl::accept_loop() {
       co_await pause.async_wait(use_tuple);
       continue;
     }
-    boost::system::error_code ignored;
-    set_cloexec(socket.native_handle());
-    socket.set_option(tcp::no_delay(true), ignored);  // each SSE event leaves at once
-    auto c = std::make_shared<connection>(std::move(socket));
-    const auto id = next_id_++;
+    spawn_connection(std::move(socket));
+  }
+}
+
+void server::impl::spawn_connection(tcp::socket socket) {
+  boost::system::error_code ignored;
+  set_cloexec(socket.native_handle());
+  socket.set_option(tcp::no_delay(true), ignored);  // each SSE event leaves at once
+  const auto id = next_id_++;
+  if (tls_) {
+    auto c = std::make_shared<connection<tls_stream>>(std::move(socket), *tls_);
+    live_.emplace(id, c);
+    net::co_spawn(io_, serve(std::move(c), id), log_failure);
+  } else {
+    auto c = std::make_shared<connection<plain_stream>>(std::move(socket));
     live_.emplace(id, c);
     net::co_spawn(io_, serve(std::move(c), id), log_failure);
   }
 }
 
-net::awaitable<void> server::impl::serve(std::shared_ptr<connection> c, std::uint64_t id) {
+template <class Stream>
+net::awaitable<void> server::impl::serve(std::shared_ptr<connection<Stream>> c, std::uint64_t id) {
+  bool open = true;
+  if constexpr (is_tls(static_cast<Stream*>(nullptr))) {
+    c->lowest().expires_after(handshake_timeout);
+    auto [ec] = co_await c->stream.async_handshake(net::ssl::stream_base::server, use_tuple);
+    open = !ec && !stopping_;
+  }
   beast::flat_buffer buffer;
-  bool keep_going = true;
-  while (keep_going && !stopping_) {
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(header_limit);
-    parser.body_limit(opts_.max_body_bytes);
-    c->stream.expires_after(idle_timeout);
-    auto [ec, n] = co_await http::async_read_header(c->stream, buffer, parser, use_tuple);
-    if (ec == http::error::body_limit && !stopping_) {  // Content-Length over the limit
-      auto too_large = handler_.too_large(std::string(sv(parser.get().target())), opts_.max_body_bytes);
-      if (co_await write_reply(c.get(), std::move(too_large), false, false)) co_await drain(c.get());
-      break;
+  while (open && !stopping_) open = co_await exchange(c.get(), buffer);
+  if constexpr (is_tls(static_cast<Stream*>(nullptr))) {
+    // close_notify, so a client keeping the connection in a pool sees a
+    // clean end rather than a truncated stream.
+    if (!stopping_ && c->lowest().socket().is_open()) {
+      c->lowest().expires_after(tls_shutdown_timeout);
+      co_await c->stream.async_shutdown(use_tuple);
     }
-    if (ec) {
-      if (is_parse_error(ec) && !stopping_) {
-        auto bad =
-            malformed_http(ec == http::error::header_limit ? 431 : 400, "malformed HTTP request: " + ec.message());
-        co_await write_reply(c.get(), std::move(bad), false, false);
-      }
-      break;
-    }
-    const std::string target(sv(parser.get().target()));
-    if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
-      http::response<http::empty_body> proceed{http::status::continue_, 11};
-      c->stream.expires_after(write_timeout);
-      auto [wec, wn] = co_await http::async_write(c->stream, proceed, use_tuple);
-      if (wec) break;
-    }
-    c->stream.expires_after(idle_timeout);
-    auto [bec, bn] = co_await http::async_read(c->stream, buffer, parser, use_tuple);
-    if (bec) {
-      if (bec == http::error::body_limit && !stopping_) {
-        auto too_large = handler_.too_large(target, opts_.max_body_bytes);
-        if (co_await write_reply(c.get(), std::move(too_large), false, false)) co_await drain(c.get());
-      }
-      break;
-    }
-    auto& req = parser.get();
-    const bool head = req.method() == http::verb::head;
-    auto reply = handler_.handle(sv(req.method_string()), sv(req.target()), req.body());
-    const auto answered = reply.recorded_seq;
-    const bool keep_alive = req.keep_alive() && !reply.close;
-    keep_going = co_await write_reply(c.get(), std::move(reply), keep_alive, head);
-    handler_.mark_completed(answered);
-    keep_going = keep_going && keep_alive;
   }
   boost::system::error_code ignored;
-  c->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  c->stream.close();
+  c->lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+  c->lowest().close();
   live_.erase(id);
 }
 
-net::awaitable<bool> server::impl::write_reply(connection* c, http_reply r, bool keep_alive, bool head) {
+// One request and its reply. False: the connection is done.
+template <class Stream>
+net::awaitable<bool> server::impl::exchange(connection<Stream>* c, beast::flat_buffer& buffer) {
+  http::request_parser<http::string_body> parser;
+  parser.header_limit(header_limit);
+  parser.body_limit(opts_.max_body_bytes);
+  c->lowest().expires_after(idle_timeout);
+  auto [ec, n] = co_await http::async_read_header(c->stream, buffer, parser, use_tuple);
+  if (ec == http::error::body_limit && !stopping_) {  // Content-Length over the limit
+    auto too_large = handler_.too_large(std::string(sv(parser.get().target())), opts_.max_body_bytes);
+    if (co_await write_reply(c, std::move(too_large), false, false)) co_await drain(c);
+    co_return false;
+  }
+  if (ec) {
+    if (is_parse_error(ec) && !stopping_) {
+      auto bad = malformed_http(ec == http::error::header_limit ? 431 : 400, "malformed HTTP request: " + ec.message());
+      co_await write_reply(c, std::move(bad), false, false);
+    }
+    co_return false;
+  }
+  const std::string target(sv(parser.get().target()));
+  if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+    http::response<http::empty_body> proceed{http::status::continue_, 11};
+    c->lowest().expires_after(write_timeout);
+    auto [wec, wn] = co_await http::async_write(c->stream, proceed, use_tuple);
+    if (wec) co_return false;
+  }
+  c->lowest().expires_after(idle_timeout);
+  auto [bec, bn] = co_await http::async_read(c->stream, buffer, parser, use_tuple);
+  if (bec) {
+    if (bec == http::error::body_limit && !stopping_) {
+      auto too_large = handler_.too_large(target, opts_.max_body_bytes);
+      if (co_await write_reply(c, std::move(too_large), false, false)) co_await drain(c);
+    }
+    co_return false;
+  }
+  auto& req = parser.get();
+  const bool head = req.method() == http::verb::head;
+  auto reply = handler_.handle(sv(req.method_string()), sv(req.target()), req.body());
+  const auto answered = reply.recorded_seq;
+  const bool keep_alive = req.keep_alive() && !reply.close;
+  const bool written = co_await write_reply(c, std::move(reply), keep_alive, head);
+  handler_.mark_completed(answered);
+  co_return written && keep_alive;
+}
+
+template <class Stream>
+net::awaitable<bool> server::impl::write_reply(connection<Stream>* c, http_reply r, bool keep_alive, bool head) {
   if (r.disconnect && !r.streaming) {
     c->close();
     co_return false;
@@ -278,24 +339,25 @@ net::awaitable<bool> server::impl::write_reply(connection* c, http_reply r, bool
   set_common(res, r, keep_alive);
   if (!head) res.body() = std::move(r.body);
   res.prepare_payload();
-  c->stream.expires_after(write_timeout);
+  c->lowest().expires_after(write_timeout);
   auto [ec, n] = co_await http::async_write(c->stream, res, use_tuple);
   co_return !ec;
 }
 
-net::awaitable<bool> server::impl::write_stream(connection* c, http_reply r, bool keep_alive) {
+template <class Stream>
+net::awaitable<bool> server::impl::write_stream(connection<Stream>* c, http_reply r, bool keep_alive) {
   http::response<http::empty_body> res;
   set_common(res, r, keep_alive);
   res.chunked(true);
   http::response_serializer<http::empty_body> serializer{res};
-  c->stream.expires_after(write_timeout);
+  c->lowest().expires_after(write_timeout);
   auto [hec, hn] = co_await http::async_write_header(c->stream, serializer, use_tuple);
   if (hec) co_return false;
   for (std::size_t i = 0; i < r.events.size(); ++i) {
     if (stopping_) co_return false;
     const auto& event = r.events[i];
     auto chunk = http::make_chunk(net::buffer(event.bytes));
-    c->stream.expires_after(write_timeout);
+    c->lowest().expires_after(write_timeout);
     auto [ec, n] = co_await net::async_write(c->stream, chunk, use_tuple);
     if (ec) co_return false;  // the client went away
     if (event.delta && r.disconnect) {
@@ -309,19 +371,21 @@ net::awaitable<bool> server::impl::write_stream(connection* c, http_reply r, boo
     }
   }
   auto last = http::make_chunk_last();
-  c->stream.expires_after(write_timeout);
+  c->lowest().expires_after(write_timeout);
   auto [ec, n] = co_await net::async_write(c->stream, last, use_tuple);
   co_return !ec;
 }
 
-net::awaitable<void> server::impl::drain(connection* c) {
+// Reads the raw bytes (TLS records or not): they are dropped unread anyway.
+template <class Stream>
+net::awaitable<void> server::impl::drain(connection<Stream>* c) {
   boost::system::error_code ignored;
-  c->stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-  c->stream.expires_after(drain_timeout);
+  c->lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
+  c->lowest().expires_after(drain_timeout);
   std::vector<char> sink(std::size_t{64} * 1024U);
   for (std::size_t total = 0; total < drain_limit && !stopping_;) {
     auto buffer = net::buffer(sink);
-    auto [ec, n] = co_await c->stream.async_read_some(buffer, use_tuple);
+    auto [ec, n] = co_await c->lowest().async_read_some(buffer, use_tuple);
     if (ec) break;
     total += n;
   }

@@ -23,9 +23,17 @@
 // idempotent and the destructor calls it. A stopped server cannot be started
 // again.
 //
+// HTTPS: with `tls` set, every connection starts with a TLS handshake (TLS
+// 1.2/1.3) presenting that identity, and base_url() says https://. A client
+// trusts the server by trusting tls->certificate_pem; make one with
+// http::make_self_signed_identity() (http/server_tls.h), which names
+// localhost, 127.0.0.1 and ::1. A connection that is not TLS, or whose
+// handshake does not finish within 10 s, is closed.
+//
 // Errors of start(): mock_errc::invalid_listen_address (not HOST:PORT with a
 // numeric IPv4/IPv6 address or "localhost"), address_in_use, listen_failed,
-// record_failed (the record file cannot be opened), already_started.
+// record_failed (the record file cannot be opened), already_started;
+// http::server_errc::tls_failed (the identity is not usable).
 #pragma once
 
 #include <cstddef>
@@ -38,6 +46,7 @@
 
 #include <boost/json/value.hpp>
 
+#include "http/server_tls.h"
 #include "mock/errors.h"
 #include "util/result.h"
 
@@ -48,6 +57,7 @@ struct server_options {
   std::optional<std::filesystem::path> record_file;  // append each request as one JSON line
   std::size_t max_body_bytes = 32U << 20U;           // larger requests get 413
   std::size_t max_kept_bytes = 64U << 20U;           // requests() keeps the newest within this many bytes
+  std::optional<http::tls_identity> tls;             // serve HTTPS with this certificate and key
 };
 
 class server {
@@ -60,7 +70,7 @@ class server {
   result<void> start();                        // binds and runs on its own thread; error if the address is taken
   void stop();                                 // closes the listener and all connections, joins the thread; idempotent
   [[nodiscard]] std::uint16_t port() const;    // 0 before start()
-  [[nodiscard]] std::string base_url() const;  // "http://127.0.0.1:PORT" (clients append /v1/...)
+  [[nodiscard]] std::string base_url() const;  // "http://127.0.0.1:PORT" or https:// (clients append /v1/...)
   // The recorded model requests with seq > after, in order: what
   // /_mock/requests returns ({"seq", "route", "body"} each).
   [[nodiscard]] std::vector<boost::json::value> requests(std::size_t after = 0) const;

@@ -157,6 +157,7 @@ struct node::impl {
       n.provider.no_proxy = "*";  // it is ours, on loopback: never through a proxy
     } else {
       n.provider.base_url = prof.base_url;
+      n.provider.ca_file = prof.ca_file;
       if (!prof.api_key_env.empty()) {
         const char* key = std::getenv(prof.api_key_env.c_str());
         if (key == nullptr || *key == '\0')

@@ -67,6 +67,16 @@ class fake_server {
   std::thread thread_;
 };
 
+TEST(Client, AServerThatClosesWithoutAnsweringIsAnErrorNotASuccess) {
+  fake_server server("", 1);
+  client_options o;
+  o.server = server.url();
+  client c(o);
+  auto r = c.post("/v1/sessions", json::object{});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), client_errc::bad_response);
+}
+
 std::string chunked(const std::string& body) {
   std::string out;
   for (std::size_t i = 0; i < body.size(); i += 7) {
@@ -158,7 +168,7 @@ TEST(Client, AnEventStreamSplitAtEveryByteYieldsEveryEvent) {
   client c(options_for(s));
   auto stream = c.open_events("/v1/sessions/ses_a/events?after=2", 2);
   ASSERT_TRUE(stream) << stream.error().message;
-  std::vector<runtime::native::sse_event> events;
+  std::vector<http::sse_event> events;
   for (int i = 0; i < 500 && events.size() < 3; ++i) {
     auto got = (*stream)->next(20ms);
     ASSERT_TRUE(got) << got.error().message;
@@ -172,7 +182,7 @@ TEST(Client, AnEventStreamSplitAtEveryByteYieldsEveryEvent) {
   EXPECT_NE(s.request().find("Accept: text/event-stream\r\n"), std::string::npos);
   EXPECT_NE(s.request().find("Last-Event-ID: 2\r\n"), std::string::npos);
   // Then the server closes: the stream says so.
-  result<std::vector<runtime::native::sse_event>> end = std::vector<runtime::native::sse_event>{};
+  result<std::vector<http::sse_event>> end = std::vector<http::sse_event>{};
   for (int i = 0; i < 100 && end && end->empty(); ++i) end = (*stream)->next(20ms);
   ASSERT_FALSE(end);
   EXPECT_EQ(end.error(), client_errc::bad_response);

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # `tether mock-llm` as a user runs it: it prints where it listens, answers
 # HTTP there, and exits 0 on SIGTERM; a taken address exits 2 with a message.
+# With --tls it answers HTTPS to a client trusting the --tls-cert-out PEM.
 set -euo pipefail
 tether=$1
 out=$(mktemp)
-trap 'rm -f "$out"; [[ -n "${pid:-}" ]] && kill "$pid" 2>/dev/null || true' EXIT
+cert=$(mktemp -u)
+trap 'rm -f "$out" "$cert"; [[ -n "${pid:-}" ]] && kill "$pid" 2>/dev/null || true' EXIT
 
 "$tether" mock-llm --listen 127.0.0.1:0 >"$out" 2>&1 &
 pid=$!
@@ -39,4 +41,22 @@ rc=$?
 set -e
 pid=
 [[ $rc -eq 0 ]] || { echo "SIGTERM exit code $rc"; exit 1; }
+
+# HTTPS with a certificate made at start, written where the client reads it.
+"$tether" mock-llm --listen 127.0.0.1:0 --tls --tls-cert-out "$cert" >"$out" 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do
+  grep -q "listening on" "$out" && break
+  sleep 0.05
+done
+url=$(sed -n 's/^mock-llm listening on //p' "$out")
+[[ $url == https://127.0.0.1:* ]] || { echo "no https listening line:"; cat "$out"; exit 1; }
+reply=$(curl -sS --max-time 20 --cacert "$cert" -d '{"model":"m","messages":[{"role":"user","content":"Reply with exactly: sealed"}]}' \
+  "${url/127.0.0.1/localhost}/v1/chat/completions")
+[[ $reply == *'"content":"sealed"'* ]] || { echo "unexpected HTTPS reply: $reply"; exit 1; }
+# Without trusting the certificate, the handshake fails.
+if curl -sS --max-time 20 "$url/_mock/health" >/dev/null 2>&1; then echo "an untrusting client connected"; exit 1; fi
+kill -TERM "$pid"
+wait "$pid"
+pid=
 echo "ok"

@@ -30,6 +30,7 @@ provider = "anthropic"
 base_url = "https://api.anthropic.com/v1"
 model = "claude-sonnet-4-20250514"
 api_key_env = "ANTHROPIC_API_KEY"
+ca_file = "/etc/tether/ca.pem"
 max_steps = 12
 context_window = 200000
 )");
@@ -41,6 +42,7 @@ context_window = 200000
   EXPECT_EQ(p->base_url, "https://api.anthropic.com/v1");
   EXPECT_EQ(p->model, "claude-sonnet-4-20250514");
   EXPECT_EQ(p->api_key_env, "ANTHROPIC_API_KEY");
+  EXPECT_EQ(p->ca_file, "/etc/tether/ca.pem");
   EXPECT_EQ(p->max_steps, 12);
   EXPECT_EQ(p->context_window, 200000);
   EXPECT_FALSE(p->scripted());
@@ -74,7 +76,8 @@ TEST(config, a_typo_in_a_key_is_an_error_naming_it) {
 TEST(config, wrong_types_and_values_are_errors_naming_the_key) {
   for (const char* text : {"[profiles.a]\nmax_steps = \"ten\"\n", "[profiles.a]\nprovider = \"gemini\"\n",
                            "[profiles.a]\nbase_url = \"ftp://x\"\n", "[profiles.a]\nruntime = \"codex\"\n",
-                           "[profiles.a]\nmax_steps = 0\n", "profiles = 3\n", "data_dir = 5\n"}) {
+                           "[profiles.a]\nmax_steps = 0\n", "profiles = 3\n", "data_dir = 5\n",
+                           "[profiles.a]\nca_file = \"certs/ca.pem\"\n"}) {
     SCOPED_TRACE(text);
     auto s = parse(text);
     ASSERT_FALSE(s);

@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "client/client.h"
+
 namespace tether::e2e {
 
 namespace fs = std::filesystem;
@@ -78,52 +80,33 @@ void send_all(int fd, const std::string& data) {
   std::size_t off = 0;
   while (off < data.size()) {
     const auto n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n <= 0) return;  // the server may answer early (413) and close
+    if (n <= 0) return;
     off += static_cast<std::size_t>(n);
   }
 }
 
-std::string request_text(const std::string& method, const std::string& target, const std::string& body,
-                         const std::map<std::string, std::string>& headers) {
-  std::string req = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
+// The event stream's request (its socket is the harness's own: tests set its
+// receive buffer before connecting).
+std::string request_text(const std::string& target, const std::map<std::string, std::string>& headers) {
+  std::string req = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
   for (const auto& [k, v] : headers) req += k + ": " + v + "\r\n";
-  if (!body.empty() || method == "POST" || method == "PUT")
-    req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
-  req += "\r\n" + body;
-  return req;
-}
-
-std::string header_value(const std::string& head, const std::string& name) {
-  std::string lower = head;
-  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const auto at = lower.find("\r\n" + name + ":");
-  if (at == std::string::npos) return "";
-  auto start = at + name.size() + 3;
-  while (start < head.size() && head[start] == ' ') ++start;
-  return head.substr(start, head.find("\r\n", start) - start);
+  return req + "\r\n";
 }
 
 }  // namespace
 
 http_result request(unsigned short port, const std::string& method, const std::string& target, const std::string& body,
                     const std::map<std::string, std::string>& headers) {
-  const int fd = connect_to(port);
-  send_all(fd, request_text(method, target, body, headers));
-  std::string in;
-  char buf[65536];
-  for (;;) {
-    const auto n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    in.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
+  client::client_options o;
+  o.server = "http://127.0.0.1:" + std::to_string(port);
+  std::vector<client::header_field> fields;
+  for (const auto& [k, v] : headers) fields.push_back({k, v});
+  auto raw = client::api_client(o).raw(method, target, body, fields);
+  if (!raw) throw std::runtime_error(method + " " + target + ": " + raw.error().message);
   http_result r;
-  const auto head_end = in.find("\r\n\r\n");
-  if (in.size() < 12 || head_end == std::string::npos) throw std::runtime_error("no HTTP response to " + target);
-  r.status = static_cast<unsigned>(std::stoi(in.substr(9, 3)));
-  const std::string head = in.substr(0, head_end);
-  r.content_type = header_value(head, "content-type");
-  r.body = in.substr(head_end + 4);
+  r.status = static_cast<unsigned>(raw->status);
+  r.content_type = raw->header("content-type");
+  r.body = std::move(raw->body);
   boost::system::error_code ec;
   r.json = json::parse(r.body, ec);
   if (ec) r.json = nullptr;
@@ -138,7 +121,7 @@ sse_stream::sse_stream(unsigned short port, const std::string& target, const std
   auto h = headers;
   h["Accept"] = "text/event-stream";
   h["Authorization"] = "Bearer " + token;
-  send_all(fd_, request_text("GET", target, "", h));
+  send_all(fd_, request_text(target, h));
 }
 
 sse_stream::~sse_stream() {
@@ -157,35 +140,24 @@ std::vector<sse_event> sse_stream::read_until(const std::function<bool(const sse
         buffer_.erase(0, end + 4);
       }
     }
-    if (status_ != 0) {
-      for (auto end = buffer_.find("\n\n"); end != std::string::npos; end = buffer_.find("\n\n")) {
-        const std::string frame = buffer_.substr(0, end);
-        buffer_.erase(0, end + 2);
-        sse_event e;
-        bool any = false;
-        std::size_t pos = 0;
-        while (pos <= frame.size()) {
-          auto nl = frame.find('\n', pos);
-          if (nl == std::string::npos) nl = frame.size();
-          const std::string line = frame.substr(pos, nl - pos);
-          pos = nl + 1;
-          if (line.starts_with(":")) {
-            ++comments_;
-          } else if (line.starts_with("id: ")) {
-            e.id = line.substr(4);
-          } else if (line.starts_with("event: ")) {
-            e.type = line.substr(7);
-            any = true;
-          } else if (line.starts_with("data: ")) {
-            e.data = json::parse(line.substr(6));
-          }
-        }
-        if (!any) continue;
-        out.push_back(std::move(e));
-        if (done(out.back())) return out;
-      }
-      if (status_ != 200) return out;
+    if (status_ != 0 && !buffer_.empty()) {
+      // The body is the event stream itself (Connection: close, no chunking).
+      for (auto& ev : sse_.feed(buffer_)) pending_.push_back(std::move(ev));
+      buffer_.clear();
+      comments_ = sse_.comments();
     }
+    while (!pending_.empty()) {
+      auto ev = std::move(pending_.front());
+      pending_.pop_front();
+      if (ev.event.empty()) continue;
+      sse_event e;
+      if (ev.own_id) e.id = ev.id;  // ephemeral events carry none
+      e.type = std::move(ev.event);
+      e.data = json::parse(ev.data);
+      out.push_back(std::move(e));
+      if (done(out.back())) return out;
+    }
+    if (status_ != 0 && status_ != 200) return out;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()).count();
     if (left <= 0) return out;
     pollfd p{fd_, POLLIN, 0};

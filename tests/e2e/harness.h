@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -22,6 +23,7 @@
 #include <boost/json.hpp>
 
 #include "e2e/run/process.h"
+#include "http/sse_parser.h"
 
 namespace tether::e2e {
 
@@ -56,7 +58,8 @@ struct http_result {
   boost::json::value json;  // null when the body is not JSON
 };
 
-// One HTTP/1.1 request on a fresh connection to 127.0.0.1:port.
+// One HTTP/1.1 request on a fresh connection to 127.0.0.1:port, through the
+// API client (client::api_client::raw); throws when no answer came.
 http_result request(unsigned short port, const std::string& method, const std::string& target,
                     const std::string& body = "", const std::map<std::string, std::string>& headers = {});
 
@@ -87,7 +90,9 @@ class sse_stream {
  private:
   int fd_ = -1;
   unsigned status_ = 0;
-  std::string buffer_;
+  std::string buffer_;  // the response head until it is complete
+  http::sse_parser sse_;
+  std::deque<http::sse_event> pending_;  // parsed, not yet returned
   std::size_t comments_ = 0;
   bool closed_ = false;
 };

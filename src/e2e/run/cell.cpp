@@ -219,12 +219,12 @@ result<void> start_server(cell_env& env) {
   ++env.server_starts;
   auto line = env.server->wait_line("listening on ", 30s, env.cancelled);
   if (!line) return line.error();
-  cli::client_options o;
+  client::client_options o;
   o.server = line->substr(std::string_view("listening on ").size());
   o.token = env.token;
   o.token_source = "the cell";
   o.response_timeout = 30s;
-  env.api = std::make_unique<cli::client>(o);
+  env.api = std::make_unique<client::api_client>(o);
   return ok();
 }
 
@@ -256,9 +256,9 @@ std::vector<turn_timing> turn_timings(cell_env& env, const json::array& executio
               std::string(in.as_object().at("execution").as_string());
   json::array requests;
   if (!env.mock_url.empty()) {
-    cli::client_options o;
+    client::client_options o;
     o.server = env.mock_url;
-    cli::client model(o);
+    client::api_client model(o);
     if (auto r = model.get("/_mock/requests"); r && r->is_object())
       if (const auto* a = r->as_object().if_contains("requests"); a != nullptr && a->is_array())
         requests = a->as_array();

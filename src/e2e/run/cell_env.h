@@ -11,7 +11,7 @@
 
 #include <boost/json/value.hpp>
 
-#include "cli/client.h"
+#include "client/client.h"
 #include "e2e/matchers.h"
 #include "e2e/run/cell.h"
 #include "e2e/run/process.h"
@@ -37,7 +37,7 @@ struct cell_env {
   std::string mock_url;  // "" when the profile uses a real model server
   std::unique_ptr<child_process> mock;
   std::unique_ptr<child_process> server;
-  std::unique_ptr<cli::client> api;
+  std::unique_ptr<client::api_client> api;
   std::string session;
   std::vector<sent_input> inputs;
   int server_starts = 0;

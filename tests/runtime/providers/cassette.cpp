@@ -13,7 +13,6 @@
 #include <boost/json/serialize.hpp>
 
 #include "runtime/native/providers/http_client.h"
-#include "runtime/native/providers/sse_parser.h"
 #include "runtime/native/providers/wire.h"
 #include "support/run.h"
 

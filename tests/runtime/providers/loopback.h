@@ -94,6 +94,12 @@ class test_proxy {
   std::thread thread_;
 };
 
+// A socket listening on 127.0.0.1 at a free port (written to `port`); throws
+// when it cannot listen.
+int listen_loopback(std::uint16_t& port);
+// A socket connected to 127.0.0.1:port, or -1.
+int connect_loopback(std::uint16_t port);
+
 // Reads one request (head + content-length body) from a socket; nullopt on EOF/error.
 std::optional<received_request> read_request(int fd, std::string* raw_head = nullptr);
 

@@ -27,6 +27,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include "runtime/native/providers/connection_pool.h"
 #include "util/fd.h"
 
 namespace tether::runtime::native {
@@ -84,6 +85,9 @@ struct connection {
   asio::steady_timer resolve_timer;
   bool cancelled = false;
   bool resolve_expired = false;
+  bool reused = false;     // borrowed from the pool, not connected for this exchange
+  bool reusable = false;   // the response was read to its end, nothing left over, keep-alive
+  bool response_byte = false;  // some byte of a response arrived
 
   beast::tcp_stream& lowest() { return tls ? tls->next_layer() : plain; }
   void abort() {
@@ -98,7 +102,10 @@ struct connection {
 struct exchange {
   const http_options* options = nullptr;
   ssl::context* tls_context = nullptr;
+  connection_pool* pool = nullptr;
+  pool_key key;
   http_request request;
+  http::request<http::string_body> wire;  // built once: a retry sends the same bytes
   http_handler handler;
   http_url url;
   std::optional<http_url> proxy;
@@ -131,6 +138,14 @@ http_response_head to_head(const http::response_header<>& h) {
   return out;
 }
 
+// No Nagle delay: a request written as several TLS records on a kept
+// connection would otherwise wait for the peer's delayed ACK (~40 ms).
+void on_connected(connection& conn) {
+  set_cloexec(conn.plain.socket().native_handle());
+  beast::error_code ignored;
+  conn.plain.socket().set_option(tcp::no_delay(true), ignored);
+}
+
 asio::awaitable<bool> connect_phase(exchange& x, steady::time_point deadline) {
   auto conn = x.conn;
   const http_url& hop = x.hop();
@@ -150,7 +165,7 @@ asio::awaitable<bool> connect_phase(exchange& x, steady::time_point deadline) {
       fail(x, cec, provider_errc::transport, "connecting to " + where);
       co_return false;
     }
-    set_cloexec(conn->plain.socket().native_handle());
+    on_connected(*conn);
     co_return true;
   }
   // tcp_stream's expiry does not cover name resolution: a watchdog does.
@@ -176,7 +191,7 @@ asio::awaitable<bool> connect_phase(exchange& x, steady::time_point deadline) {
     fail(x, cec, provider_errc::transport, "connecting to " + where);
     co_return false;
   }
-  set_cloexec(conn->plain.socket().native_handle());
+  on_connected(*conn);
   co_return true;
 }
 
@@ -220,12 +235,15 @@ asio::awaitable<bool> tls_phase(exchange& x, steady::time_point deadline) {
   if (!is_ip_literal(x.url.host)) SSL_set_tlsext_host_name(tls.native_handle(), x.url.host.c_str());
   tls.set_verify_mode(ssl::verify_peer);
   tls.set_verify_callback(ssl::host_name_verification(x.url.host));
+  if (const auto session = x.pool->session(x.key)) SSL_set_session(tls.native_handle(), session.get());
   tls.next_layer().expires_at(deadline);
   auto [hec] = co_await tls.async_handshake(ssl::stream_base::client, use_tuple);
   if (hec) {
     fail(x, hec, provider_errc::transport, "TLS handshake with " + x.url.host_port());
     co_return false;
   }
+  x.result.tls_resumed = SSL_session_reused(tls.native_handle()) == 1;
+  x.pool->remember_session(x.key, SSL_get0_session(tls.native_handle()));
   co_return true;
 }
 
@@ -249,13 +267,32 @@ http::request<http::string_body> build_request(exchange& x) {
   return req;
 }
 
+// Reads what is left of a response whose reader has seen enough (the end
+// marker of a stream arrives just before the body's own end), so that the
+// connection can be lent again. Bounded by bytes and time: a server that
+// keeps talking costs the connection, never the turn.
+template <class Stream, class Parser>
+asio::awaitable<void> drain_rest(exchange& x, Stream& stream, Parser& parser, beast::flat_buffer& buf,
+                                 std::vector<char>& chunk) {
+  std::size_t left = x.options->drain_bytes;
+  x.conn->lowest().expires_after(x.options->drain_timeout);
+  while (!parser.is_done() && left > 0) {
+    parser.get().body().data = chunk.data();
+    parser.get().body().size = chunk.size();
+    auto [rec, rn] = co_await http::async_read_some(stream, buf, parser, use_tuple);
+    if (rec == http::error::need_buffer) rec = {};
+    if (rec) co_return;
+    const std::size_t got = chunk.size() - parser.get().body().size;
+    left = got >= left ? 0 : left - got;
+  }
+}
+
 template <class Stream>
 asio::awaitable<void> exchange_phase(exchange& x, Stream& stream) {
   auto conn = x.conn;
   const std::string peer = x.url.host_port();
-  auto req = build_request(x);
   conn->lowest().expires_after(x.options->deadlines.first_byte);
-  auto [wec, wn] = co_await http::async_write(stream, req, use_tuple);
+  auto [wec, wn] = co_await http::async_write(stream, x.wire, use_tuple);
   if (wec) {
     fail(x, wec, provider_errc::transport, "sending the request to " + peer);
     co_return;
@@ -267,6 +304,7 @@ asio::awaitable<void> exchange_phase(exchange& x, Stream& stream) {
   parser.body_limit(boost::none);  // counted below against max_response_bytes
   parser.header_limit(64 * 1024);
   auto [hec, hn] = co_await http::async_read_header(stream, buf, parser, use_tuple);
+  conn->response_byte = parser.got_some() || buf.size() > 0;
   if (hec) {
     const bool malformed = hec.category() == http::make_error_code(http::error::bad_version).category() &&
                            hec != http::error::end_of_stream && hec != http::error::partial_message;
@@ -302,26 +340,82 @@ asio::awaitable<void> exchange_phase(exchange& x, Stream& stream) {
       }
       const std::string_view piece(chunk.data(), got);
       if (x.options->tap) x.options->tap->on_body(piece);
-      if (x.handler.on_body && x.handler.on_body(piece) == body_action::stop) co_return;
+      if (x.handler.on_body && x.handler.on_body(piece) == body_action::stop) {
+        if (!parser.is_done()) co_await drain_rest(x, stream, parser, buf, chunk);
+        break;
+      }
     }
     if (rec) {
       fail(x, rec, provider_errc::incomplete_stream, "reading the response from " + peer);
       co_return;
     }
   }
+  conn->reusable = parser.is_done() && parser.keep_alive() && buf.size() == 0 && !x.stop.stop_requested();
 }
 
 asio::awaitable<void> run(exchange& x) {
   auto conn = x.conn;
-  const auto connect_deadline = steady::now() + x.options->deadlines.connect;
-  if (!co_await connect_phase(x, connect_deadline)) co_return;
-  if (x.proxy && x.url.tls() && !co_await tunnel_phase(x, connect_deadline)) co_return;
-  if (x.url.tls()) {
-    if (!co_await tls_phase(x, connect_deadline)) co_return;
+  if (!conn->reused) {
+    const auto connect_deadline = steady::now() + x.options->deadlines.connect;
+    if (!co_await connect_phase(x, connect_deadline)) co_return;
+    if (x.proxy && x.url.tls() && !co_await tunnel_phase(x, connect_deadline)) co_return;
+    if (x.url.tls() && !co_await tls_phase(x, connect_deadline)) co_return;
+  }
+  if (conn->tls) {
     co_await exchange_phase(x, *conn->tls);
+    // Tickets of TLS 1.3 arrive after the handshake: keep the newest.
+    x.pool->remember_session(x.key, SSL_get0_session(conn->tls->native_handle()));
   } else {
     co_await exchange_phase(x, conn->plain);
   }
+}
+
+// Wraps an idle pooled connection in I/O objects of `conn`, which live on
+// the borrowing coroutine's executor (connection_pool.h says why).
+bool adopt(connection& conn, idle_connection idle) {
+  beast::error_code ec;
+  const int fd = idle.fd();
+  conn.plain.socket().assign(idle.family() == ip_family::v6 ? tcp::v6() : tcp::v4(), fd, ec);
+  if (ec) return false;  // `idle` still owns the descriptor and closes it
+  (void)idle.release_fd();
+  conn.reused = true;
+  if (auto tls = idle.release_tls()) conn.tls.emplace(std::move(conn.plain), tls.release());
+  return true;
+}
+
+// Takes a finished connection apart for the pool: its descriptor and TLS
+// state leave the Asio objects, which are then destroyed with `conn`.
+std::optional<idle_connection> take_apart(connection& conn) {
+  beast::error_code ec;
+  auto& socket = conn.lowest().socket();
+  const auto family = socket.local_endpoint(ec).protocol() == tcp::v6() ? ip_family::v6 : ip_family::v4;
+  if (ec) return std::nullopt;
+  ssl_ptr tls;
+  if (conn.tls) {
+    SSL* s = conn.tls->native_handle();
+    SSL_up_ref(s);  // the stream frees its own reference
+    tls.reset(s);
+  }
+  const int fd = socket.release(ec);
+  if (ec) return std::nullopt;
+  conn.tls.reset();
+  return idle_connection(fd, family, std::move(tls));
+}
+
+// A reused connection that failed before any byte of a response arrived was
+// most likely closed by the server while idle: the request is sent once
+// more on a fresh connection. Never after a response byte, a deadline (the
+// server may be working on it) or a stop.
+bool retry_on_fresh(const exchange& x) {
+  if (!x.conn->reused || x.conn->response_byte || x.result.head_received) return false;
+  const auto e = x.result.error;
+  return e == provider_errc::transport || e == provider_errc::incomplete_stream;
+}
+
+void close(connection& conn) {
+  beast::error_code ignored;
+  conn.lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
+  conn.lowest().socket().close(ignored);
 }
 
 }  // namespace
@@ -333,9 +427,12 @@ std::string http_response_head::header(std::string_view name) const {
 }
 
 struct http_client::impl {
+  explicit impl(http_options o) : options(std::move(o)), pool(options.pool) {}
   http_options options;
+  connection_pool pool;
   std::once_flag tls_once;
   std::optional<ssl::context> tls_context;
+  std::string tls_error;  // the CA file could not be loaded: every https request fails with it
 
   ssl::context& tls() {
     std::call_once(tls_once, [this] {
@@ -343,14 +440,17 @@ struct http_client::impl {
       SSL_CTX_set_min_proto_version(tls_context->native_handle(), TLS1_2_VERSION);
       beast::error_code ignored;  // no CA store: every handshake fails verification, loudly
       tls_context->set_default_verify_paths(ignored);
+      if (!options.ca_file.empty()) {
+        beast::error_code ec;
+        tls_context->load_verify_file(options.ca_file, ec);
+        if (ec) tls_error = fmt::format("cannot load the CA file {}: {}", options.ca_file, ec.message());
+      }
     });
     return *tls_context;
   }
 };
 
-http_client::http_client(http_options options) : impl_(std::make_unique<impl>()) {
-  impl_->options = std::move(options);
-}
+http_client::http_client(http_options options) : impl_(std::make_unique<impl>(std::move(options))) {}
 
 http_client::~http_client() = default;
 
@@ -372,26 +472,56 @@ asio::awaitable<http_result> http_client::send(http_request request, http_handle
     co_return x.result;
   }
   x.proxy = std::move(*proxy);
-  if (x.url.tls()) x.tls_context = &impl_->tls();
+  if (x.url.tls()) {
+    x.tls_context = &impl_->tls();
+    if (!impl_->tls_error.empty()) {
+      x.result.error = provider_errc::transport;
+      x.result.message = impl_->tls_error;
+      co_return x.result;
+    }
+  }
+  x.pool = &impl_->pool;
+  x.key = pool_key{x.url.scheme, x.url.host, x.url.port, x.proxy ? x.proxy->host_port() : std::string()};
   if (impl_->options.tap) impl_->options.tap->on_request(request);
   x.request = std::move(request);
+  x.wire = build_request(x);
   x.handler = std::move(handler);
 
   const auto ex = co_await asio::this_coro::executor;
-  x.conn = std::make_shared<connection>(ex);
-  {
-    std::stop_callback on_stop(stop, [conn = x.conn, ex] { asio::post(ex, [conn] { conn->abort(); }); });
-    if (stop.stop_requested()) {
-      x.result.error = provider_errc::cancelled;
-      x.result.message = "the request was cancelled";
-    } else {
-      co_await run(x);
+  for (bool first = true;; first = false) {
+    x.conn = std::make_shared<connection>(ex);
+    if (first) {
+      if (auto idle = impl_->pool.acquire(x.key)) adopt(*x.conn, std::move(*idle));
+    }
+    {
+      // Only this exchange's connection: a pooled idle one has no Asio
+      // object a stop could reach, and a borrowed one is nobody else's.
+      std::stop_callback on_stop(stop, [conn = x.conn, ex] { asio::post(ex, [conn] { conn->abort(); }); });
+      if (stop.stop_requested()) {
+        x.result.error = provider_errc::cancelled;
+        x.result.message = "the request was cancelled";
+      } else {
+        co_await run(x);
+      }
+    }
+    x.result.reused_connection = x.conn->reused;
+    if (!stop.stop_requested() && retry_on_fresh(x)) {
+      close(*x.conn);
+      x.result = http_result{};
+      continue;
+    }
+    break;
+  }
+  if (!x.result.error && x.conn->reusable && !x.conn->cancelled && !stop.stop_requested()) {
+    if (auto idle = take_apart(*x.conn)) {
+      impl_->pool.release(x.key, std::move(*idle));
+      co_return x.result;
     }
   }
-  beast::error_code ignored;
-  x.conn->lowest().socket().shutdown(tcp::socket::shutdown_both, ignored);
-  x.conn->lowest().socket().close(ignored);
+  close(*x.conn);
   co_return x.result;
 }
+
+std::size_t http_client::idle_connections() const { return impl_->pool.idle_count(); }
 
 }  // namespace tether::runtime::native

@@ -12,9 +12,20 @@
 // seen, an error body is long enough); that is not an error. Handlers run on
 // the awaiting coroutine's executor, inside send().
 //
-// https:// uses TLS with the system's CA store, SNI and host name
-// verification. Through a proxy, http:// requests use the absolute-form
-// target and https:// requests a CONNECT tunnel.
+// https:// uses TLS with the system's CA store (plus http_options::ca_file
+// when set), SNI and host name verification. Through a proxy, http://
+// requests use the absolute-form target and https:// requests a CONNECT
+// tunnel.
+//
+// Keep-alive (connection_pool.h): an exchange first borrows an idle
+// connection to the same scheme, host, port and proxy; otherwise it connects,
+// offering the endpoint's last TLS session for resumption. A connection whose
+// response was read to its end (after on_body's stop, the rest of the body is
+// read and dropped, within drain_bytes and drain_timeout) goes back to the
+// pool; any other (an error, a stop, a server's Connection: close) is closed.
+// A borrowed connection that fails before any byte of a response — the
+// server closed it while it was idle — is replaced by a fresh one and the
+// request sent once more; never after a response byte arrived.
 //
 // Deadlines (http_deadlines): `connect` bounds name resolution, TCP connect,
 // the proxy's CONNECT and the TLS handshake together; `first_byte` bounds
@@ -32,14 +43,16 @@
 //                      max_response_bytes
 //   cancelled          `stop` was requested
 //
-// Cancellation: a std::stop_callback posts the socket's close to the
-// awaiting coroutine's executor (so that executor must be a strand or run on
-// one thread, as every session's is); send() then returns cancelled.
+// Cancellation: a std::stop_callback posts the close of this exchange's
+// socket — and only this one: idle pooled connections are no Asio objects —
+// to the awaiting coroutine's executor (so that executor must be a strand or
+// run on one thread, as every session's is); send() then returns cancelled.
 //
-// One client may run several exchanges at once; each has its own connection
-// (no keep-alive pool: a model request lasts seconds to minutes).
+// One client may run several exchanges at once, from any executors; each
+// has a connection of its own while it runs.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -99,6 +112,12 @@ struct http_options {
   proxy_config proxies;
   std::size_t max_response_bytes = 64U << 20U;
   std::shared_ptr<http_tap> tap;
+  std::string ca_file;  // PEM certificates trusted besides the system's
+  connection_pool_options pool;
+  // What is read (and dropped) of a body after on_body's stop, to lend the
+  // connection again.
+  std::size_t drain_bytes = 64U << 10U;
+  std::chrono::milliseconds drain_timeout{1'000};
 };
 
 struct http_result {
@@ -107,6 +126,8 @@ struct http_result {
   bool request_sent = false;  // the whole request was written
   bool head_received = false;
   std::uint64_t body_bytes = 0;
+  bool reused_connection = false;  // the exchange ran on a pooled connection
+  bool tls_resumed = false;        // the TLS handshake resumed a session
 };
 
 class http_client {
@@ -118,6 +139,9 @@ class http_client {
 
   // `handler` is copied into the exchange; it runs on the caller's executor.
   boost::asio::awaitable<http_result> send(http_request request, http_handler handler, std::stop_token stop);
+
+  // Idle connections kept for later exchanges.
+  [[nodiscard]] std::size_t idle_connections() const;
 
  private:
   struct impl;

@@ -6,9 +6,9 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "http/sse_parser.h"
 #include "runtime/native/providers/classify.h"
 #include "runtime/native/providers/http_client.h"
-#include "runtime/native/providers/sse_parser.h"
 #include "runtime/native/providers/wire.h"
 
 namespace tether::runtime::native {
@@ -93,6 +93,8 @@ class http_provider final : public provider {
     h.proxies = proxy_config{o.http_proxy, o.https_proxy, o.no_proxy};
     h.max_response_bytes = o.max_response_bytes;
     h.tap = o.tap;
+    h.ca_file = o.ca_file;
+    h.pool = o.pool;
     return h;
   }
 

@@ -68,6 +68,15 @@ struct http_deadlines {
   std::chrono::milliseconds idle{120'000};       // between two reads of the body
 };
 
+// Keep-alive connections to the provider (connection_pool.h): how many idle
+// ones are kept per endpoint and in all, and for how long. Zero bounds turn
+// reuse off (a new connection per request).
+struct connection_pool_options {
+  std::size_t max_idle_per_endpoint = 8;
+  std::size_t max_idle_total = 64;
+  std::chrono::milliseconds idle_timeout{30'000};  // below the usual server-side keep-alive (60 s+)
+};
+
 struct provider_options {
   wire_api api = wire_api::openai_chat;
   std::string base_url;   // e.g. "https://api.openai.com/v1", "http://127.0.0.1:9000/v1"; empty: the vendor's
@@ -80,6 +89,11 @@ struct provider_options {
   std::optional<std::string> http_proxy;
   std::optional<std::string> https_proxy;
   std::optional<std::string> no_proxy;
+  // A PEM file of certificates to trust for https, besides the system's CA
+  // store (a local model with a self-signed certificate); empty: the system's
+  // only (which also honours SSL_CERT_FILE / SSL_CERT_DIR).
+  std::string ca_file;
+  connection_pool_options pool;
   std::string anthropic_version = "2023-06-01";
   std::size_t max_response_bytes = 64U << 20U;  // a response larger than this is an error
   // Sees every HTTP exchange (recording cassettes); null in production.

@@ -25,12 +25,16 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include "http/sse_parser.h"
 #include "runtime/native/providers/http_client.h"
 #include "runtime/native/providers/provider.h"
-#include "runtime/native/providers/sse_parser.h"
 #include "runtime/native/providers/types.h"
 
 namespace tether::runtime::native {
+
+// The providers read their streams with the shared event-stream parser.
+using ::tether::http::sse_event;
+using ::tether::http::sse_parser;
 
 class wire_mapper {
  public:

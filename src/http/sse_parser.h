@@ -1,5 +1,8 @@
 // An incremental parser of Server-Sent Events (the WHATWG "event stream"
-// format), fed with byte chunks cut anywhere.
+// format), fed with byte chunks cut anywhere. The one parser of event streams
+// in Tether: the model providers read their streams with it, and the API
+// client (client/client.h) reads the server's. It depends on nothing but the
+// standard library.
 //
 //   sse_parser p;
 //   for (auto& chunk : body) for (auto& ev : p.feed(chunk)) handle(ev);
@@ -32,12 +35,13 @@
 #include <string_view>
 #include <vector>
 
-namespace tether::runtime::native {
+namespace tether::http {
 
 struct sse_event {
   std::string event;  // the `event:` field, empty when none was given
   std::string data;   // the `data:` lines joined with "\n"
   std::string id;     // the last event id seen so far
+  bool own_id = false;  // this event's own fields set the id (else it is an earlier event's)
   bool operator==(const sse_event&) const = default;
 };
 
@@ -49,6 +53,8 @@ class sse_parser {
   bool finish();
 
   [[nodiscard]] std::optional<std::int64_t> retry_ms() const { return retry_ms_; }
+  // Comment lines seen so far (a server's heartbeats).
+  [[nodiscard]] std::size_t comments() const { return comments_; }
   // Bytes buffered in an unfinished line or event (for size limits).
   [[nodiscard]] std::size_t buffered() const { return line_.size() + data_.size(); }
 
@@ -60,11 +66,13 @@ class sse_parser {
   std::string data_;
   std::string last_id_;
   bool have_data_ = false;
+  bool own_id_ = false;       // an id line since the last dispatch
   bool pending_ = false;      // a field was seen since the last dispatch
   bool after_cr_ = false;     // the previous chunk ended with '\r'
   bool at_start_ = true;      // nothing fed yet (BOM check)
   std::size_t bom_seen_ = 0;  // BOM bytes matched so far
   std::optional<std::int64_t> retry_ms_;
+  std::size_t comments_ = 0;
 };
 
-}  // namespace tether::runtime::native
+}  // namespace tether::http

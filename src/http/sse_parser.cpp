@@ -1,8 +1,8 @@
-#include "runtime/native/providers/sse_parser.h"
+#include "http/sse_parser.h"
 
 #include <charconv>
 
-namespace tether::runtime::native {
+namespace tether::http {
 
 namespace {
 constexpr std::string_view bom = "\xEF\xBB\xBF";
@@ -57,15 +57,20 @@ void sse_parser::on_line(std::string_view line, std::vector<sse_event>& out) {
       ev.event = std::move(event_);
       ev.data = std::move(data_);
       ev.id = last_id_;
+      ev.own_id = own_id_;
       out.push_back(std::move(ev));
     }
     event_.clear();
     data_.clear();
     have_data_ = false;
+    own_id_ = false;
     pending_ = false;
     return;
   }
-  if (line.front() == ':') return;  // a comment (keep-alive, "OPENROUTER PROCESSING", …)
+  if (line.front() == ':') {  // a comment (keep-alive, "OPENROUTER PROCESSING", …)
+    ++comments_;
+    return;
+  }
   pending_ = true;
   std::string_view field = line;
   std::string_view value;
@@ -81,7 +86,10 @@ void sse_parser::on_line(std::string_view line, std::vector<sse_event>& out) {
   } else if (field == "event") {
     event_.assign(value);
   } else if (field == "id") {
-    if (value.find('\0') == std::string_view::npos) last_id_.assign(value);
+    if (value.find('\0') == std::string_view::npos) {
+      last_id_.assign(value);
+      own_id_ = true;
+    }
   } else if (field == "retry") {
     std::int64_t ms = 0;
     const auto* end = value.data() + value.size();
@@ -96,9 +104,10 @@ bool sse_parser::finish() {
   event_.clear();
   data_.clear();
   have_data_ = false;
+  own_id_ = false;
   pending_ = false;
   after_cr_ = false;
   return partial;
 }
 
-}  // namespace tether::runtime::native
+}  // namespace tether::http

@@ -1,11 +1,11 @@
-#include "runtime/native/providers/sse_parser.h"
+#include "http/sse_parser.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-namespace tether::runtime::native {
+namespace tether::http {
 namespace {
 
 std::vector<sse_event> parse_whole(std::string_view text) {
@@ -15,8 +15,10 @@ std::vector<sse_event> parse_whole(std::string_view text) {
   return out;
 }
 
-sse_event ev(std::string event, std::string data, std::string id = {}) {
-  return {std::move(event), std::move(data), std::move(id)};
+enum class id_line { absent, present };
+
+sse_event ev(std::string event, std::string data, std::string id = {}, id_line own = id_line::absent) {
+  return {std::move(event), std::move(data), std::move(id), own == id_line::present};
 }
 
 const std::string sample =
@@ -40,10 +42,18 @@ TEST(sse_parser, follows_the_event_stream_rules) {
   const auto events = parse_whole(sample);
   ASSERT_EQ(events.size(), 5U);
   EXPECT_EQ(events[0], ev("message_start", "{\"a\":1}"));
-  EXPECT_EQ(events[1], ev("", "line one\nline two\n", "42"));
+  EXPECT_EQ(events[1], ev("", "line one\nline two\n", "42", id_line::present));
   EXPECT_EQ(events[2], ev("ping", "{}", "42"));
   EXPECT_EQ(events[3], ev("", "after id", "42"));
   EXPECT_EQ(events[4], ev("", "last", "42"));
+}
+
+TEST(sse_parser, comment_lines_are_counted_but_never_dispatched) {
+  sse_parser p;
+  auto out = p.feed(": heartbeat\n\n:\r\ndata: x\n: inside an event\n\n");
+  ASSERT_EQ(out.size(), 1U);
+  EXPECT_EQ(out[0].data, "x");
+  EXPECT_EQ(p.comments(), 3U);
 }
 
 TEST(sse_parser, the_same_events_come_out_when_split_at_every_byte) {
@@ -101,4 +111,4 @@ TEST(sse_parser, a_broken_bom_prefix_is_kept_as_data) {
 }
 
 }  // namespace
-}  // namespace tether::runtime::native
+}  // namespace tether::http
