@@ -76,7 +76,7 @@ TEST_F(storage_failure, a_failed_commit_degrades_the_store_and_a_successful_retr
   auto later = append(s, {notice("refused")});
   ASSERT_FALSE(later);
   EXPECT_EQ(later.error(), store_errc::storage_unavailable) << "refused at once while degraded";
-  auto lease = run(store().claim_lease(s, "node-a/1", clock_.now(), 1000));
+  auto lease = run(store().claim_lease(s, "node-a/1", 1000));
   ASSERT_FALSE(lease);
   EXPECT_EQ(lease.error(), store_errc::storage_unavailable);
   EXPECT_EQ(all_events(s).size(), 1U) << "reads keep working";
@@ -93,7 +93,7 @@ TEST_F(storage_failure, a_failed_commit_degrades_the_store_and_a_successful_retr
   auto after = append(s, {notice("works again")});
   ASSERT_TRUE(after) << why(after);
   EXPECT_EQ(after->last_seq.value, 2) << "the failed batch left nothing behind";
-  auto taken = run(store().claim_lease(s, "node-a/1", clock_.now(), 1000));
+  auto taken = run(store().claim_lease(s, "node-a/1", 1000));
   EXPECT_TRUE(taken) << why(taken);
 
   close_store();

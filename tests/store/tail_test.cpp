@@ -4,7 +4,7 @@
 #include <sstream>
 #include <thread>
 
-#include "store/sqlite/tail.h"
+#include "store/tail.h"
 #include "store_fixture.h"
 #include "util/metrics.h"
 
@@ -132,7 +132,7 @@ std::int64_t tail_buffered_bytes() {
 
 std::size_t bytes_of(const std::vector<tail_item>& items) {
   std::size_t n = 0;
-  for (const auto& i : items) n += sqlite::tail_item_bytes(i.event);
+  for (const auto& i : items) n += tail_item_bytes(i.event);
   return n;
 }
 
