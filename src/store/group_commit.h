@@ -25,6 +25,7 @@
 // backend and the hub must outlive stop().
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
