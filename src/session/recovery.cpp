@@ -2,12 +2,12 @@
 
 #include <set>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <spdlog/spdlog.h>
 
 #include "model/errors.h"
 
@@ -34,9 +34,8 @@ asio::awaitable<result<void>> check_decodable(store::event_store& store, session
   }
 }
 
-asio::awaitable<checked> recover_one(store::event_store& store, const tether::clock& clk,
-                                             node_identity node, session_options options, session_id s,
-                                             std::function<void(session_id)> wake) {
+asio::awaitable<checked> recover_one(store::event_store& store, node_identity node, session_options options,
+                                     session_id s, std::function<void(session_id)> wake) {
   if (auto r = co_await check_decodable(store, s); !r) {
     const auto& err = r.error();
     if (err.code != make_error_code(model::model_errc::undecodable) &&
@@ -46,7 +45,7 @@ asio::awaitable<checked> recover_one(store::event_store& store, const tether::cl
     if (auto q = co_await store.quarantine(s, err.describe()); !q) co_return checked{verdict::failed, q.error()};
     co_return checked{verdict::quarantined, {}};
   }
-  auto lease = co_await store.claim_lease(s, node.owner(), clk.now(), options.lease_ttl_ms);
+  auto lease = co_await store.claim_lease(s, node.owner(), options.lease_ttl_ms);
   if (!lease) {
     if (lease.error() == store::store_errc::lease_held) co_return checked{verdict::skipped, {}};
     co_return checked{verdict::failed, lease.error()};
@@ -57,9 +56,8 @@ asio::awaitable<checked> recover_one(store::event_store& store, const tether::cl
 
 }  // namespace
 
-asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store, const tether::clock& clk,
-                                                       node_identity node, session_options options,
-                                                       std::function<void(session_id)> wake,
+asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store, node_identity node,
+                                                       session_options options, std::function<void(session_id)> wake,
                                                        std::function<void(session_id)> wake_stranded) {
   recovery_report report;
   std::set<session_id> seen;  // each abandoned execution once per scan
@@ -67,7 +65,7 @@ asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store
   const auto ex = co_await asio::this_coro::executor;
   const std::size_t width = std::max<std::size_t>(1, options.recovery_concurrency);
   for (;;) {
-    auto page = co_await store.list_abandoned(clk.now(), node.name, node.owner(), after, options.recovery_batch);
+    auto page = co_await store.list_abandoned(node.name, node.owner(), after, options.recovery_batch);
     if (!page) co_return page.error();
     if (page->empty()) break;
     after = page->back().session;
@@ -84,7 +82,7 @@ asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store
     std::optional<error> failure;
     while (next < todo.size() || running > 0) {
       while (running < width && next < todo.size()) {
-        asio::co_spawn(ex, recover_one(store, clk, node, options, todo[next++], wake),
+        asio::co_spawn(ex, recover_one(store, node, options, todo[next++], wake),
                        [&done](const std::exception_ptr& ep, checked c) {
                          if (ep) c = {verdict::failed, make_error(store::store_errc::corrupt, "recovery threw")};
                          done.try_send(boost::system::error_code{}, std::move(c));
@@ -98,9 +96,15 @@ asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store
         continue;
       }
       switch (v.v) {
-        case verdict::claimed: ++report.claimed; break;
-        case verdict::skipped: ++report.skipped; break;
-        case verdict::quarantined: ++report.quarantined; break;
+        case verdict::claimed:
+          ++report.claimed;
+          break;
+        case verdict::skipped:
+          ++report.skipped;
+          break;
+        case verdict::quarantined:
+          ++report.quarantined;
+          break;
         case verdict::failed:
           if (!failure) failure = v.err;
           break;

@@ -28,8 +28,8 @@
 
 namespace tether::session {
 
-boost::asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store, const tether::clock& clk,
-                                                              node_identity node, session_options options,
+boost::asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store, node_identity node,
+                                                              session_options options,
                                                               std::function<void(session_id)> wake,
                                                               std::function<void(session_id)> wake_stranded);
 

@@ -136,7 +136,6 @@ runner::runner(store::event_store& store, runtime& rt, const tether::clock& clk,
 store::fence runner::lease_fence() const {
   store::fence f;
   f.lease_owner = node_.owner();
-  f.now_ms = clock_.now();
   return f;
 }
 
@@ -218,7 +217,7 @@ asio::awaitable<void> runner::heartbeat(session_id s, std::shared_ptr<drain_cont
     auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
     if (ec) co_return;  // cancelled: the execution ended
     if (lost) continue;
-    auto r = co_await store_.renew_lease(s, node_.owner(), clock_.now(), options_.lease_ttl_ms);
+    auto r = co_await store_.renew_lease(s, node_.owner(), options_.lease_ttl_ms);
     if (r) {
       *held_until = r->expires_at;
       continue;
@@ -370,7 +369,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
     // terminal event may be retried until then.
     auto held_until = std::make_shared<time_ms>(0);
     if (takeover) {  // a fresh execution claims the lease in the commit that starts it
-      auto lease = co_await store_.claim_lease(s, node_.owner(), clock_.now(), options_.lease_ttl_ms);
+      auto lease = co_await store_.claim_lease(s, node_.owner(), options_.lease_ttl_ms);
       if (!lease) co_return lease.error() == store::store_errc::lease_held ? busy(lease.error()) : fail(lease.error());
       *held_until = lease->expires_at;
     }
@@ -380,7 +379,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
     bool promoted_at_start = false;
     if (takeover) {
       exe = *sess.open_execution;
-      auto attempts = co_await store_.bump_attempts(s, node_.owner(), clock_.now());
+      auto attempts = co_await store_.bump_attempts(s, node_.owner());
       if (!attempts) co_return fail(attempts.error());
       auto leftovers = co_await settle_leftovers(s, exe, std::string("interrupted by restart"), step_state::as_stored);
       if (!leftovers) co_return fail(leftovers.error());
@@ -420,9 +419,12 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
         for (const auto& in : choose_inputs(snap->pending_inputs, model::delivery::queue))
           req.events.emplace_back(model::input_promoted{in.id, exe});
       promoted_at_start = req.events.size() > 1;
+      // The store grants the lease at its own now, no earlier than this one
+      // when both read the same clock: a lower bound of its expiry.
+      const time_ms asked = clock_.now();
       auto r = co_await store_.append(std::move(req));
       if (!r) co_return r.error() == store::store_errc::lease_held ? busy(r.error()) : fail(r.error());
-      *held_until = f.now_ms + options_.lease_ttl_ms;
+      *held_until = asked + options_.lease_ttl_ms;
     }
 
     auto execution = run_execution(s, exe, continuation, promoted_at_start, control, snap->session);

@@ -79,7 +79,7 @@ struct session_service::impl {
       scan_timer.expires_after(std::chrono::milliseconds(options.recovery_interval_ms));
       auto [ec] = co_await scan_timer.async_wait(asio::as_tuple(asio::use_awaitable));
       if (ec || stopping) co_return;
-      auto r = co_await recovery_scan(store, clock, run.node(), options, waker(), stranded_waker());
+      auto r = co_await recovery_scan(store, run.node(), options, waker(), stranded_waker());
       if (!r) spdlog::warn("periodic recovery scan failed: {}", r.error().describe());
     }
   }
@@ -124,7 +124,7 @@ task<void> session_service::stop() {
 }
 
 task<result<recovery_report>> session_service::recover() {
-  co_return co_await recovery_scan(impl_->store, impl_->clock, impl_->run.node(), impl_->options, impl_->waker(),
+  co_return co_await recovery_scan(impl_->store, impl_->run.node(), impl_->options, impl_->waker(),
                                    impl_->stranded_waker());
 }
 
@@ -137,7 +137,8 @@ task<result<store::session_row>> session_service::create_session(create_request 
   }
   for (const auto* field : {&req.title, &req.workspace, &req.profile})
     TETHER_CO_TRY(check_text("session field", *field, 64 * 1024));
-  auto append = store::single_event(id, model::session_created{req.title, req.workspace, req.profile, std::move(req.metadata)});
+  auto append =
+      store::single_event(id, model::session_created{req.title, req.workspace, req.profile, std::move(req.metadata)});
   if (auto r = co_await impl_->store.append(std::move(append)); !r) co_return r.error();
   co_return co_await impl_->store.get_session(id);
 }

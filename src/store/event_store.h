@@ -6,12 +6,22 @@
 //   by reference; it outlives every caller. All calls are thread-safe and may
 //   be made from any executor: each awaitable resumes on the caller's
 //   executor. Writes (append, lease operations, quarantine) go to one writer
-//   that group-commits: requests queued by many sessions are committed in one
-//   transaction, and each caller resumes only after that commit is durable.
+//   that group-commits (store/group_commit.h): requests queued by many
+//   sessions are committed in one transaction, and each caller resumes only
+//   after that commit is durable.
 //   A write is queued when it is called, not when its awaitable is awaited,
 //   so writes commit in call order and a caller that need not wait for an
 //   outcome may drop the awaitable (the write still happens; its outcome is
 //   discarded). Reads run on a small blocking pool and never wait for the writer.
+//
+// Backends
+//   What every backend shares lives beside this header: the projection rules
+//   (store/projector.h) and the lease rules (store/leases.h), written against
+//   a small row-access interface (store/rows.h), the group-committing writer
+//   (store/group_commit.h), the live tail hub (store/tail.h) and the bridge
+//   that resumes callers on their executors (store/async.h). A backend
+//   implements the row access, "commit this batch" and the reads.
+//   tests/store is the conformance suite every backend passes.
 //
 // Atomicity
 //   One append_request is all or nothing: its events get consecutive seqs,
@@ -33,7 +43,7 @@
 //                      returns the original
 //   input_conflict     input id reused with other content or in a transcript
 //   quarantined        input.admitted to a quarantined session
-//   rejected           another projection rule (see store/sqlite/projections.h),
+//   rejected           another projection rule (see store/projector.h),
 //                      an ephemeral payload, or a payload that would not read
 //                      back (missing id, invalid UTF-8, JSON nested > 256)
 //   session_exists     session.created for an existing session
@@ -50,7 +60,14 @@
 //   read_failed        the database could not be read (I/O, busy); transient
 //   lagged             a tail_all() reader fell behind by more than its buffer
 //
+// Time
+//   Lease and fence decisions, expiries and event times use one clock: the
+//   backend's (SQLite: sqlite_options::clock, the system clock by default; a
+//   database server backend: the database's time). No call takes a caller's
+//   "now", so nodes with skewed clocks still agree on who holds a lease.
+//
 // Leases (owners are "<node>/<incarnation>", see session/types.h)
+//   A lease is fresh while expires_at > the store's now, expired after.
 //   claim: succeeds when there is no lease, it is expired, it is ours, or it
 //          is held by another incarnation of our node (that process is gone:
 //          recovery takes it over without waiting for expiry); otherwise
@@ -141,12 +158,14 @@ class event_store {
   // first event is session.created on an unknown id).
   virtual task<result<append_result>> append(append_request req) = 0;
 
-  virtual task<result<lease>> claim_lease(session_id s, std::string owner, time_ms now, time_ms ttl_ms) = 0;
-  virtual task<result<lease>> renew_lease(session_id s, std::string owner, time_ms now, time_ms ttl_ms) = 0;
-  virtual task<result<void>> release_lease(session_id s, std::string owner, time_ms now) = 0;
+  // Lease operations (see Leases); a granted lease expires ttl_ms after the
+  // store's now.
+  virtual task<result<lease>> claim_lease(session_id s, std::string owner, time_ms ttl_ms) = 0;
+  virtual task<result<lease>> renew_lease(session_id s, std::string owner, time_ms ttl_ms) = 0;
+  virtual task<result<void>> release_lease(session_id s, std::string owner) = 0;
   virtual task<result<std::size_t>> expire_owned_leases(std::string owner) = 0;
-  // Adds one to the lease's attempt count; the caller must hold the lease.
-  virtual task<result<std::int64_t>> bump_attempts(session_id s, std::string owner, time_ms now) = 0;
+  // Adds one to the lease's attempt count; the caller must hold a fresh lease.
+  virtual task<result<std::int64_t>> bump_attempts(session_id s, std::string owner) = 0;
   // Marks a session undecodable: recovery skips it until an operator acts.
   virtual task<result<void>> quarantine(session_id s, std::string reason) = 0;
 
@@ -193,12 +212,12 @@ class event_store {
   virtual task<result<std::vector<interaction_row>>> pending_interactions(session_id s) = 0;
   // Every interaction of a session (any status) in request order.
   virtual task<result<std::vector<interaction_row>>> list_interactions(session_id s) = 0;
-  // Sessions with an open execution whose lease is absent, expired at `now`,
-  // or held by `node` under an owner other than `current_owner` (a previous
-  // incarnation: "<node>/<other>"), ordered by session id, after `after`, at
-  // most `limit` (capped at 10,000). Quarantined sessions are skipped.
-  virtual task<result<std::vector<abandoned_session>>> list_abandoned(time_ms now, std::string node,
-                                                                      std::string current_owner,
+  // Sessions with an open execution whose lease is absent, expired at the
+  // store's now, or held by `node` under an owner other than `current_owner`
+  // (a previous incarnation: "<node>/<other>"), ordered by session id, after
+  // `after`, at most `limit` (capped at 10,000). Quarantined sessions are
+  // skipped.
+  virtual task<result<std::vector<abandoned_session>>> list_abandoned(std::string node, std::string current_owner,
                                                                       std::optional<session_id> after,
                                                                       std::size_t limit) = 0;
   // Sessions that nobody runs although they should: a pending input admitted
@@ -208,8 +227,7 @@ class event_store {
   // (capped at 10,000). Served by two partial indexes (pending resume inputs,
   // sessions with a continuation pending), not by reading every session. A session that is
   // about to start (woken, execution.started not yet committed) is listed too.
-  virtual task<result<std::vector<session_id>>> list_stranded(std::optional<session_id> after,
-                                                              std::size_t limit) = 0;
+  virtual task<result<std::vector<session_id>>> list_stranded(std::optional<session_id> after, std::size_t limit) = 0;
 
   // Whether writes are taken now (see Storage failures). Thread-safe and
   // cheap: no I/O. A store that cannot fail this way reports ok.

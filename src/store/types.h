@@ -15,15 +15,15 @@ namespace tether::store {
 // A condition checked inside the append's transaction; if it fails nothing
 // is written and the append returns store_errc::fence_failed.
 struct fence {
-  // The session's lease must be held by this owner and unexpired at now_ms.
+  // The session's lease must be held by this owner and fresh at the store's
+  // now (event_store.h, Time).
   std::optional<std::string> lease_owner;
-  time_ms now_ms = 0;
   // The session's last seq must equal this (optimistic concurrency).
   std::optional<event_seq> last_seq;
   // The session must have no open execution (used by execution.started).
   bool no_open_execution = false;
-  // Set (with lease_owner): first claim the lease for lease_owner at now_ms
-  // for this many ms, with claim_lease's rules, in the same transaction (so
+  // Set (with lease_owner): first claim the lease for lease_owner for this
+  // many ms, with claim_lease's rules, in the same transaction (so
   // starting an execution is one commit); a fresh lease of another owner
   // fails the append with lease_held.
   std::optional<time_ms> claim_ttl_ms;

@@ -29,20 +29,20 @@ class promotion_first_store final : public store::event_store {
   }
   [[nodiscard]] int promotions() const { return promotions_; }
 
-  store::task<result<store::lease>> claim_lease(session_id s, std::string owner, time_ms now, time_ms ttl_ms) override {
-    return inner_.claim_lease(std::move(s), std::move(owner), now, ttl_ms);
+  store::task<result<store::lease>> claim_lease(session_id s, std::string owner, time_ms ttl_ms) override {
+    return inner_.claim_lease(std::move(s), std::move(owner), ttl_ms);
   }
-  store::task<result<store::lease>> renew_lease(session_id s, std::string owner, time_ms now, time_ms ttl_ms) override {
-    return inner_.renew_lease(std::move(s), std::move(owner), now, ttl_ms);
+  store::task<result<store::lease>> renew_lease(session_id s, std::string owner, time_ms ttl_ms) override {
+    return inner_.renew_lease(std::move(s), std::move(owner), ttl_ms);
   }
-  store::task<result<void>> release_lease(session_id s, std::string owner, time_ms now) override {
-    return inner_.release_lease(std::move(s), std::move(owner), now);
+  store::task<result<void>> release_lease(session_id s, std::string owner) override {
+    return inner_.release_lease(std::move(s), std::move(owner));
   }
   store::task<result<std::size_t>> expire_owned_leases(std::string owner) override {
     return inner_.expire_owned_leases(std::move(owner));
   }
-  store::task<result<std::int64_t>> bump_attempts(session_id s, std::string owner, time_ms now) override {
-    return inner_.bump_attempts(std::move(s), std::move(owner), now);
+  store::task<result<std::int64_t>> bump_attempts(session_id s, std::string owner) override {
+    return inner_.bump_attempts(std::move(s), std::move(owner));
   }
   store::task<result<void>> quarantine(session_id s, std::string reason) override {
     return inner_.quarantine(std::move(s), std::move(reason));
@@ -94,11 +94,10 @@ class promotion_first_store final : public store::event_store {
   store::task<result<std::vector<store::interaction_row>>> list_interactions(session_id s) override {
     return inner_.list_interactions(std::move(s));
   }
-  store::task<result<std::vector<store::abandoned_session>>> list_abandoned(time_ms now, std::string node,
-                                                                            std::string current_owner,
+  store::task<result<std::vector<store::abandoned_session>>> list_abandoned(std::string node, std::string current_owner,
                                                                             std::optional<session_id> after,
                                                                             std::size_t limit) override {
-    return inner_.list_abandoned(now, std::move(node), std::move(current_owner), std::move(after), limit);
+    return inner_.list_abandoned(std::move(node), std::move(current_owner), std::move(after), limit);
   }
   store::task<result<std::vector<session_id>>> list_stranded(std::optional<session_id> after,
                                                              std::size_t limit) override {

@@ -13,28 +13,28 @@ class lease_test : public session_fixture {
   void steal(const session_id& s, const std::string& thief) {
     eventually([&] {
       clock_.advance(31'000);
-      return static_cast<bool>(run(store_->claim_lease(s, thief, clock_.now(), 30'000)));
+      return static_cast<bool>(run(store_->claim_lease(s, thief, 30'000)));
     });
   }
 };
 
 TEST_F(lease_test, a_fresh_foreign_lease_blocks_claim_renewal_and_release) {
   const auto s = new_session();
-  ASSERT_TRUE(run(store_->claim_lease(s, "a/1", clock_.now(), 30'000)));
-  auto claim = run(store_->claim_lease(s, "b/1", clock_.now(), 30'000));
+  ASSERT_TRUE(run(store_->claim_lease(s, "a/1", 30'000)));
+  auto claim = run(store_->claim_lease(s, "b/1", 30'000));
   ASSERT_FALSE(claim);
   EXPECT_EQ(claim.error(), store::store_errc::lease_held);
-  auto renew = run(store_->renew_lease(s, "b/1", clock_.now(), 30'000));
+  auto renew = run(store_->renew_lease(s, "b/1", 30'000));
   ASSERT_FALSE(renew);
   EXPECT_EQ(renew.error(), store::store_errc::lease_held);
-  auto release = run(store_->release_lease(s, "b/1", clock_.now()));
+  auto release = run(store_->release_lease(s, "b/1"));
   ASSERT_FALSE(release);
   EXPECT_EQ(release.error(), store::store_errc::lease_held);
 }
 
 TEST_F(lease_test, a_fresh_foreign_lease_makes_a_drain_busy_without_running_anything) {
   const auto s = new_session();
-  ASSERT_TRUE(run(store_->claim_lease(s, "other/1", clock_.now(), 30'000)));
+  ASSERT_TRUE(run(store_->claim_lease(s, "other/1", 30'000)));
   admit(s, "hello", model::delivery::steer, session::start_mode::record_only);
   auto r = run(service_->resume(s));
   ASSERT_TRUE(r);
@@ -45,11 +45,11 @@ TEST_F(lease_test, a_fresh_foreign_lease_makes_a_drain_busy_without_running_anyt
 
 TEST_F(lease_test, an_expired_lease_is_taken_over_with_the_attempt_count_kept) {
   const auto s = new_session();
-  ASSERT_TRUE(run(store_->claim_lease(s, "a/1", clock_.now(), 30'000)));
-  ASSERT_TRUE(run(store_->bump_attempts(s, "a/1", clock_.now())));
-  ASSERT_TRUE(run(store_->bump_attempts(s, "a/1", clock_.now())));
+  ASSERT_TRUE(run(store_->claim_lease(s, "a/1", 30'000)));
+  ASSERT_TRUE(run(store_->bump_attempts(s, "a/1")));
+  ASSERT_TRUE(run(store_->bump_attempts(s, "a/1")));
   clock_.advance(30'001);
-  auto taken = run(store_->claim_lease(s, "b/1", clock_.now(), 30'000));
+  auto taken = run(store_->claim_lease(s, "b/1", 30'000));
   ASSERT_TRUE(taken) << taken.error().describe();
   EXPECT_EQ(taken->owner, "b/1");
   EXPECT_EQ(taken->attempts, 2);
@@ -58,14 +58,12 @@ TEST_F(lease_test, an_expired_lease_is_taken_over_with_the_attempt_count_kept) {
 TEST_F(lease_test, a_terminal_outcome_written_after_the_lease_was_lost_is_rejected) {
   const auto s = new_session();
   const auto exe = execution_id::generate();
-  ASSERT_TRUE(run(store_->claim_lease(s, "a/1", clock_.now(), 30'000)));
+  ASSERT_TRUE(run(store_->claim_lease(s, "a/1", 30'000)));
   store::fence mine;
   mine.lease_owner = "a/1";
-  mine.now_ms = clock_.now();
   ASSERT_TRUE(run(store_->append(store::single_event(s, model::execution_started{exe, "a/1"}, mine))));
   clock_.advance(30'001);
-  ASSERT_TRUE(run(store_->claim_lease(s, "b/1", clock_.now(), 30'000)));
-  mine.now_ms = clock_.now();
+  ASSERT_TRUE(run(store_->claim_lease(s, "b/1", 30'000)));
   const auto before = events(s).size();
   auto late = run(store_->append(
       store::single_event(s, model::execution_finished{exe, model::outcome::succeeded, {}, {}, {}}, mine)));

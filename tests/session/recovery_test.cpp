@@ -21,10 +21,9 @@ class recovery_test : public session_fixture {
     auto created = run(store_->append(store::single_event(s, model::session_created{})));
     EXPECT_TRUE(created) << created.error().describe();
     EXPECT_TRUE(run(store_->append(store::single_event(s, model::input_admitted{in, "work", delivery::steer}))));
-    EXPECT_TRUE(run(store_->claim_lease(s, owner, clock_.now(), ttl_ms)));
+    EXPECT_TRUE(run(store_->claim_lease(s, owner, ttl_ms)));
     store::fence f;
     f.lease_owner = owner;
-    f.now_ms = clock_.now();
     store::append_request req;
     req.session = s;
     req.fence = f;
@@ -106,7 +105,7 @@ TEST_F(recovery_test, recovery_gives_up_with_failed_past_the_attempt_budget) {
   auto opts = test_options();
   opts.attempt_budget = 2;
   const auto s = abandoned("dead/1");
-  for (int i = 0; i < 2; ++i) ASSERT_TRUE(run(store_->bump_attempts(s, "dead/1", clock_.now())));
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(run(store_->bump_attempts(s, "dead/1")));
   clock_.advance(60'000);
   make_service(opts);
   scan();
@@ -169,7 +168,7 @@ TEST_F(recovery_test, a_scan_pages_through_abandoned_sessions_in_bounded_batches
   for (int i = 0; i < 5; ++i) all.push_back(abandoned("dead/1"));
   clock_.advance(60'000);
   // A page never holds more than the batch size.
-  auto page = run(store_->list_abandoned(clock_.now(), "n1", "n1/x", std::nullopt, 2));
+  auto page = run(store_->list_abandoned("n1", "n1/x", std::nullopt, 2));
   ASSERT_TRUE(page);
   EXPECT_EQ(page->size(), 2U);
   make_service(opts);

@@ -1,23 +1,27 @@
-// Shared fixture of the store tests: a fresh SQLite store in its own temp
-// directory, a manual clock, and helpers that drive awaitables synchronously.
+// The fixture of the store conformance suite: a fresh store of one backend
+// (made by a backend factory, see backends.h) in its own temp directory, a
+// manual clock the store reads for every time, and helpers that drive
+// awaitables synchronously. The suite's tests are typed tests over
+// `backends`, so each runs against every backend.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 #include <unistd.h>
 #include <boost/asio/io_context.hpp>
 
-#include "store/sqlite/sqlite_store.h"
+#include "store/event_store.h"
 #include "support/run.h"
 #include "util/clock.h"
 
@@ -29,21 +33,21 @@ std::string why(const R& r) {
   return r ? std::string("ok") : r.error().describe();
 }
 
-// Runs SQL on the database file through a separate raw connection (to
-// corrupt rows or fake a newer schema behind the store's back).
-inline void raw_exec(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  sqlite3_busy_timeout(db, 5000);
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  const std::string msg = err != nullptr ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << msg;
-}
+// What a test may ask of any backend (a factory maps it onto the backend's
+// own options).
+struct backend_options {
+  const tether::clock* clock = nullptr;  // the store's one clock
+  std::size_t max_batch = 1024;          // write requests per group commit
+  std::size_t tail_buffer = 4096;
+  std::size_t tail_buffer_bytes = 1U << 20U;
+  int retry_initial_ms = 100;  // degraded: first probe, then doubling up to retry_max_ms
+  int retry_max_ms = 5'000;
+  // Called before each commit (the probes' too): true makes that commit
+  // fail as if the storage had failed.
+  std::function<bool()> fail_commit;
+};
 
-// A door the writer's fail_commit hook can be held at, so tests can queue
+// A door the fail_commit hook can be held at, so tests can queue
 // several requests behind one commit and have them grouped into the next.
 class commit_gate {
  public:
@@ -80,6 +84,11 @@ class commit_gate {
   int arrived_ = 0;
 };
 
+// `Factory` (backends.h): Factory(dir) prepares a backend whose data lives
+// in `dir`; open(backend_options) opens a store on it (again after a stop:
+// what was committed is still there); Factory::stats(store) are its
+// group-commit counters.
+template <class Factory>
 class store_test : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -89,26 +98,30 @@ class store_test : public ::testing::Test {
                                                      std::to_string(::getpid()) + "-" + std::to_string(counter++));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
+    factory_ = std::make_unique<Factory>(dir_);
   }
 
   void TearDown() override {
     if (store_) store_->stop();
     store_.reset();
+    factory_.reset();
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
 
-  [[nodiscard]] std::string db_path() const { return (dir_ / "tether.db").string(); }
-
-  sqlite_options options() {
-    sqlite_options o;
-    o.path = db_path();
+  backend_options options() {
+    backend_options o;
     o.clock = &clock_;
     return o;
   }
 
-  event_store& open(std::optional<sqlite_options> o = std::nullopt) {
-    auto r = open_sqlite_store(o ? std::move(*o) : options());
+  event_store& open(std::optional<backend_options> o = std::nullopt) {
+    auto r = factory_->open(o ? std::move(*o) : options());
+    return adopt(std::move(r));
+  }
+
+  // Takes an opened store as the one under test.
+  event_store& adopt(result<std::unique_ptr<event_store>> r) {
     EXPECT_TRUE(r) << why(r);
     if (!r) throw std::runtime_error("cannot open the store");
     store_ = std::move(*r);
@@ -120,7 +133,7 @@ class store_test : public ::testing::Test {
     store_.reset();
   }
 
-  event_store& reopen(std::optional<sqlite_options> o = std::nullopt) {
+  event_store& reopen(std::optional<backend_options> o = std::nullopt) {
     close_store();
     return open(std::move(o));
   }
@@ -170,8 +183,20 @@ class store_test : public ::testing::Test {
   std::vector<std::unique_ptr<boost::asio::io_context>> ios_;
   boost::asio::io_context io_;
   std::filesystem::path dir_;
+  std::unique_ptr<Factory> factory_;
   std::unique_ptr<event_store> store_;
 };
+
+// Polls (wall time, at most 30 s) until pred() holds.
+template <class F>
+bool eventually(F pred) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return pred();
+}
 
 // Payload shorthands.
 inline model::payload admitted(const input_id& id, std::string prompt, model::delivery d = model::delivery::steer) {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "store/sqlite/codec.h"
+#include "store/codec.h"
 
 namespace tether::store::sqlite {
 

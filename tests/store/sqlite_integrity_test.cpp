@@ -10,15 +10,15 @@
 #include <random>
 #include <string>
 
+#include "sqlite_fixture.h"
 #include "store/event_store.h"
 #include "store/sqlite/sqlite_store.h"
-#include "store_fixture.h"
 
 namespace tether::store::test {
 namespace {
 
 namespace fs = std::filesystem;
-using integrity = store_test;
+using integrity = sqlite_store_test;
 
 std::string file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -1,4 +1,4 @@
-#include "store/sqlite/tail.h"
+#include "store/tail.h"
 
 #include <algorithm>
 #include <deque>
@@ -6,10 +6,10 @@
 #include <spdlog/spdlog.h>
 #include <boost/json/serialize.hpp>
 
-#include "store/sqlite/async.h"
+#include "store/async.h"
 #include "util/metrics.h"
 
-namespace tether::store::sqlite {
+namespace tether::store {
 
 namespace {
 constexpr std::size_t catch_up_page = 512;
@@ -512,4 +512,4 @@ void tail_hub::remove(const std::shared_ptr<all_tail_state>& st) {
   std::erase(all_, st);
 }
 
-}  // namespace tether::store::sqlite
+}  // namespace tether::store

@@ -1,8 +1,10 @@
-// The append path of the SQLite backend: one append_request applied inside
-// the writer's transaction. apply_append() leaves the request untouched, so
-// the writer can run it a second time (see sqlite_store.cpp: a batch in which
-// a request was refused is rolled back and run again, each request in its
-// own savepoint).
+// The projector: one append_request applied inside the writer's
+// transaction, for every backend. The rules below read and write rows only
+// through write_rows (store/rows.h), so a backend implements that and
+// inherits the rules, their order and their error codes. apply_append()
+// leaves the request untouched, so the writer can run it a second time (a
+// backend may roll a batch back and run it again, each request in its own
+// savepoint: see store/group_commit.h).
 //
 // apply_append():
 //   1. every payload must be durable and must read back through the
@@ -10,9 +12,10 @@
 //      readable; otherwise `rejected`;
 //   2. the session must exist, unless the first event is session.created
 //      (then it must not: session_exists); otherwise unknown_session;
-//   3. the fence is checked (fence_failed);
+//   3. the fence is checked (fence_failed), at write_rows::now(); a fence
+//      with claim_ttl_ms first claims the lease (store/leases.h);
 //   4. each event gets the next seq, a fresh event id and the request's time
-//      (the clock's when 0), its projection rule runs, and the row is
+//      (write_rows::now() when 0), its projection rule runs, and the row is
 //      inserted (the session's last seq is the last of its events).
 //
 // Projection rules (errors in parentheses; any error fails the request):
@@ -57,18 +60,19 @@
 //   step.retry_scheduled, reasoning.ended, compaction.ended: stored only
 #pragma once
 
-#include "store/sqlite/db.h"
+#include <string>
+#include <vector>
+
+#include "store/rows.h"
 #include "store/types.h"
-#include "util/clock.h"
 #include "util/result.h"
 
-namespace tether::store::sqlite {
+namespace tether::store {
 
 // Checks and encodes a request's payloads without touching the database, so
 // callers do it on their own thread and the writer thread only runs SQL.
 result<std::vector<std::string>> encode_append(const append_request& req);
 // `data` is encode_append(req)'s value.
-result<append_result> apply_append(connection& db, const append_request& req, const std::vector<std::string>& data,
-                                   const tether::clock& clock);
+result<append_result> apply_append(write_rows& rows, const append_request& req, const std::vector<std::string>& data);
 
-}  // namespace tether::store::sqlite
+}  // namespace tether::store

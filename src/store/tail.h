@@ -1,8 +1,11 @@
-// Live tails of the SQLite backend.
+// Live tails: the hub every backend feeds, so tails behave the same
+// whatever stores the events.
 //
-// The writer publishes committed events to the hub after each COMMIT (in
-// commit order, so a session's seqs arrive increasing); publish() of the
-// store hands ephemeral events to the hub directly. The hub copies each item
+// The group-committing writer (store/group_commit.h) publishes committed
+// events to the hub after each commit (in commit order, so a session's seqs
+// arrive increasing); publish() of the store hands ephemeral events to the
+// hub directly. (A backend shared by several processes feeds it with what
+// the others committed as well.) The hub copies each item
 // into the bounded buffer of every tail of that session.
 //
 // A tail starts in "catch-up" mode: it is registered with the hub before it
@@ -43,11 +46,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "store/async.h"
 #include "store/event_store.h"
-#include "store/sqlite/async.h"
 #include "util/clock.h"
 
-namespace tether::store::sqlite {
+namespace tether::store {
 
 // What an item costs a tail's budget: its JSON text plus the item itself.
 std::size_t tail_item_bytes(const model::event& e);
@@ -88,4 +91,4 @@ class tail_hub : public std::enable_shared_from_this<tail_hub> {
   std::vector<std::shared_ptr<all_tail_state>> all_;
 };
 
-}  // namespace tether::store::sqlite
+}  // namespace tether::store

@@ -14,7 +14,7 @@
 #include "model/events.h"
 #include "util/result.h"
 
-namespace tether::store::sqlite {
+namespace tether::store {
 
 // Nesting limit for stored JSON; appends deeper than this are rejected.
 inline constexpr unsigned max_json_depth = 256;
@@ -28,4 +28,4 @@ result<model::payload> decode_payload(std::string_view type, int version, std::s
 std::string usage_text(const model::usage& u);
 result<model::usage> parse_usage(std::string_view text, std::string_view what);
 
-}  // namespace tether::store::sqlite
+}  // namespace tether::store

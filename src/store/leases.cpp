@@ -1,21 +1,10 @@
-#include "store/sqlite/leases.h"
-
-#include "store/sqlite/queries.h"
+#include "store/leases.h"
 
 #include <optional>
 
-namespace tether::store::sqlite {
+namespace tether::store {
 
 namespace {
-
-result<std::optional<lease>> load_lease(connection& db, const session_id& s) {
-  auto q = db.prepare("SELECT owner, expires_at, attempts FROM leases WHERE session_id = ?");
-  q.bind(s);
-  auto row = q.step();
-  if (!row) return row.error();
-  if (!*row) return std::optional<lease>();
-  return std::optional<lease>(lease{q.text(0), q.int64(1), q.int64(2)});
-}
 
 result<void> require_ttl(time_ms ttl_ms) {
   if (ttl_ms <= 0) return make_error(store_errc::rejected, "a lease needs a positive ttl");
@@ -57,61 +46,59 @@ std::optional<tether::error> refuse(const session_id& s, const std::optional<lea
 
 }  // namespace
 
-result<lease> claim_lease(connection& db, const session_id& s, const std::string& owner, time_ms now, time_ms ttl_ms) {
+result<lease> claim_lease(write_rows& rows, const session_id& s, const std::string& owner, time_ms ttl_ms,
+                          time_ms now) {
   TETHER_TRY(require_ttl(ttl_ms));
-  TETHER_TRY(require_session(db, s));
-  auto current = load_lease(db, s);
+  auto known = rows.session_exists(s);
+  if (!known) return known.error();
+  if (!*known) return make_error(store_errc::unknown_session, s.str() + " does not exist");
+  auto current = rows.load_lease(s);
   if (!current) return current.error();
   if (*current && (*current)->owner != owner && (*current)->expires_at > now &&
       !previous_incarnation((*current)->owner, owner))
     return held(s, **current);
   lease out{owner, now + ttl_ms, *current ? (*current)->attempts : 0};
-  auto q = db.prepare(
-      "INSERT INTO leases(session_id, owner, expires_at, attempts) VALUES(?, ?, ?, ?) "
-      "ON CONFLICT(session_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at");
-  TETHER_TRY(q.bind(s, out.owner, out.expires_at, out.attempts).run());
+  TETHER_TRY(rows.put_lease(s, out));
   return out;
 }
 
-result<lease> renew_lease(connection& db, const session_id& s, const std::string& owner, time_ms now, time_ms ttl_ms) {
+result<lease> renew_lease(write_rows& rows, const session_id& s, const std::string& owner, time_ms ttl_ms,
+                          time_ms now) {
   TETHER_TRY(require_ttl(ttl_ms));
-  auto current = load_lease(db, s);
+  auto current = rows.load_lease(s);
   if (!current) return current.error();
   if (auto why = refuse(s, *current, owner, now, false)) return *why;
   lease out{owner, now + ttl_ms, (*current)->attempts};
-  auto q = db.prepare("UPDATE leases SET expires_at = ? WHERE session_id = ?");
-  TETHER_TRY(q.bind(out.expires_at, s).run());
+  TETHER_TRY(rows.set_lease_expiry(s, out.expires_at));
   return out;
 }
 
-result<void> release_lease(connection& db, const session_id& s, const std::string& owner, time_ms now) {
-  auto current = load_lease(db, s);
+result<void> release_lease(write_rows& rows, const session_id& s, const std::string& owner, time_ms now) {
+  auto current = rows.load_lease(s);
   if (!current) return current.error();
   if (auto why = refuse(s, *current, owner, now, false)) return *why;
-  auto q = db.prepare("UPDATE leases SET expires_at = min(expires_at, ?) WHERE session_id = ?");
-  return q.bind(now, s).run();
+  if ((*current)->expires_at <= now) return ok();  // already expired: released as it is
+  return rows.set_lease_expiry(s, now);
 }
 
-result<std::size_t> expire_owned_leases(connection& db, const std::string& owner, time_ms now) {
-  auto q = db.prepare("UPDATE leases SET expires_at = ? WHERE owner = ? AND expires_at > ?");
-  TETHER_TRY(q.bind(now, owner, now).run());
-  return static_cast<std::size_t>(db.changes());
+result<std::size_t> expire_owned_leases(write_rows& rows, const std::string& owner, time_ms now) {
+  return rows.expire_leases_of(owner, now);
 }
 
-result<std::int64_t> bump_attempts(connection& db, const session_id& s, const std::string& owner, time_ms now) {
-  auto current = load_lease(db, s);
+result<std::int64_t> bump_attempts(write_rows& rows, const session_id& s, const std::string& owner, time_ms now) {
+  auto current = rows.load_lease(s);
   if (!current) return current.error();
   if (auto why = refuse(s, *current, owner, now, true)) return *why;
-  auto q = db.prepare("UPDATE leases SET attempts = attempts + 1 WHERE session_id = ?");
-  TETHER_TRY(q.bind(s).run());
-  return (*current)->attempts + 1;
+  const std::int64_t attempts = (*current)->attempts + 1;
+  TETHER_TRY(rows.set_lease_attempts(s, attempts));
+  return attempts;
 }
 
-result<void> quarantine(connection& db, const session_id& s, const std::string& reason) {
-  auto q = db.prepare("UPDATE sessions SET quarantined = 1, quarantine_reason = ? WHERE id = ?");
-  TETHER_TRY(q.bind(reason, s).run());
-  if (db.changes() == 0) return make_error(store_errc::unknown_session, s.str() + " does not exist");
+result<void> quarantine(write_rows& rows, const session_id& s, const std::string& reason) {
+  auto found = rows.quarantine(s, reason);
+  if (!found) return found.error();
+  if (!*found) return make_error(store_errc::unknown_session, s.str() + " does not exist");
   return ok();
 }
 
-}  // namespace tether::store::sqlite
+}  // namespace tether::store

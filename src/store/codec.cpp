@@ -1,11 +1,11 @@
-#include "store/sqlite/codec.h"
+#include "store/codec.h"
 
 #include <boost/json.hpp>
 
 #include "model/errors.h"
 #include "store/errors.h"
 
-namespace tether::store::sqlite {
+namespace tether::store {
 
 namespace json = boost::json;
 
@@ -39,4 +39,4 @@ result<model::usage> parse_usage(std::string_view text, std::string_view what) {
   return u;
 }
 
-}  // namespace tether::store::sqlite
+}  // namespace tether::store

@@ -1,5 +1,5 @@
-// How the backend's threads (writer, readers, tails) complete an awaitable of
-// a caller running on some other executor.
+// How a store's threads (writer, readers, tails) complete an awaitable of a
+// caller running on some other executor. Shared by every backend.
 //
 // completion<T> holds the awaiting coroutine's handler type-erased (Boost
 // 1.81 has no any_completion_handler) together with a work guard on the
@@ -24,7 +24,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-namespace tether::store::sqlite {
+namespace tether::store {
 
 template <class T>
 class completion {
@@ -75,4 +75,4 @@ boost::asio::awaitable<T> async_op(Init init) {
       boost::asio::use_awaitable, std::move(init));
 }
 
-}  // namespace tether::store::sqlite
+}  // namespace tether::store

@@ -1,0 +1,334 @@
+#include "store/projector.h"
+
+#include <boost/json.hpp>
+
+#include "store/codec.h"
+#include "store/leases.h"
+
+namespace tether::store {
+
+namespace {
+
+namespace json = boost::json;
+
+// What one event's projection sees.
+struct applying {
+  write_rows& rows;
+  const session_id& session;
+  bool& exists;
+  session_head& state;
+  std::int64_t seq;
+  time_ms time;
+  const event_id& id;
+};
+
+tether::error reject(std::string msg) { return {store_errc::rejected, std::move(msg)}; }
+
+result<void> check_fence(write_rows& rows, const session_id& s, const fence& f, const session_head& st, time_ms now) {
+  if (f.lease_owner) {
+    auto l = rows.load_lease(s);
+    if (!l) return l.error();
+    if (!*l)
+      return make_error(store_errc::fence_failed, s.str() + " has no lease; " + *f.lease_owner + " must hold it");
+    if ((*l)->owner != *f.lease_owner)
+      return make_error(store_errc::fence_failed,
+                        "the lease of " + s.str() + " is held by " + (*l)->owner + ", not " + *f.lease_owner);
+    if ((*l)->expires_at <= now)
+      return make_error(store_errc::fence_failed, "the lease of " + s.str() + " by " + *f.lease_owner + " has expired");
+  }
+  if (f.last_seq && f.last_seq->value != st.last_seq)
+    return make_error(store_errc::fence_failed, "the last seq of " + s.str() + " is " + std::to_string(st.last_seq) +
+                                                    ", not " + std::to_string(f.last_seq->value));
+  if (f.no_open_execution && st.open_execution)
+    return make_error(store_errc::fence_failed, s.str() + " has an open execution " + *st.open_execution);
+  return ok();
+}
+
+// The id field a payload must carry but does not ("" when all are there).
+// The catalogue decodes a present-but-empty id as empty, so the store checks.
+template <class T>
+std::string_view missing_id(const T&) {
+  return {};
+}
+std::string_view missing_id(const model::input_admitted& p) { return p.input.empty() ? "input_id" : ""; }
+std::string_view missing_id(const model::input_promoted& p) {
+  return p.input.empty() ? "input_id" : p.execution.empty() ? "execution_id" : "";
+}
+std::string_view missing_id(const model::input_cancelled& p) { return p.input.empty() ? "input_id" : ""; }
+std::string_view missing_id(const model::execution_started& p) { return p.execution.empty() ? "execution_id" : ""; }
+std::string_view missing_id(const model::execution_recovered& p) { return p.execution.empty() ? "execution_id" : ""; }
+std::string_view missing_id(const model::execution_finished& p) { return p.execution.empty() ? "execution_id" : ""; }
+std::string_view missing_id(const model::step_started& p) { return p.execution.empty() ? "execution_id" : ""; }
+std::string_view missing_id(const model::text_ended& p) { return p.message.empty() ? "message_id" : ""; }
+std::string_view missing_id(const model::tool_called& p) { return p.call.empty() ? "call_id" : ""; }
+std::string_view missing_id(const model::tool_succeeded& p) { return p.call.empty() ? "call_id" : ""; }
+std::string_view missing_id(const model::tool_failed& p) { return p.call.empty() ? "call_id" : ""; }
+std::string_view missing_id(const model::interaction_requested& p) {
+  return p.interaction.empty() ? "interaction_id" : "";
+}
+std::string_view missing_id(const model::interaction_resolved& p) {
+  return p.interaction.empty() ? "interaction_id" : "";
+}
+
+// The stored `data` text of a payload, proven to read back through the same
+// path reads use (JSON parse within the depth limit, UTF-8, catalogue decode).
+result<std::string> checked_data(const model::payload& p) {
+  const std::string type(model::type_name(p));
+  if (model::type_durability(p) != model::durability::durable)
+    return reject(type + " is ephemeral; publish it instead of appending it");
+  if (const auto field = std::visit([](const auto& body) { return missing_id(body); }, p); !field.empty())
+    return reject(type + " needs a " + std::string(field));
+  std::string data = json::serialize(model::encode(p));
+  if (auto back = decode_payload(type, model::type_version(p), data, type); !back)
+    return reject(type + " cannot be stored: " + back.error().message);
+  return data;
+}
+
+result<void> insert_message(applying& a, message_role role, std::string_view id, std::string_view text,
+                            std::string_view tool = {}, std::optional<std::string_view> input = std::nullopt,
+                            bool is_error = false) {
+  return a.rows.insert_message(a.session,
+                               new_message{a.seq, a.state.generation, role, id, text, tool, input, is_error});
+}
+
+result<void> require_open(const applying& a, const execution_id& e, std::string_view what) {
+  if (a.state.open_execution != e.str())
+    return reject(std::string(what) + ": " + e.str() + " is not the open execution of " + a.session.str());
+  return ok();
+}
+
+// ---- one function per event type ----
+
+result<void> project(applying& a, model::session_created& p) {
+  if (a.exists) return make_error(store_errc::session_exists, a.session.str() + " already exists");
+  auto key = a.rows.insert_session(a.session, p, a.time);
+  if (!key) return key.error();
+  a.exists = true;
+  a.state = session_head{.key = *key};
+  return ok();
+}
+
+result<void> project(applying& a, model::session_updated& p) { return a.rows.set_title(a.session, p.title); }
+
+result<void> project(applying& a, model::session_reset& p) {
+  p.generation = ++a.state.generation;
+  return a.rows.reset_context(a.session, p.generation, a.seq);
+}
+
+result<void> project(applying& a, model::input_admitted& p) {
+  if (a.state.quarantined)
+    return make_error(store_errc::quarantined, a.session.str() + " is quarantined; it takes no new inputs");
+  auto use = a.rows.input_id_in_use(p.input);
+  if (!use) return use.error();
+  if (*use && (*use)->what == input_id_use::kind::message)
+    return make_error(store_errc::input_conflict, p.input.str() + " names a message of a transcript");
+  if (*use) {
+    const auto& in = **use;
+    if (in.session == a.session.str() && in.prompt == p.prompt && in.delivery == model::to_string(p.delivery))
+      return make_error(store_errc::duplicate_input, p.input.str() + " was already admitted");
+    const std::string why = in.session != a.session.str() ? "in another session"
+                            : in.prompt != p.prompt       ? "with another prompt"
+                                                          : "with another delivery";
+    return make_error(store_errc::input_conflict, p.input.str() + " is already admitted " + why);
+  }
+  return a.rows.insert_input(a.session, p, a.seq);
+}
+
+// The prompt of a pending input of this session, or why it is not one.
+result<std::string> pending_input(applying& a, const input_id& id, std::string_view what) {
+  auto in = a.rows.input_status_of(id);
+  if (!in) return in.error();
+  if (!*in || (*in)->session != a.session.str())
+    return reject(std::string(what) + ": " + id.str() + " is not an input of " + a.session.str());
+  if ((*in)->status != "pending")
+    return reject(std::string(what) + ": " + id.str() + " is " + (*in)->status + ", not pending");
+  return std::move((*in)->prompt);
+}
+
+result<void> project(applying& a, model::input_promoted& p) {
+  auto prompt = pending_input(a, p.input, "input.promoted");
+  if (!prompt) return prompt.error();
+  TETHER_TRY(a.rows.promote_input(p.input, p.execution, a.seq));
+  return insert_message(a, message_role::user, p.input.str(), *prompt);
+}
+
+result<void> project(applying& a, model::input_cancelled& p) {
+  TETHER_TRY(pending_input(a, p.input, "input.cancelled"));
+  return a.rows.cancel_input(p.input);
+}
+
+result<void> project(applying& a, model::execution_started& p) {
+  if (a.state.open_execution)
+    return reject("execution.started: " + a.session.str() + " already has an open execution " +
+                  *a.state.open_execution);
+  TETHER_TRY(a.rows.insert_execution(a.session, p, a.seq, a.time));
+  TETHER_TRY(a.rows.open_execution(a.session, p.execution));
+  a.state.open_execution = p.execution.str();
+  return ok();
+}
+
+result<void> project(applying& a, model::execution_recovered& p) {
+  return require_open(a, p.execution, "execution.recovered");
+}
+
+result<void> project(applying& a, model::execution_finished& p) {
+  TETHER_TRY(require_open(a, p.execution, "execution.finished"));
+  TETHER_TRY(a.rows.finish_execution(p, a.time));
+  TETHER_TRY(a.rows.close_execution(a.session));
+  TETHER_TRY(a.rows.set_lease_attempts(a.session, 0));
+  // A stop keeps pending inputs but does not run them: they wait for the
+  // next wake (an admission, a resume), not for recovery.
+  if (p.outcome == model::outcome::interrupted) TETHER_TRY(a.rows.hold_pending_inputs(a.session));
+  a.state.open_execution.reset();
+  return ok();
+}
+
+result<void> set_open_step(applying& a, std::optional<std::int64_t> step) {
+  if (!a.state.open_execution) return ok();
+  return a.rows.set_open_step(*a.state.open_execution, step);
+}
+
+result<void> project(applying& a, model::step_started& p) {
+  TETHER_TRY(require_open(a, p.execution, "step.started"));
+  return set_open_step(a, p.step);
+}
+result<void> project(applying& a, model::step_ended&) { return set_open_step(a, std::nullopt); }
+result<void> project(applying& a, model::step_failed&) { return set_open_step(a, std::nullopt); }
+result<void> project(applying&, model::step_retry_scheduled&) { return ok(); }
+result<void> project(applying&, model::reasoning_ended&) { return ok(); }
+result<void> project(applying& a, model::compaction_ended& p) {
+  if (p.kept_from_seq < 1 || p.kept_from_seq > a.seq)
+    return reject("compaction.ended: kept_from_seq " + std::to_string(p.kept_from_seq) + " is not a seq of " +
+                  a.session.str() + " (1.." + std::to_string(a.seq) + ")");
+  return a.rows.compact_context(a.session, p.kept_from_seq, p.summary);
+}
+
+result<void> project(applying& a, model::text_ended& p) {
+  auto used = a.rows.message_id_used(p.message.str());
+  if (!used) return used.error();
+  if (*used) return reject("text.ended: message id " + p.message.str() + " is already used");
+  auto input = a.rows.input_exists(p.message.str());
+  if (!input) return input.error();
+  if (*input) return reject("text.ended: message id " + p.message.str() + " names an input");
+  return insert_message(a, message_role::assistant, p.message.str(), p.text);
+}
+
+result<void> project(applying& a, model::tool_called& p) {
+  auto used = a.rows.call_exists(p.call);
+  if (!used) return used.error();
+  if (*used) return reject("tool.called: " + p.call.str() + " already exists");
+  const std::string input = json::serialize(p.input);
+  TETHER_TRY(a.rows.insert_call(a.session, a.state.open_execution, p, input, a.seq));
+  return insert_message(a, message_role::tool_call, p.call.str(), "", p.tool, input);
+}
+
+result<void> settle_call(applying& a, const call_id& call, std::string_view status, std::string_view text) {
+  auto current = a.rows.call_status_of(call);
+  if (!current) return current.error();
+  if (!*current || (*current)->session != a.session.str())
+    return reject("tool." + std::string(status) + ": " + call.str() + " is not a call of " + a.session.str());
+  if ((*current)->status != "running")
+    return reject("tool." + std::string(status) + ": " + call.str() + " is already " + (*current)->status);
+  TETHER_TRY(a.rows.settle_call(call, status, text));
+  return insert_message(a, message_role::tool_result, call.str(), text, {}, std::nullopt, status == "failed");
+}
+
+result<void> project(applying& a, model::tool_succeeded& p) { return settle_call(a, p.call, "succeeded", p.content); }
+result<void> project(applying& a, model::tool_failed& p) { return settle_call(a, p.call, "failed", p.error); }
+
+result<void> project(applying& a, model::interaction_requested& p) {
+  auto used = a.rows.interaction_exists(p.interaction);
+  if (!used) return used.error();
+  if (*used) return reject("interaction.requested: " + p.interaction.str() + " already exists");
+  return a.rows.insert_interaction(a.session, p, a.seq);
+}
+
+result<void> project(applying& a, model::interaction_resolved& p) {
+  if (p.status != "answered" && p.status != "cancelled")
+    return reject("interaction.resolved: status must be answered or cancelled, not '" + p.status + "'");
+  auto current = a.rows.interaction_status_of(p.interaction);
+  if (!current) return current.error();
+  if (!*current || (*current)->session != a.session.str())
+    return make_error(store_errc::not_found, p.interaction.str() + " is not an interaction of " + a.session.str());
+  if ((*current)->status != "pending")
+    return make_error(store_errc::interaction_not_pending, p.interaction.str() + " is already " + (*current)->status);
+  TETHER_TRY(a.rows.resolve_interaction(p));
+  return a.rows.set_continuation_pending(a.session);
+}
+
+result<void> project(applying& a, model::runtime_bound& p) {
+  return a.rows.bind_runtime(a.session, p.runtime, p.external_session_id);
+}
+
+result<void> project(applying& a, model::synthetic& p) {
+  return insert_message(a, message_role::notice, a.id.str(), p.text);
+}
+
+// Ephemeral payloads never get here (checked_data rejects them first).
+result<void> reject_ephemeral(std::string_view name) {
+  std::string msg(name);
+  msg.append(" is ephemeral");
+  return reject(std::move(msg));
+}
+template <class T>
+requires(T::storage == model::durability::ephemeral) result<void> project(applying&, T&) {
+  return reject_ephemeral(T::name);
+}
+
+}  // namespace
+
+result<std::vector<std::string>> encode_append(const append_request& req) {
+  if (req.session.empty()) return reject("an append needs a session id");
+  if (req.events.empty()) return reject("an append needs at least one event");
+  std::vector<std::string> data;
+  data.reserve(req.events.size());
+  for (const auto& p : req.events) {
+    auto d = checked_data(p);
+    if (!d) return d.error();
+    data.push_back(std::move(*d));
+  }
+  return data;
+}
+
+result<append_result> apply_append(write_rows& rows, const append_request& req, const std::vector<std::string>& data) {
+  TETHER_CHECK(data.size() == req.events.size(), "apply_append needs encode_append's data for every event");
+
+  auto loaded = rows.load_session(req.session);
+  if (!loaded) return loaded.error();
+  bool exists = loaded->has_value();
+  session_head state = exists ? std::move(**loaded) : session_head{};
+  const bool creates = std::holds_alternative<model::session_created>(req.events.front());
+  if (!exists && !creates) return make_error(store_errc::unknown_session, req.session.str() + " does not exist");
+  if (exists && creates) return make_error(store_errc::session_exists, req.session.str() + " already exists");
+  const time_ms now = rows.now();
+  if (req.fence && req.fence->claim_ttl_ms && req.fence->lease_owner) {
+    auto claimed = claim_lease(rows, req.session, *req.fence->lease_owner, *req.fence->claim_ttl_ms, now);
+    if (!claimed) return claimed.error();
+  }
+  if (req.fence) TETHER_TRY(check_fence(rows, req.session, *req.fence, state, now));
+
+  const time_ms time = req.time != 0 ? req.time : now;
+  append_result out;
+  out.events.reserve(req.events.size());
+  for (std::size_t i = 0; i < req.events.size(); ++i) {
+    // A copy: the request stays intact, so the writer can run it again.
+    model::payload p = req.events[i];
+    const std::int64_t seq = state.last_seq + 1;
+    event_id id = event_id::generate();
+    applying a{rows, req.session, exists, state, seq, time, id};
+    TETHER_TRY(std::visit([&a](auto& body) { return project(a, body); }, p));
+    // session.reset learns its generation from the projection.
+    const bool reencode = std::holds_alternative<model::session_reset>(p);
+    const std::string reset_data = reencode ? json::serialize(model::encode(p)) : std::string();
+    TETHER_TRY(rows.insert_event(new_event{state.key, seq, id.str(), model::type_name(p), model::type_version(p), time,
+                                           reencode ? std::string_view(reset_data) : std::string_view(data[i])}));
+    state.last_seq = seq;
+    out.events.push_back(model::event{std::move(id), req.session, event_seq{seq}, time, std::move(p)});
+  }
+  if (req.fence && req.fence->release_lease && req.fence->lease_owner)
+    TETHER_TRY(release_lease(rows, req.session, *req.fence->lease_owner, now));
+  out.last_seq = event_seq{state.last_seq};
+  return out;
+}
+
+}  // namespace tether::store

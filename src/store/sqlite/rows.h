@@ -1,0 +1,74 @@
+// The SQLite rows behind the shared projection and lease rules: write_rows
+// (store/rows.h) over the writer's connection, one statement per call (all
+// cached by the connection). The schema is store/sqlite/schema.cpp's.
+#pragma once
+
+#include "store/rows.h"
+#include "store/sqlite/db.h"
+#include "util/clock.h"
+
+namespace tether::store::sqlite {
+
+class sqlite_rows final : public write_rows {
+ public:
+  // `db` may be replaced (the writer reopens its connection after a failure);
+  // `clock` is the store's.
+  sqlite_rows(connection& db, const tether::clock& clock) : db_(&db), clock_(clock) {}
+  void use(connection& db) { db_ = &db; }
+
+  time_ms now() override { return clock_.now(); }
+
+  result<std::optional<session_head>> load_session(const session_id& s) override;
+  result<bool> session_exists(const session_id& s) override;
+  result<std::int64_t> insert_session(const session_id& s, const model::session_created& p, time_ms at) override;
+  result<void> set_title(const session_id& s, const std::string& title) override;
+  result<void> reset_context(const session_id& s, std::int64_t generation, std::int64_t from_seq) override;
+  result<void> compact_context(const session_id& s, std::int64_t from_seq, const std::string& summary) override;
+  result<void> open_execution(const session_id& s, const execution_id& e) override;
+  result<void> close_execution(const session_id& s) override;
+  result<void> set_continuation_pending(const session_id& s) override;
+  result<void> bind_runtime(const session_id& s, const std::string& runtime,
+                            const std::string& external_session_id) override;
+  result<bool> quarantine(const session_id& s, const std::string& reason) override;
+
+  result<void> insert_event(const new_event& e) override;
+  result<void> insert_message(const session_id& s, const new_message& m) override;
+  result<bool> message_id_used(std::string_view id) override;
+
+  result<std::optional<input_id_use>> input_id_in_use(const input_id& id) override;
+  result<bool> input_exists(std::string_view id) override;
+  result<void> insert_input(const session_id& s, const model::input_admitted& p, std::int64_t seq) override;
+  result<std::optional<owned_status>> input_status_of(const input_id& id) override;
+  result<void> promote_input(const input_id& id, const execution_id& e, std::int64_t seq) override;
+  result<void> cancel_input(const input_id& id) override;
+  result<void> hold_pending_inputs(const session_id& s) override;
+
+  result<void> insert_execution(const session_id& s, const model::execution_started& p, std::int64_t seq,
+                                time_ms at) override;
+  result<void> finish_execution(const model::execution_finished& p, time_ms at) override;
+  result<void> set_open_step(const std::string& execution, std::optional<std::int64_t> step) override;
+
+  result<bool> call_exists(const call_id& id) override;
+  result<void> insert_call(const session_id& s, const std::optional<std::string>& execution,
+                           const model::tool_called& p, std::string_view input, std::int64_t seq) override;
+  result<std::optional<owned_status>> call_status_of(const call_id& id) override;
+  result<void> settle_call(const call_id& id, std::string_view status, std::string_view result) override;
+
+  result<bool> interaction_exists(const interaction_id& id) override;
+  result<void> insert_interaction(const session_id& s, const model::interaction_requested& p,
+                                  std::int64_t seq) override;
+  result<std::optional<owned_status>> interaction_status_of(const interaction_id& id) override;
+  result<void> resolve_interaction(const model::interaction_resolved& p) override;
+
+  result<std::optional<lease>> load_lease(const session_id& s) override;
+  result<void> put_lease(const session_id& s, const lease& l) override;
+  result<void> set_lease_expiry(const session_id& s, time_ms expires_at) override;
+  result<void> set_lease_attempts(const session_id& s, std::int64_t attempts) override;
+  result<std::size_t> expire_leases_of(const std::string& owner, time_ms at) override;
+
+ private:
+  connection* db_;
+  const tether::clock& clock_;
+};
+
+}  // namespace tether::store::sqlite
