@@ -140,8 +140,10 @@ awaitable<bool> child::wait_exit(steady_clock::time_point deadline) {
       continue;
     }
     timer_.expires_at(deadline);
-    auto done = co_await (pidfd_.async_wait(asio::posix::descriptor_base::wait_read, use_tuple) ||
-                          timer_.async_wait(use_tuple));
+    // Named, not temporaries inside the co_await expression: g++ 12
+    // mishandles those.
+    auto either = pidfd_.async_wait(asio::posix::descriptor_base::wait_read, use_tuple) || timer_.async_wait(use_tuple);
+    auto done = co_await std::move(either);
     if (done.index() == 0) {
       const auto [ec] = std::get<0>(done);
       if (!ec) {
