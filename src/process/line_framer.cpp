@@ -35,6 +35,13 @@ std::optional<result<std::string>> line_framer::next() {
   return take(length, 1);
 }
 
+std::string line_framer::drain() {
+  std::string rest = buffer_.substr(start_);
+  buffer_.clear();
+  start_ = 0;
+  return rest;
+}
+
 std::optional<result<std::string>> line_framer::finish() {
   if (failed_) return std::nullopt;
   if (auto line = next()) return line;  // complete lines (or an overlong piece) first

@@ -38,6 +38,8 @@ class line_framer {
   // At end of input: the unterminated rest as a last line (nullopt if none;
   // an error when it is over the limit and the policy is fail).
   std::optional<result<std::string>> finish();
+  // The unconsumed bytes as they came (no framing), leaving the framer empty.
+  std::string drain();
   [[nodiscard]] std::size_t buffered() const { return buffer_.size() - start_; }
   [[nodiscard]] const line_limits& limits() const { return limits_; }
 

@@ -7,10 +7,11 @@
 //
 // stdout is a pipe and stderr goes into it (unless the options send stderr
 // to a log file or /dev/null); at most max_output bytes are kept, the rest is
-// read and dropped so the child never blocks on a full pipe. Past `limit`
-// the whole group is killed with SIGKILL; either way the group gets SIGKILL
-// once the leader is done (no process it started survives) and the child
-// is reaped. Errors: the spawn's (process_errc::spawn_failed, gate_closed).
+// read and dropped so the child never blocks on a full pipe. The run ends
+// when the leader exits (its pidfd is polled beside the pipe; what it left in
+// the pipe is still read) or at EOF, or at `limit`: then it timed out. Either
+// way the group gets SIGKILL (no process it started survives, even one that
+// kept the pipe open) and the leader is reaped. Errors: the spawn's (process_errc::spawn_failed, gate_closed).
 #pragma once
 
 #include <chrono>
