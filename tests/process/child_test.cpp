@@ -13,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "process/errors.h"
+#include "shell.h"
 #include "support/fault_spawner.h"
 #include "support/run.h"
 
@@ -25,12 +26,7 @@ using asio::awaitable;
 using test::run_sync;
 using namespace std::chrono_literals;
 
-spawn_options shell(const std::string& command) {
-  spawn_options o;
-  o.argv = shell_argv(command);
-  o.env = {"PATH=/usr/bin:/bin"};
-  return o;
-}
+spawn_options shell(const std::string& command) { return test::shell_options(command); }
 
 // Everything `c` writes on `which` until EOF.
 awaitable<std::string> drain(child& c, stream which) {

@@ -16,6 +16,7 @@
 
 #include "process/child.h"
 #include "process/run_to_end.h"
+#include "shell.h"
 #include "support/fault_spawner.h"
 #include "support/run.h"
 
@@ -48,10 +49,9 @@ std::vector<pid_t> children_of_this_process() {
   return out;
 }
 
+// Stopped children get a short grace.
 spawn_options shell(const std::string& command) {
-  spawn_options o;
-  o.argv = shell_argv(command);
-  o.env = {"PATH=/usr/bin:/bin"};
+  spawn_options o = test::shell_options(command);
   o.grace = 100ms;
   return o;
 }

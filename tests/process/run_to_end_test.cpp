@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "process/errors.h"
+#include "shell.h"
 #include "support/fault_spawner.h"
 
 namespace tether::process {
@@ -12,12 +13,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-spawn_options shell(const std::string& command) {
-  spawn_options o;
-  o.argv = shell_argv(command);
-  o.env = {"PATH=/usr/bin:/bin"};
-  return o;
-}
+spawn_options shell(const std::string& command) { return test::shell_options(command); }
 
 TEST(run_to_end, output_and_stderr_come_back_merged_with_the_exit_status) {
   auto done = run_to_end(shell("echo out; echo err >&2; exit 3"));
