@@ -51,7 +51,10 @@ result<std::string> run_chromium(const std::vector<std::string>& argv) {
     return make_error(e2e_errc::io,
                       "Chromium did not finish the screenshot within 60 s; last output: " + last_line(done->output));
   if (!done->status.success())
-    return make_error(e2e_errc::io, "Chromium failed (" + done->status.describe() + "): " + last_line(done->output));
+    return make_error(e2e_errc::io, "Chromium failed (" +
+                                        (done->status.signal > 0 ? "signal " + std::to_string(done->status.signal)
+                                                                 : "exit " + std::to_string(done->status.code)) +
+                                        "): " + last_line(done->output));
   return std::move(done->output);
 }
 
