@@ -48,6 +48,7 @@ child::child(const asio::any_io_executor& ex, spawned s)
   }
   gate_.gate = std::move(s.gate);
   gate_.exec_status = std::move(s.exec_status);
+  gate_.program = std::move(s.program);
 }
 
 child::~child() {

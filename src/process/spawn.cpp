@@ -269,6 +269,7 @@ result<spawned> posix_spawner::spawn(const spawn_options& o) {
   if (auto fd = ::syscall(SYS_pidfd_open, pid, 0); fd >= 0) out.pidfd = unique_fd(static_cast<int>(fd));
   if (o.gate == start_gate::gated) {
     out.exec_status = std::move(report->parent);
+    out.program = argv[0];
     return out;  // the exec is tried (and checked) when the gate opens
   }
   if (auto started = read_report(report->parent.get(), argv[0]); !started) {
@@ -288,7 +289,8 @@ spawned::spawned(spawned&& o) noexcept
       pidfd(std::move(o.pidfd)),
       gate(std::move(o.gate)),
       exec_status(std::move(o.exec_status)),
-      grace(o.grace) {}
+      grace(o.grace),
+      program(std::move(o.program)) {}
 
 spawned& spawned::operator=(spawned&& o) noexcept {
   if (this != &o) {
@@ -301,6 +303,7 @@ spawned& spawned::operator=(spawned&& o) noexcept {
     gate = std::move(o.gate);
     exec_status = std::move(o.exec_status);
     grace = o.grace;
+    program = std::move(o.program);
   }
   return *this;
 }
@@ -316,16 +319,18 @@ result<void> spawned::open_gate() {
   const ssize_t n = ::send(gate.get(), "g", 1, MSG_NOSIGNAL);
   const int err = errno;
   gate.reset();
-  if (n != 1) {
-    (void)reap(release());
-    return make_error(process_errc::gate_closed, std::string("the process ended before it was started: ") +
-                                                     std::strerror(n < 0 ? err : EIO));
-  }
-  auto started = read_report(exec_status.get(), "the process");
+  // A child whose setup failed reported why before it exited: that reason
+  // first, then the gate's own failure.
+  auto started = read_report(exec_status.get(), program);
   exec_status.reset();
   if (!started) {
     (void)reap(release());
     return started.error();
+  }
+  if (n != 1) {
+    (void)reap(release());
+    return make_error(process_errc::gate_closed, std::string("the process ended before it was started: ") +
+                                                     std::strerror(n < 0 ? err : EIO));
   }
   return ok();
 }

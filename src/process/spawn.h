@@ -93,6 +93,7 @@ class spawned {
   unique_fd gate;            // gated: the write end of fd 3
   unique_fd exec_status;     // gated: reports the exec's failure after the gate opens
   std::chrono::milliseconds grace{2000};
+  std::string program;       // gated: argv[0] as exec'd, for open_gate()'s errors
 
   // Lets a gated child exec argv; an error when it is gone or the exec failed
   // (the child is reaped then). Nothing for an ungated child.

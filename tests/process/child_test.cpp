@@ -271,7 +271,20 @@ TEST(child, a_gated_exec_failure_is_the_gate_opening_error) {
   auto opened = (*c)->open_gate();
   ASSERT_FALSE(opened);
   EXPECT_EQ(opened.error(), process_errc::spawn_failed);
+  EXPECT_NE(opened.error().message.find("/nonexistent/program"), std::string::npos) << opened.error().message;
   EXPECT_TRUE((*c)->status().has_value());  // reaped
+}
+
+TEST(child, a_gated_child_whose_setup_failed_says_why_when_the_gate_opens) {
+  asio::io_context io;
+  auto o = shell("true");
+  o.cwd = "/nonexistent-dir";
+  o.gate = start_gate::gated;
+  auto c = child::start(io.get_executor(), o);
+  ASSERT_TRUE(c);
+  auto opened = (*c)->open_gate();
+  ASSERT_FALSE(opened);
+  EXPECT_NE(opened.error().message.find("working directory"), std::string::npos) << opened.error().message;
 }
 
 TEST(child, the_exit_is_seen_without_a_pidfd_by_polling) {
