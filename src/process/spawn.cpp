@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // What the child reports through the exec-status pipe when a step fails.
-enum class step : int { pdeathsig, dup, close_range, chdir, gate, exec };
+enum class step : int { pdeathsig, dup, close_range, chdir, gate, exec, ready };
 
 const char* step_name(step s) {
   switch (s) {
@@ -35,6 +35,7 @@ const char* step_name(step s) {
     case step::chdir: return "the working directory";
     case step::gate: return "the start gate";
     case step::exec: return "exec";
+    case step::ready: return "ready";
   }
   return "?";
 }
@@ -117,6 +118,10 @@ struct child_plan {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   if (last == 3) {
+    // Set up (its own group, descriptors, directory): the spawner may now
+    // identify and record it, then open the gate.
+    const child_report ready{static_cast<int>(step::ready), 0};
+    if (::write(report, &ready, sizeof ready) != static_cast<ssize_t>(sizeof ready)) ::_exit(127);
     char go = 0;
     ssize_t n = -1;
     do {
@@ -129,16 +134,34 @@ struct child_plan {
   child_fail(report, step::exec, errno);
 }
 
-// Reads the child's report: ok at EOF (exec closed the pipe), the failure otherwise.
-result<void> read_report(int fd, const std::string& program) {
+// Reads the child's next report: nullopt at EOF (exec closed the pipe, or
+// the child died), the step it reached (ready) or failed at otherwise.
+result<std::optional<child_report>> next_report(int fd, const std::string& program) {
   child_report r;
   ssize_t n = -1;
   do {
     n = ::read(fd, &r, sizeof r);
   } while (n < 0 && errno == EINTR);
-  if (n == 0) return ok();
+  if (n == 0) return std::optional<child_report>();
   if (n != static_cast<ssize_t>(sizeof r)) return spawn_error("cannot start " + program, n < 0 ? errno : EIO);
-  return spawn_error("cannot start " + program + " (" + step_name(static_cast<step>(r.at)) + ")", r.err);
+  return std::optional<child_report>(r);
+}
+
+// Ok at EOF (the exec closed the pipe), the failure the child reported otherwise.
+result<void> read_report(int fd, const std::string& program) {
+  auto r = next_report(fd, program);
+  if (!r) return r.error();
+  if (!*r) return ok();
+  return spawn_error("cannot start " + program + " (" + step_name(static_cast<step>((*r)->at)) + ")", (*r)->err);
+}
+
+// A gated child's first report: ready (it waits at its gate), or why not.
+result<void> read_ready(int fd, const std::string& program) {
+  auto r = next_report(fd, program);
+  if (!r) return r.error();
+  if (!*r) return make_error(process_errc::gate_closed, "cannot start " + program + ": it died during its setup");
+  if ((*r)->at == static_cast<int>(step::ready)) return ok();
+  return spawn_error("cannot start " + program + " (" + step_name(static_cast<step>((*r)->at)) + ")", (*r)->err);
 }
 
 class posix_spawner final : public spawner {
@@ -268,9 +291,16 @@ result<spawned> posix_spawner::spawn(const spawn_options& o) {
   report->child.reset();  // the child holds the only write end now
   if (auto fd = ::syscall(SYS_pidfd_open, pid, 0); fd >= 0) out.pidfd = unique_fd(static_cast<int>(fd));
   if (o.gate == start_gate::gated) {
+    // Wait for its setup (setsid included), so a caller that records the
+    // child sees its final process group; the exec is tried (and checked)
+    // when the gate opens.
+    if (auto ready = read_ready(report->parent.get(), argv[0]); !ready) {
+      (void)reap(out.release());
+      return ready.error();
+    }
     out.exec_status = std::move(report->parent);
     out.program = argv[0];
-    return out;  // the exec is tried (and checked) when the gate opens
+    return out;
   }
   if (auto started = read_report(report->parent.get(), argv[0]); !started) {
     (void)reap(out.release());
@@ -319,7 +349,7 @@ result<void> spawned::open_gate() {
   const ssize_t n = ::send(gate.get(), "g", 1, MSG_NOSIGNAL);
   const int err = errno;
   gate.reset();
-  // A child whose setup failed reported why before it exited: that reason
+  // An exec that failed reported why before the child exited: that reason
   // first, then the gate's own failure.
   auto started = read_report(exec_status.get(), program);
   exec_status.reset();

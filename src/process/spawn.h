@@ -22,10 +22,11 @@
 // A sandbox (sandbox.h) wraps argv in bubblewrap, which keeps the child in
 // the same group and also dies with its parent.
 //
-// Start gate (start_gate::gated): the child is fully set up but waits for one
-// byte on fd 3 before exec. open_gate() sends it; if the spawner dies (or
-// closes the gate) first, the child exits 125 without running argv. Use it
-// to make something durable (a record of the child) before the child runs.
+// Start gate (start_gate::gated): the child is fully set up (spawn() returns
+// once it is: its process group is final) but waits for one byte on fd 3
+// before exec. open_gate() sends it; if the spawner dies (or closes the gate)
+// first, the child exits 125 without running argv. Use it to make something
+// durable (a record of the child) before the child runs.
 //
 // Errors: spawn() fails with process_errc::spawn_failed when a pipe, the fork
 // or any step in the child up to exec fails (exec's errno included: a missing

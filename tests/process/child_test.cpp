@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -275,16 +276,34 @@ TEST(child, a_gated_exec_failure_is_the_gate_opening_error) {
   EXPECT_TRUE((*c)->status().has_value());  // reaped
 }
 
-TEST(child, a_gated_child_whose_setup_failed_says_why_when_the_gate_opens) {
+TEST(child, a_gated_spawn_returns_once_the_child_is_set_up_in_its_own_group) {
+  // A caller records the child between spawn() and open_gate(): what it
+  // reads of the child then must already be final.
+  auto o = shell("true");
+  o.gate = start_gate::gated;
+  for (int i = 0; i < 50; ++i) {
+    auto s = system_spawner().spawn(o);
+    ASSERT_TRUE(s);
+    std::ifstream in("/proc/" + std::to_string(s->pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+    char state = 0;
+    pid_t ppid = 0, pgid = 0;
+    fields >> state >> ppid >> pgid;
+    EXPECT_EQ(pgid, s->pid);
+    ASSERT_TRUE(s->open_gate());
+    EXPECT_TRUE(reap(s->release()).success());
+  }
+}
+
+TEST(child, a_gated_child_whose_setup_failed_is_a_spawn_error) {
   asio::io_context io;
   auto o = shell("true");
   o.cwd = "/nonexistent-dir";
   o.gate = start_gate::gated;
   auto c = child::start(io.get_executor(), o);
-  ASSERT_TRUE(c);
-  auto opened = (*c)->open_gate();
-  ASSERT_FALSE(opened);
-  EXPECT_NE(opened.error().message.find("working directory"), std::string::npos) << opened.error().message;
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("working directory"), std::string::npos) << c.error().message;
 }
 
 TEST(child, the_exit_is_seen_without_a_pidfd_by_polling) {
