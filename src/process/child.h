@@ -9,6 +9,8 @@
 // start(), serialized by the caller (use a strand when the executor has
 // several threads). A read on stdout, a read on stderr, a write and an exit
 // wait may be outstanding at the same time; two of the same kind may not.
+// stdin (input::pipe) is a socket pair: a write to a child that closed it is
+// an error, never SIGPIPE.
 //
 // Exit: wait_exit() waits through a pidfd (an asynchronous wait on it; where
 // pidfd_open is unavailable, a 20 ms poll of waitid(WNOWAIT)) and does not
@@ -18,7 +20,9 @@
 //
 //   stop():  SIGTERM to the group → the leader exits, or the spawn options'
 //            grace passes → SIGKILL to the group (stragglers included) →
-//            wait for the exit → reap.
+//            reap (blocking, briefly: only a process in uninterruptible
+//            sleep outlives SIGKILL). A cancelled caller skips the grace;
+//            stop() always ends in the reap.
 //
 // Cancellation: cancel() aborts every outstanding operation (they complete
 // with an error, or false for wait_exit); the child keeps running. Asio
