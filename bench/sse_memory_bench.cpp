@@ -8,8 +8,6 @@
 // tether_tail_buffered_bytes).
 //
 //   tether_sse_memory_bench [--readers 20,40] [--inputs 60] [--bytes 60000] [--out FILE.json]
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -23,6 +21,7 @@
 #include <boost/json.hpp>
 
 #include "e2e/harness.h"
+#include "support/loopback.h"
 
 namespace {
 
@@ -45,17 +44,8 @@ double metric(tether::e2e::cluster& c, const std::string& name) {
 }
 
 int stalled_reader(unsigned short port, const std::string& token, const std::string& session) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const int small = 4096;
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
+  const int fd = tether::test::connect_loopback(port, 4096);
+  if (fd < 0) return -1;
   const std::string req = "GET /v1/sessions/" + session +
                           "/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token +
                           "\r\nAccept: text/event-stream\r\n\r\n";

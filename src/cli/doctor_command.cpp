@@ -7,11 +7,7 @@
 //
 // Exit 0 when nothing is broken, 1 otherwise. Keys are never printed, only
 // whether their variable is set.
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <sqlite3.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -28,6 +24,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "config/config.h"
+#include "process/run_to_end.h"
 #include "runtime/native/tools/sandbox.h"
 
 #ifndef TETHER_VERSION
@@ -62,63 +59,15 @@ std::string_view to_string(status s) {
   return "?";
 }
 
-std::optional<fs::path> on_path(std::string_view program) {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return std::nullopt;
-  std::string_view rest(path);
-  while (!rest.empty()) {
-    const auto colon = rest.find(':');
-    const std::string dir(rest.substr(0, colon));
-    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
-    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
-    if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate;
-  }
-  return std::nullopt;
-}
-
-// Runs `program --version` with stdin closed; its first output line, or
-// nullopt when it failed or did not finish within `limit` (then it is killed).
+// Runs `program --version` with stdin /dev/null; its first output line, or
+// nullopt when it failed or did not finish within `limit` (then its group is killed).
 std::optional<std::string> version_of(const fs::path& program, std::chrono::milliseconds limit) {
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return std::nullopt;
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(out[0]);
-    ::close(out[1]);
-    return std::nullopt;
-  }
-  if (pid == 0) {
-    ::setpgid(0, 0);  // its own group, so a timeout kills its children too
-    const int null = ::open("/dev/null", O_RDWR);
-    ::dup2(null, 0);
-    ::dup2(out[1], 1);
-    ::dup2(out[1], 2);
-    ::execl(program.c_str(), program.c_str(), "--version", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::close(out[1]);
-  std::string text;
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  bool timed_out = false;
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left <= 0ms) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{out[0], POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-    char buf[4096];
-    const ssize_t n = ::read(out[0], buf, sizeof buf);
-    if (n <= 0) break;
-    if (text.size() < std::size_t{64} * 1024) text.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(out[0]);
-  if (timed_out) ::kill(-pid, SIGKILL);
-  int wstatus = 0;
-  ::waitpid(pid, &wstatus, 0);
-  if (timed_out || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) return std::nullopt;
+  process::spawn_options o;
+  o.argv = {program.string(), "--version"};
+  o.env = process::inherited_environment();
+  auto done = process::run_to_end(std::move(o), {.limit = limit});
+  if (!done || done->timed_out || !done->status.success()) return std::nullopt;
+  const std::string& text = done->output;
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return std::string("(no output)");
   const auto eol = text.find('\n', first);
@@ -128,7 +77,7 @@ std::optional<std::string> version_of(const fs::path& program, std::chrono::mill
 }
 
 void check_program(std::vector<check>& out, std::string_view program, std::string_view why) {
-  const auto found = on_path(program);
+  const auto found = process::find_program(std::string(program));
   if (!found) {
     out.push_back({std::string(program), status::warn, fmt::format("not on PATH ({})", why)});
     return;

@@ -1,9 +1,4 @@
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <stdlib.h>
 
 #include <array>
 #include <cctype>
@@ -11,12 +6,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-#include <thread>
 #include <vector>
 
 #include "e2e/report.h"
-
-extern char** environ;
+#include "process/run_to_end.h"
 
 namespace tether::e2e {
 
@@ -26,85 +19,46 @@ namespace {
 
 constexpr auto chromium_deadline = std::chrono::seconds(60);
 
-bool executable(const fs::path& p) { return ::access(p.c_str(), X_OK) == 0 && !fs::is_directory(p); }
-
 // $TETHER_CHROMIUM, else `chromium` (or `chromium-browser`) on PATH.
 std::optional<fs::path> find_chromium() {
   if (const char* env = std::getenv("TETHER_CHROMIUM"); env && *env) {
-    if (executable(env)) return fs::path(env);
+    if (process::is_executable(env)) return fs::path(env);
     return std::nullopt;
   }
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty()) continue;
-    for (const char* name : {"chromium", "chromium-browser"})
-      if (executable(fs::path(dir) / name)) return fs::path(dir) / name;
-  }
+  for (const char* name : {"chromium", "chromium-browser"})
+    if (auto found = process::find_program(name)) return found;
   return std::nullopt;
 }
 
-std::string last_line(const fs::path& log) {
-  std::ifstream in(log);
+std::string last_line(const std::string& output) {
+  std::istringstream in(output);
   std::string line, last;
   while (std::getline(in, line))
     if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
   return last.empty() ? "(no output)" : last;
 }
 
-// Kills what is left of Chromium's process group (its zygote and renderers).
-void kill_group(pid_t pid) { ::kill(-pid, SIGKILL); }
-
-// Runs `argv` in its own process group with stdout and stderr to `log`;
-// an error unless it exited 0 before the deadline (then the group is killed).
-result<void> run_chromium(const std::vector<std::string>& argv, const fs::path& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0)
+// Runs `argv` through the process layer (its own process group, killed with
+// the group at the deadline and once it is done, so no zygote or renderer
+// outlives it); its output (stdout and stderr) when it exited 0 in time.
+result<std::string> run_chromium(const std::vector<std::string>& argv) {
+  process::spawn_options o;
+  o.argv = argv;
+  o.env = process::inherited_environment();
+  auto done = process::run_to_end(std::move(o), {.limit = chromium_deadline, .max_output = 256 * 1024});
+  if (!done) return make_error(e2e_errc::io, done.error().message);
+  if (done->timed_out)
     return make_error(e2e_errc::io,
-                      "cannot start " + argv[0] + ": " + std::error_code(rc, std::generic_category()).message());
-
-  const auto deadline = std::chrono::steady_clock::now() + chromium_deadline;
-  int status = 0;
-  for (;;) {
-    const pid_t w = ::waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0 && errno != EINTR) return make_error(e2e_errc::io, "lost the Chromium process");
-    if (std::chrono::steady_clock::now() >= deadline) {
-      kill_group(pid);
-      ::waitpid(pid, &status, 0);
-      return make_error(e2e_errc::io,
-                        "Chromium did not finish the screenshot within 60 s; last output: " + last_line(log));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  kill_group(pid);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                      "Chromium did not finish the screenshot within 60 s; last output: " + last_line(done->output));
+  if (!done->status.success())
     return make_error(e2e_errc::io, "Chromium failed (" +
-                                        (WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status))
-                                                           : "signal " + std::to_string(WTERMSIG(status))) +
-                                        "): " + last_line(log));
-  return ok();
+                                        (done->status.signal > 0 ? "signal " + std::to_string(done->status.signal)
+                                                                 : "exit " + std::to_string(done->status.code)) +
+                                        "): " + last_line(done->output));
+  return std::move(done->output);
 }
 
-result<void> check_png(const fs::path& png, const fs::path& log) {
+result<void> check_png(const fs::path& png, const std::string& log) {
   static constexpr std::array<unsigned char, 8> signature{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
   std::ifstream in(png, std::ios::binary);
   if (!in) return make_error(e2e_errc::io, "Chromium wrote no " + png.string() + ": " + last_line(log));
@@ -156,7 +110,6 @@ result<void> screenshot(const fs::path& html, const fs::path& png) {
   if (::mkdtemp(profile_template.data()) == nullptr)
     return make_error(e2e_errc::io, "cannot create a temporary Chromium profile");
   const fs::path profile(profile_template);
-  const fs::path log = profile / "chromium.log";
 
   const std::vector<std::string> argv{
       chromium->string(),
@@ -177,8 +130,8 @@ result<void> screenshot(const fs::path& html, const fs::path& png) {
       "--screenshot=" + shot.string(),
       file_url(page),
   };
-  auto ran = run_chromium(argv, log);
-  auto checked = ran ? check_png(shot, log) : result<void>(ran.error());
+  auto ran = run_chromium(argv);
+  auto checked = ran ? check_png(shot, *ran) : result<void>(ran.error());
   fs::remove_all(profile, ec);
   return checked;
 }

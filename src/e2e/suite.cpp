@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
-#include <iterator>
 #include <set>
 #include <span>
 
@@ -11,211 +9,13 @@
 #include <toml++/toml.h>
 
 #include "e2e/suite_internal.h"
+#include "e2e/suite_toml.h"
 
 namespace tether::e2e {
 
 namespace {
 
-using detail::key_list;
-
-// Each enum's TOML name; to_string, parsing and "allowed:" lists read these.
-template <class E>
-using names = std::pair<E, std::string_view>;
-
-constexpr std::array<names<step_kind>, 8> step_names{{{step_kind::create_session, "create_session"},
-                                                      {step_kind::send, "send"},
-                                                      {step_kind::wait, "wait"},
-                                                      {step_kind::stop, "stop"},
-                                                      {step_kind::reset, "reset"},
-                                                      {step_kind::answer, "answer"},
-                                                      {step_kind::restart, "restart"},
-                                                      {step_kind::sleep, "sleep"}}};
-constexpr std::array<names<wait_target>, 5> wait_names{{{wait_target::idle, "idle"},
-                                                        {wait_target::waiting, "waiting"},
-                                                        {wait_target::running, "running"},
-                                                        {wait_target::runs, "runs"},
-                                                        {wait_target::file, "file"}}};
-constexpr std::array<names<matcher_kind>, 12> matcher_names{{{matcher_kind::message_exact, "message_exact"},
-                                                             {matcher_kind::message_occurrences, "message_occurrences"},
-                                                             {matcher_kind::message_ordered, "message_ordered"},
-                                                             {matcher_kind::message_absent, "message_absent"},
-                                                             {matcher_kind::file_exact, "file_exact"},
-                                                             {matcher_kind::run_status, "run_status"},
-                                                             {matcher_kind::run_count, "run_count"},
-                                                             {matcher_kind::session_status, "session_status"},
-                                                             {matcher_kind::interaction_status, "interaction_status"},
-                                                             {matcher_kind::runtime, "runtime"},
-                                                             {matcher_kind::environment, "environment"},
-                                                             {matcher_kind::usage_reported, "usage_reported"}}};
-constexpr std::array providers{std::string_view("openai-chat"), std::string_view("openai-responses"),
-                               std::string_view("anthropic")};
-
-template <class Range>
-std::string join(const Range& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + std::string(n);
-  return out;
-}
-
-template <class E, std::size_t N>
-std::string names_of(const std::array<names<E>, N>& table) {
-  std::vector<std::string_view> out;
-  out.reserve(N);
-  for (const auto& [e, name] : table) out.push_back(name);
-  return join(out);
-}
-
-template <class E, std::size_t N>
-std::optional<E> from_name(std::string_view name, const std::array<names<E>, N>& table) {
-  for (const auto& [e, n] : table)
-    if (n == name) return e;
-  return std::nullopt;
-}
-
-template <class E, std::size_t N>
-std::string_view name_of(E e, const std::array<names<E>, N>& table) {
-  for (const auto& [k, n] : table)
-    if (k == e) return n;
-  return "unknown";
-}
-
-tether::error invalid(std::string_view where, std::string_view message) {
-  return make_error(e2e_errc::invalid_definition, fmt::format("{}: {}", where, message));
-}
-
-template <class T>
-result<void> assign(T& out, result<T> r) {
-  if (!r) return r.error();
-  out = std::move(*r);
-  return ok();
-}
-
-bool is_id(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(),
-                                   [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
-}
-
-bool is_workspace_path(const std::string& p) {
-  const std::filesystem::path path(p);
-  if (p.empty() || path.is_absolute()) return false;
-  return std::none_of(path.begin(), path.end(), [](const auto& part) { return part == ".."; });
-}
-
-// Typed, checked access to one TOML table; every error names `where` and the key.
-class table_reader {
- public:
-  table_reader(const toml::table& t, std::string where) : t_(t), where_(std::move(where)) {}
-
-  [[nodiscard]] bool has(std::string_view key) const { return t_.contains(key); }
-  [[nodiscard]] tether::error fail(std::string_view message) const { return invalid(where_, message); }
-
-  // `what` empty: "unknown key"; otherwise "does not belong to <what>".
-  [[nodiscard]] result<void> only(const key_list& known, std::string_view what = {}) const {
-    for (const auto& [key, value] : t_) {
-      (void)value;
-      if (std::find(known.begin(), known.end(), key.str()) != known.end()) continue;
-      if (what.empty()) return fail(fmt::format("unknown key \"{}\" (known: {})", key.str(), join(known)));
-      return fail(fmt::format("\"{}\" does not belong to {} (it takes: {})", key.str(), what, join(known)));
-    }
-    return ok();
-  }
-
-  [[nodiscard]] result<std::string> raw_text(std::string_view key) const {
-    const auto* node = t_.get(key);
-    if (node == nullptr) return fail(fmt::format("missing \"{}\"", key));
-    auto v = node->value<std::string>();
-    if (!node->is_string() || !v) return fail(fmt::format("\"{}\" must be a string", key));
-    return *v;
-  }
-
-  [[nodiscard]] result<std::string> text(std::string_view key) const {
-    auto v = raw_text(key);
-    if (v && v->empty()) return fail(fmt::format("\"{}\" must not be empty", key));
-    return v;
-  }
-
-  [[nodiscard]] result<std::string> text_or(std::string_view key, std::string fallback) const {
-    return has(key) ? text(key) : result<std::string>(std::move(fallback));
-  }
-
-  [[nodiscard]] result<std::string> raw_text_or(std::string_view key, std::string fallback) const {
-    return has(key) ? raw_text(key) : result<std::string>(std::move(fallback));
-  }
-
-  [[nodiscard]] result<std::string> one_of(std::string_view key, std::string fallback,
-                                           std::span<const std::string_view> allowed) const {
-    auto v = text_or(key, std::move(fallback));
-    if (v && std::find(allowed.begin(), allowed.end(), *v) == allowed.end())
-      return fail(fmt::format("\"{}\" is \"{}\" (allowed: {})", key, *v, join(allowed)));
-    return v;
-  }
-
-  [[nodiscard]] result<std::string> id(std::string_view key) const {
-    auto v = text(key);
-    if (v && !is_id(*v)) return fail(fmt::format("\"{}\" is \"{}\", which is not [a-z0-9-]+", key, *v));
-    return v;
-  }
-
-  [[nodiscard]] result<std::string> path(std::string_view key) const {
-    auto v = text(key);
-    if (v && !is_workspace_path(*v))
-      return fail(fmt::format("\"{}\" is \"{}\", which is not a relative path inside the workspace", key, *v));
-    return v;
-  }
-
-  [[nodiscard]] result<std::int64_t> integer(std::string_view key, std::int64_t min) const {
-    const auto* node = t_.get(key);
-    if (node == nullptr) return fail(fmt::format("missing \"{}\"", key));
-    if (!node->is_integer()) return fail(fmt::format("\"{}\" must be an integer", key));
-    const auto v = node->value<std::int64_t>().value_or(0);
-    if (v < min) return fail(fmt::format("\"{}\" is {}; it must be at least {}", key, v, min));
-    return v;
-  }
-
-  [[nodiscard]] result<std::int64_t> integer_or(std::string_view key, std::int64_t fallback, std::int64_t min) const {
-    return has(key) ? integer(key, min) : result<std::int64_t>(fallback);
-  }
-
-  [[nodiscard]] result<std::vector<std::string>> texts(std::string_view key) const {
-    const auto* node = t_.get(key);
-    if (node == nullptr) return fail(fmt::format("missing \"{}\"", key));
-    const auto* arr = node->as_array();
-    if (arr == nullptr) return fail(fmt::format("\"{}\" must be an array of strings", key));
-    std::vector<std::string> out;
-    for (const auto& el : *arr) {
-      auto v = el.value<std::string>();
-      if (!el.is_string() || !v || v->empty())
-        return fail(fmt::format("\"{}\" must be an array of non-empty strings", key));
-      out.push_back(*v);
-    }
-    if (out.empty()) return fail(fmt::format("\"{}\" must not be empty", key));
-    return out;
-  }
-
-  [[nodiscard]] result<void> known_templates(std::string_view key, const std::string& value) const {
-    const auto unknown = unknown_template_names(value);
-    if (unknown.empty()) return ok();
-    std::vector<std::string> braced;
-    braced.reserve(unknown.size());
-    for (const auto& n : unknown) braced.push_back("{" + n + "}");
-    return fail(
-        fmt::format("\"{}\" uses unknown template {} (known: {{nonce}}, {{marker}}, {{marker1}}…{{marker9}}, "
-                    "{{phrase}}, {{cell}}; write {{{{ and }}}} for literal braces)",
-                    key, join(braced)));
-  }
-
-  [[nodiscard]] result<std::string> template_text(std::string_view key) const {
-    auto v = text(key);
-    if (v) TETHER_TRY(known_templates(key, *v));
-    return v;
-  }
-
-  [[nodiscard]] const toml::node* node(std::string_view key) const { return t_.get(key); }
-
- private:
-  const toml::table& t_;
-  std::string where_;
-};
+using namespace detail;
 
 // ---- steps ----
 
@@ -520,8 +320,9 @@ result<void> read_named(const toml::table& doc, std::string_view key, const std:
   return ok();
 }
 
-// One file, without checking the suite's references (they may be in other files).
-result<catalogue> parse_file(std::string_view text, const std::string& origin) {
+}  // namespace
+
+result<catalogue> detail::parse_file(std::string_view text, const std::string& origin) {
   toml::table doc;
   try {
     doc = toml::parse(text, std::string_view(origin));
@@ -543,97 +344,6 @@ result<catalogue> parse_file(std::string_view text, const std::string& origin) {
   auto s = read_suite(doc, *suite_table, origin);
   if (!s) return s.error();
   cat.suites.push_back(std::move(*s));
-  return cat;
-}
-
-template <class T>
-std::string known_ids(const std::map<std::string, T>& m) {
-  std::vector<std::string_view> ids;
-  ids.reserve(m.size());
-  for (const auto& [id, v] : m) ids.push_back(id);
-  return ids.empty() ? "none" : join(ids);
-}
-
-result<void> check_references(const catalogue& cat) {
-  for (const auto& s : cat.suites) {
-    const std::string where = fmt::format("{}: suite \"{}\"", s.file.string(), s.id);
-    for (const auto& p : s.profiles)
-      if (!cat.profiles.contains(p))
-        return invalid(where, fmt::format("unknown profile \"{}\" (defined: {})", p, known_ids(cat.profiles)));
-    for (const auto& e : s.environments)
-      if (!cat.environments.contains(e))
-        return invalid(where, fmt::format("unknown environment \"{}\" (defined: {})", e, known_ids(cat.environments)));
-  }
-  return ok();
-}
-
-// Where each id was defined, so a duplicate names both files.
-struct origins {
-  std::map<std::string, std::string> profiles, environments, suites;
-};
-
-result<void> claim(std::map<std::string, std::string>& seen, std::string_view what, const std::string& id,
-                   const std::string& origin) {
-  const auto [it, fresh] = seen.emplace(id, origin);
-  if (fresh) return ok();
-  return invalid(origin, fmt::format("duplicate {} id \"{}\" (already defined in {})", what, id, it->second));
-}
-
-result<void> merge(catalogue& into, catalogue part, const std::string& origin, origins& seen) {
-  for (auto& [id, p] : part.profiles) {
-    TETHER_TRY(claim(seen.profiles, "profile", id, origin));
-    into.profiles.emplace(id, std::move(p));
-  }
-  for (auto& [id, e] : part.environments) {
-    TETHER_TRY(claim(seen.environments, "environment", id, origin));
-    into.environments.emplace(id, std::move(e));
-  }
-  for (auto& s : part.suites) {
-    TETHER_TRY(claim(seen.suites, "suite", s.id, origin));
-    into.suites.push_back(std::move(s));
-  }
-  return ok();
-}
-
-result<std::vector<std::filesystem::path>> toml_files(const std::filesystem::path& dir) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec))
-    return make_error(e2e_errc::not_found, fmt::format("{}: no such directory", dir.string()));
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
-    if (entry.path().extension() == ".toml" && entry.is_regular_file()) files.push_back(entry.path());
-  if (ec) return make_error(e2e_errc::io, fmt::format("{}: {}", dir.string(), ec.message()));
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-result<std::string> read_text(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return make_error(e2e_errc::io, fmt::format("{}: cannot read the file", file.string()));
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-}  // namespace
-
-result<catalogue> parse_catalogue(std::string_view toml, const std::string& origin) {
-  auto cat = parse_file(toml, origin);
-  if (cat) TETHER_TRY(check_references(*cat));
-  return cat;
-}
-
-result<catalogue> load_catalogue(const std::filesystem::path& dir) {
-  auto files = toml_files(dir);
-  if (!files) return files.error();
-  catalogue cat;
-  origins seen;
-  for (const auto& file : *files) {
-    auto text = read_text(file);
-    if (!text) return text.error();
-    auto part = parse_file(*text, file.string());
-    if (!part) return part.error();
-    TETHER_TRY(merge(cat, std::move(*part), file.string(), seen));
-  }
-  TETHER_TRY(check_references(cat));
   return cat;
 }
 

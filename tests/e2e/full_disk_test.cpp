@@ -22,6 +22,7 @@
 #include <boost/json.hpp>
 
 #include "e2e/harness.h"
+#include "process/run_to_end.h"
 
 namespace tether::e2e {
 namespace {
@@ -35,9 +36,11 @@ const std::string token = "full-disk-test-token";
 // Whether this process may mount a tmpfs in a private mount namespace.
 bool can_mount_tmpfs(const fs::path& where) {
   if (::geteuid() != 0 || !fs::exists("/usr/bin/unshare")) return false;
-  const std::string probe =
-      "/usr/bin/unshare -m sh -c 'mount -t tmpfs -o size=1m tmpfs \"" + where.string() + "\"' >/dev/null 2>&1";
-  return std::system(probe.c_str()) == 0;
+  process::spawn_options o;
+  o.argv = {"/usr/bin/unshare", "-m", "/bin/sh", "-c", "mount -t tmpfs -o size=1m tmpfs \"$0\"", where.string()};
+  o.env = process::inherited_environment();
+  auto done = process::run_to_end(std::move(o));
+  return done && !done->timed_out && done->status.success();
 }
 
 // Polls `fn` every 20 ms until it returns true or `timeout` passes.

@@ -1,8 +1,6 @@
 #include "e2e/harness.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -17,6 +15,7 @@
 #include <thread>
 
 #include "client/client.h"
+#include "support/loopback.h"
 
 namespace tether::e2e {
 
@@ -63,16 +62,8 @@ pid_t child::pid() const { return proc_->pid(); }
 namespace {
 
 int connect_to(unsigned short port, int receive_buffer = 0) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (receive_buffer > 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot connect to 127.0.0.1:" + std::to_string(port));
-  }
+  const int fd = test::connect_loopback(port, receive_buffer);
+  if (fd < 0) throw std::runtime_error("cannot connect to 127.0.0.1:" + std::to_string(port));
   return fd;
 }
 

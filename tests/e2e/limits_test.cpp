@@ -1,8 +1,6 @@
 // A real `tether serve` under a connection flood, and the places a session's
 // workspace may be.
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,26 +10,13 @@
 #include <gtest/gtest.h>
 
 #include "e2e/harness.h"
+#include "support/loopback.h"
 
 namespace tether::e2e {
 namespace {
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
-
-// A connection that sends nothing.
-int idle_connection(unsigned short port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 // What the server sent on `fd` until it closed it (or `wait` passed).
 std::string received(int fd, std::chrono::milliseconds wait) {
@@ -52,7 +37,7 @@ TEST(Limits, AFloodOfIdleConnectionsGets503WhileHealthAndATurnStillWork) {
   const auto s = c.create_session();
   std::vector<int> flood;
   for (int i = 0; i < 200; ++i) {
-    const int fd = idle_connection(c.port());
+    const int fd = test::connect_loopback(c.port());  // it sends nothing
     ASSERT_GE(fd, 0) << "connection " << i;
     flood.push_back(fd);
   }

@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 
 #include "e2e/run/cell.h"
+#include "process/run_to_end.h"
 #include "util/clock.h"
 #include "util/random.h"
 
@@ -27,15 +28,19 @@ std::string campaign_id() {
   return std::string(buf) + "-" + random_hex(2);
 }
 
-// The first line `command` prints, or "".
-std::string first_line_of(const std::string& command) {
-  std::string out;
-  if (FILE* p = ::popen(command.c_str(), "r")) {
-    char buf[256];
-    if (std::fgets(buf, sizeof buf, p) != nullptr) out = buf;
-    ::pclose(p);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+// The first line `git -C repo args...` prints when it succeeds, or "".
+std::string first_line_of_git(const std::string& repo, std::vector<std::string> args) {
+  const auto git = process::find_program("git");
+  if (!git) return "";
+  process::spawn_options o;
+  o.argv = {git->string(), "-C", repo};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.env = process::inherited_environment();
+  o.stderr_mode = process::output::null;
+  auto done = process::run_to_end(std::move(o), {.limit = std::chrono::seconds(10), .max_output = 4096});
+  if (!done || done->timed_out || !done->status.success()) return "";
+  std::string out = done->output.substr(0, done->output.find('\n'));
+  while (!out.empty() && out.back() == '\r') out.pop_back();
   return out;
 }
 
@@ -212,8 +217,8 @@ result<campaign> run_campaign(const campaign_options& o, const progress_sink& pr
   if (!m) return m.error();
   const std::string id = campaign_id();
   const auto repo = shell_quote(o.suites_dir.string());
-  const std::string sha = first_line_of("git -C " + repo + " rev-parse HEAD 2>/dev/null");
-  const std::string ref = first_line_of("git -C " + repo + " rev-parse --abbrev-ref HEAD 2>/dev/null");
+  const std::string sha = first_line_of_git(repo, {"rev-parse", "HEAD"});
+  const std::string ref = first_line_of_git(repo, {"rev-parse", "--abbrev-ref", "HEAD"});
   std::error_code ec;
   const fs::path scratch = o.scratch_root.empty() ? fs::temp_directory_path(ec) / ("tether-e2e-" + id) : o.scratch_root;
   for (auto& p : m->plans) {

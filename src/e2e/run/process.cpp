@@ -1,16 +1,15 @@
 #include "e2e/run/process.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <mutex>
 #include <set>
-#include <thread>
+
+#include "process/spawn.h"
 
 namespace tether::e2e {
 
@@ -25,9 +24,9 @@ std::set<pid_t>& live() {
   return pids;
 }
 
-int millis_left(steady::time_point deadline) {
+int millis_left(steady::time_point deadline, int cap) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()).count();
-  return static_cast<int>(std::clamp<long long>(left, 0, 100));
+  return static_cast<int>(std::clamp<long long>(left, 0, cap));
 }
 
 }  // namespace
@@ -36,54 +35,20 @@ result<std::unique_ptr<child_process>> child_process::start(const std::vector<st
                                                             const std::filesystem::path& log,
                                                             const std::map<std::string, std::string>& env) {
   if (argv.empty()) return make_error(e2e_errc::infrastructure, "no program to start");
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) return make_error(e2e_errc::infrastructure, "pipe failed");
-  // Everything the child needs is prepared before fork: after it, only
-  // async-signal-safe calls.
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string_view kv(*e);
-    const auto name = kv.substr(0, kv.find('='));
-    if (!env.contains(std::string(name))) env_strings.emplace_back(kv);
-  }
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  const int err = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (err < 0) {
-    ::close(pipefd[0]);
-    ::close(pipefd[1]);
-    return make_error(e2e_errc::infrastructure, "cannot open " + log.string());
-  }
-  const pid_t parent = ::getpid();
+  process::spawn_options o;
+  o.argv = argv;
+  o.env = process::inherited_environment(env);
+  o.stdout_mode = process::output::pipe;
+  o.stderr_mode = process::output::log_file;
+  o.log = log;
   std::unique_ptr<child_process> p(new child_process());
-  {
-    std::lock_guard lock(live_mu);
-    p->pid_ = ::fork();
-    if (p->pid_ > 0) live().insert(p->pid_);
-  }
-  if (p->pid_ < 0) {
-    ::close(pipefd[0]);
-    ::close(pipefd[1]);
-    ::close(err);
-    return make_error(e2e_errc::infrastructure, "fork failed");
-  }
-  if (p->pid_ == 0) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    ::dup2(pipefd[1], 1);
-    ::dup2(err, 2);
-    ::execve(args[0], args.data(), envp.data());
-    ::_exit(127);
-  }
-  ::close(pipefd[1]);
-  ::close(err);
-  p->out_ = pipefd[0];
+  std::lock_guard lock(live_mu);  // so stop_all_children() never misses a child that just started
+  auto spawned = process::system_spawner().spawn(o);
+  if (!spawned) return make_error(e2e_errc::infrastructure, spawned.error().message);
+  p->out_ = std::move(spawned->stdout_fd);
+  p->pidfd_ = std::move(spawned->pidfd);
+  p->pid_ = spawned->release();
+  live().insert(p->pid_);
   return p;
 }
 
@@ -92,40 +57,36 @@ child_process::~child_process() {
     signal(SIGKILL);
     wait(std::chrono::seconds(10));
   }
-  if (out_ >= 0) ::close(out_);
 }
 
 result<std::string> child_process::wait_line(const std::string& prefix, std::chrono::milliseconds timeout,
                                              const std::function<bool()>& cancelled) {
   const auto deadline = steady::now() + timeout;
   for (;;) {
-    for (auto nl = pending_.find('\n'); nl != std::string::npos; nl = pending_.find('\n')) {
-      std::string line = pending_.substr(0, nl);
-      pending_.erase(0, nl + 1);
-      if (line.starts_with(prefix)) return line;
+    while (auto line = lines_.next()) {
+      if (line->has_value() && (*line)->starts_with(prefix)) return line->value();
     }
     if (cancelled && cancelled()) return make_error(e2e_errc::interrupted, "interrupted");
     if (steady::now() >= deadline)
       return make_error(e2e_errc::infrastructure,
                         "no line starting with '" + prefix + "' within " + std::to_string(timeout.count()) + " ms");
-    pollfd p{out_, POLLIN, 0};
-    if (::poll(&p, 1, millis_left(deadline)) <= 0) continue;
+    pollfd p{out_.get(), POLLIN, 0};
+    if (::poll(&p, 1, millis_left(deadline, 100)) <= 0) continue;
     char buf[4096];
-    const auto n = ::read(out_, buf, sizeof buf);
+    const auto n = ::read(out_.get(), buf, sizeof buf);
     if (n <= 0) return make_error(e2e_errc::infrastructure, "the program exited before printing '" + prefix + "'");
-    pending_.append(buf, static_cast<std::size_t>(n));
+    lines_.feed(std::string_view(buf, static_cast<std::size_t>(n)));
   }
 }
 
 std::string child_process::rest_of_stdout(std::chrono::milliseconds timeout) {
   const auto deadline = steady::now() + timeout;
-  std::string out = std::move(pending_);
-  pending_.clear();
+  std::string out = lines_.drain();
   while (steady::now() < deadline) {
-    pollfd p{out_, POLLIN, 0};
-    if (::poll(&p, 1, millis_left(deadline)) <= 0) continue;
+    pollfd p{out_.get(), POLLIN, 0};
+    if (::poll(&p, 1, millis_left(deadline, 100)) <= 0) continue;
     char buf[4096];
-    const auto n = ::read(out_, buf, sizeof buf);
+    const auto n = ::read(out_.get(), buf, sizeof buf);
     if (n <= 0) break;
     out.append(buf, static_cast<std::size_t>(n));
   }
@@ -140,7 +101,7 @@ bool child_process::running() {
   if (status_ || pid_ <= 0) return false;
   int st = 0;
   if (::waitpid(pid_, &st, WNOHANG) != pid_) return true;
-  status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  status_ = process::exit_status::from_wait_status(st).shell_code();
   std::lock_guard lock(live_mu);
   live().erase(pid_);
   return false;
@@ -151,14 +112,15 @@ std::optional<int> child_process::wait(std::chrono::milliseconds timeout) {
   while (running()) {
     if (steady::now() >= deadline) {
       ::kill(pid_, SIGKILL);
-      int st = 0;
-      ::waitpid(pid_, &st, 0);
+      (void)process::reap(pid_);
       status_ = 128 + SIGKILL;
       std::lock_guard lock(live_mu);
       live().erase(pid_);
       return std::nullopt;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // The pidfd turns readable at the exit (without one, a short poll).
+    pollfd p{pidfd_.get(), POLLIN, 0};
+    ::poll(&p, pidfd_.valid() ? 1 : 0, millis_left(deadline, pidfd_.valid() ? 1000 : 5));
   }
   return status_;
 }

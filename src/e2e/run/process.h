@@ -6,14 +6,17 @@
 //   (*p)->signal(SIGTERM); int status = (*p)->wait(10s);
 //
 // The child runs in its own process group (a Ctrl-C on the terminal reaches
-// the harness only; the harness decides how its children stop) and is
-// killed with SIGKILL if the harness dies (PR_SET_PDEATHSIG). Destroying a
-// child_process that still runs kills it with SIGKILL and reaps it.
+// the harness only; the harness decides how its children stop), inherits no
+// descriptor of the harness, and is killed with SIGKILL if the harness dies
+// (the layer's parent-death signal: start it from a thread that outlives it).
+// wait() waits on the child's pidfd. Destroying a child_process that still
+// runs kills it with SIGKILL and reaps it. Stdout lines are framed by the
+// layer's line_framer (at most 64 KiB a line).
 //
 // stop_all_children() sends SIGKILL to every child_process alive in this
 // process (for Ctrl-C); it is safe to call from any thread.
 //
-// Errors: e2e_errc::infrastructure (fork/pipe failed, the line did not come
+// Errors: e2e_errc::infrastructure (the spawn failed, the line did not come
 // in time, the child exited first); wait_line also stops early when
 // `cancelled` returns true (e2e_errc::interrupted).
 #pragma once
@@ -30,6 +33,8 @@
 #include <vector>
 
 #include "e2e/errors.h"
+#include "process/line_framer.h"
+#include "process/types.h"
 #include "util/result.h"
 
 namespace tether::e2e {
@@ -58,8 +63,9 @@ class child_process {
  private:
   child_process() = default;
   pid_t pid_ = -1;
-  int out_ = -1;
-  std::string pending_;
+  process::unique_fd out_;
+  process::unique_fd pidfd_;
+  process::line_framer lines_{{.max_bytes = 64 * 1024, .overlong = process::overlong_line::split}};
   std::optional<int> status_;
 };
 

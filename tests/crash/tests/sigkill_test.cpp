@@ -16,8 +16,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -39,9 +37,8 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include "process/spawn.h"
 #include "session/service.h"
-
-extern char** environ;
 
 namespace tether {
 namespace {
@@ -57,29 +54,19 @@ constexpr std::size_t child_workers = 24;
 
 struct child_run {
   std::string out;  // everything it printed before it died
-  int status = 0;   // waitpid status
+  process::exit_status status;
 };
 
 child_run run_child_and_kill(const std::string& db, std::chrono::milliseconds after, std::uint64_t seed) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-  const std::string sessions = std::to_string(child_sessions);
-  const std::string workers = std::to_string(child_workers);
-  const std::string seed_text = std::to_string(seed);
-  std::vector<char*> argv = {const_cast<char*>(TETHER_CRASH_CHILD), const_cast<char*>(db.c_str()),
-                             const_cast<char*>(sessions.c_str()),   const_cast<char*>(workers.c_str()),
-                             const_cast<char*>(seed_text.c_str()),  nullptr};
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, TETHER_CRASH_CHILD, &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    throw std::runtime_error("posix_spawn " + std::string(TETHER_CRASH_CHILD) + ": " + std::strerror(rc));
-  }
+  process::spawn_options o;
+  o.argv = {TETHER_CRASH_CHILD, db, std::to_string(child_sessions), std::to_string(child_workers),
+            std::to_string(seed)};
+  o.env = process::inherited_environment();
+  o.stderr_mode = process::output::log_file;  // what it said before it died, for a failing round
+  o.log = db + ".child.log";
+  auto spawned = process::system_spawner().spawn(o);
+  if (!spawned) throw std::runtime_error(spawned.error().message);
+  const int out = spawned->stdout_fd.get();
 
   child_run run;
   char buf[65536];
@@ -90,17 +77,17 @@ child_run run_child_and_kill(const std::string& db, std::chrono::milliseconds af
     if (!killed) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now()).count();
       if (left <= 0) {
-        ::kill(pid, SIGKILL);
+        ::kill(spawned->pid, SIGKILL);
         killed = true;
       } else {
         timeout = static_cast<int>(left);
       }
     }
-    pollfd p{fds[0], POLLIN, 0};
+    pollfd p{out, POLLIN, 0};
     const int ready = ::poll(&p, 1, timeout);
     if (ready < 0 && errno != EINTR) break;
     if (ready <= 0) continue;
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    const ssize_t n = ::read(out, buf, sizeof buf);
     if (n > 0) {
       run.out.append(buf, static_cast<std::size_t>(n));
       continue;
@@ -108,9 +95,8 @@ child_run run_child_and_kill(const std::string& db, std::chrono::milliseconds af
     // n == 0: the child is gone (killed, or it died on its own).
     if (n == 0 || errno != EINTR) break;
   }
-  if (!killed) ::kill(pid, SIGKILL);
-  ::close(fds[0]);
-  ::waitpid(pid, &run.status, 0);
+  if (!killed) ::kill(spawned->pid, SIGKILL);
+  run.status = process::reap(spawned->release());
   return run;
 }
 
@@ -634,9 +620,8 @@ TEST(crash, acknowledged_work_survives_sigkill_and_recovery_leaves_nothing_half_
   for (int round = 1; round <= rounds; ++round) {
     const auto after = std::chrono::milliseconds(20 + rng() % 181);
     auto run = run_child_and_kill(db, after, rng());
-    ASSERT_TRUE(WIFSIGNALED(run.status) && WTERMSIG(run.status) == SIGKILL)
-        << "round " << round << ": the child did not die by our SIGKILL (status " << run.status
-        << (WIFEXITED(run.status) ? ", exit code " + std::to_string(WEXITSTATUS(run.status)) : std::string()) << ")";
+    ASSERT_EQ(run.status.signal, SIGKILL)
+        << "round " << round << ": the child did not die by our SIGKILL (" << run.status.describe() << ")";
     const auto before = acks.lines;
     acks.parse(run.out);
     if (acks.lines > before) ++killed_mid_run;

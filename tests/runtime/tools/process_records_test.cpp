@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "fixture.h"
-#include "runtime/native/tools/process.h"
+#include "process/spawn.h"
 
 namespace tether::runtime::native::test {
 namespace {
@@ -24,12 +24,12 @@ class process_records : public tools_test {
  protected:
   // A `sleep` in its own session and process group, as the bash tool starts one.
   pid_t start_sleep() {
-    tool_detail::spawn_options o;
+    process::spawn_options o;
     o.argv = {"/bin/sleep", "300"};
     o.env = {"PATH=/usr/bin:/bin"};
-    auto p = tool_detail::spawn_process(o);
+    auto p = process::system_spawner().spawn(o);
     EXPECT_TRUE(p) << p.error().describe();
-    return p ? p->pid : -1;
+    return p ? p->release() : -1;  // the test kills and reaps it
   }
   // Reaps our own child once it died (so it does not linger as a zombie).
   static bool dies(pid_t pid) {
@@ -111,14 +111,14 @@ TEST_F(process_records, records_of_gone_processes_and_malformed_ones_are_removed
 }
 
 TEST_F(process_records, a_gated_child_whose_parent_never_opens_the_gate_runs_nothing) {
-  tool_detail::spawn_options o;
+  process::spawn_options o;
   o.argv = {"/usr/bin/touch", (ws_ / "ran").string()};
   o.env = {"PATH=/usr/bin:/bin"};
-  o.gated = true;
-  auto p = tool_detail::spawn_process(o);
+  o.gate = process::start_gate::gated;
+  auto p = process::system_spawner().spawn(o);
   ASSERT_TRUE(p) << p.error().describe();
-  p->gate = tool_detail::unique_fd();  // as if the server died before the record was durable
-  EXPECT_EQ(tool_detail::reap(p->pid), "exit code 125");
+  p->gate.reset();  // as if the server died before the record was durable
+  EXPECT_EQ(process::reap(p->release()).describe(), "exit code 125");
   EXPECT_FALSE(fs::exists(ws_ / "ran"));
 }
 

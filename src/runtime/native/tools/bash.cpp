@@ -1,7 +1,8 @@
-// bash: one shell command in its own process group, driven asynchronously.
+// bash: one shell command in its own process group, driven asynchronously
+// through the process layer (process/child.h).
 //
 // All of a run's state lives on one strand: the coroutine that waits, the
-// reader that drains the pipe, the pidfd watcher and the stop notification
+// reader that drains the pipe, the exit watcher and the stop notification
 // (posted there from the interrupting thread). The main coroutine checks the
 // flags and then waits on `wake`, whose cancellation is the signal; since
 // nothing else runs on the strand between the check and the wait, no
@@ -14,6 +15,11 @@
 // to the group, stop reading if something outside the group still holds the
 // pipe, then reap the shell. The shell stays an unreaped zombie until that
 // last step, so its pid (the group id) cannot be reused while we signal it.
+//
+// Without a sandbox the shell does not die with the server: a restart finds
+// it through its process record and kills its whole group (a shell killed
+// with the server would leave its background jobs out of that cleanup's
+// reach). In a sandbox bubblewrap ties the tree to the server.
 #include <signal.h>
 #include <unistd.h>
 
@@ -26,15 +32,14 @@
 #include <boost/asio/cancellation_state.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "process/child.h"
 #include "runtime/native/tools/args.h"
 #include "runtime/native/tools/local_tools.h"
-#include "runtime/native/tools/process.h"
 #include "runtime/native/tools/process_records.h"
 #include "runtime/native/tools/sandbox.h"
 #include "util/errors.h"
@@ -51,30 +56,21 @@ using std::chrono::steady_clock;
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-constexpr std::chrono::milliseconds exit_poll_interval{20};  // without a pidfd
 
 struct run_state {
-  run_state(const asio::any_io_executor& ex, pid_t p, std::size_t output_cap)
-      : pipe(ex), pidfd(ex), wake(ex), pid(p), cap(output_cap) {}
+  run_state(const asio::any_io_executor& ex, process::spawned spawned, std::size_t output_cap)
+      : proc(ex, std::move(spawned)), wake(ex), cap(output_cap) {}
 
   void notify() { wake.cancel(); }
 
-  // Without a (working) pidfd the exit is polled.
-  void poll_exit() {
-    if (!exited && polling) exited = has_exited(pid);
-  }
-
-  asio::posix::stream_descriptor pipe;
-  asio::posix::stream_descriptor pidfd;
+  process::child proc;
   asio::steady_timer wake;
-  pid_t pid;
   std::size_t cap;
   std::string output;
   std::size_t dropped = 0;
-  bool polling = true;
   bool exited = false;
   bool reader_done = false;
-  bool watcher_done = true;
+  bool watcher_done = false;
   bool stop_requested = false;
 };
 
@@ -97,11 +93,9 @@ awaitable<bool> wait_for(std::shared_ptr<run_state> st, condition c, steady_cloc
   for (;;) {
     const auto cancellation = co_await asio::this_coro::cancellation_state;
     if (cancellation.cancelled() != asio::cancellation_type::none) st->stop_requested = true;
-    st->poll_exit();
     if (holds(*st, c)) co_return true;
-    const auto now = steady_clock::now();
-    if (now >= deadline) co_return false;
-    st->wake.expires_at(st->polling ? std::min(deadline, now + exit_poll_interval) : deadline);
+    if (steady_clock::now() >= deadline) co_return false;
+    st->wake.expires_at(deadline);
     co_await st->wake.async_wait(use_tuple);
   }
 }
@@ -109,21 +103,18 @@ awaitable<bool> wait_for(std::shared_ptr<run_state> st, condition c, steady_cloc
 awaitable<void> read_output(std::shared_ptr<run_state> st) {
   std::vector<char> buf(64 * 1024);
   for (;;) {
-    auto [ec, n] = co_await st->pipe.async_read_some(asio::buffer(buf), use_tuple);
-    const std::size_t keep = std::min(n, st->cap - std::min(st->cap, st->output.size()));
+    auto n = co_await st->proc.read_some(process::stream::out, asio::buffer(buf));
+    if (!n || *n == 0) break;
+    const std::size_t keep = std::min(*n, st->cap - std::min(st->cap, st->output.size()));
     st->output.append(buf.data(), keep);
-    st->dropped += n - keep;  // drained all the same, so the writer never blocks
-    if (ec) break;
+    st->dropped += *n - keep;  // drained all the same, so the writer never blocks
   }
 }
 
 awaitable<void> watch_exit(std::shared_ptr<run_state> st) {
-  auto [ec] = co_await st->pidfd.async_wait(asio::posix::descriptor_base::wait_read, use_tuple);
-  if (ec) {
-    st->polling = true;  // the reactor would not take the pidfd
-  } else {
-    st->exited = true;
-  }
+  // Ends at the exit, or when the run cancels the child's waits.
+  const bool exited = co_await st->proc.wait_exit();
+  if (exited) st->exited = true;
 }
 
 // Completion of the reader and the watcher: they are owned by the run, which
@@ -149,13 +140,13 @@ struct stop_notifier {
 };
 
 awaitable<void> kill_group(std::shared_ptr<run_state> st, std::chrono::milliseconds grace) {
-  ::kill(-st->pid, SIGTERM);
+  st->proc.signal(SIGTERM);
   co_await wait_for(st, condition::exited_and_drained, steady_clock::now() + grace);
-  ::kill(-st->pid, SIGKILL);
+  st->proc.signal(SIGKILL);
   // Something that left the group (setsid) may still hold the pipe open.
-  if (!co_await wait_for(st, condition::drained, steady_clock::now() + grace)) {
-    boost::system::error_code ignored;
-    st->pipe.close(ignored);
+  const bool drained = co_await wait_for(st, condition::drained, steady_clock::now() + grace);
+  if (!drained) {
+    st->proc.close_output(process::stream::out);
     co_await wait_for(st, condition::drained, steady_clock::time_point::max());
     st->output += "\n(stopped reading: a process outside the command's process group still holds its output open)";
   }
@@ -173,14 +164,21 @@ std::string render_output(const run_state& st) {
 }
 
 // The command line: the shell alone (sandbox off) or inside bubblewrap.
-result<spawn_options> command_line(const std::string& command, const tool_context& ctx) {
-  spawn_options o;
+result<process::spawn_options> command_line(const std::string& command, const tool_context& ctx) {
+  process::spawn_options o;
+  o.argv = {"/bin/bash", "-c", command};
   o.env = tool_environment(ctx.sandbox, ctx.workspace, environ);
   o.cwd = ctx.workspace;
-  o.gated = true;
-  std::vector<std::string> shell = {"/bin/bash", "-c", command};
+  o.stdout_mode = process::output::pipe;
+  o.stderr_mode = process::output::stdout_pipe;
+  o.gate = process::start_gate::gated;
+  // The server runs with umask 077 so that its data directory stays private;
+  // a command gets the usual 022, so that what it creates in a user's own
+  // repository is as readable as what the user creates there.
+  o.umask = 022;
+  o.grace = ctx.limits.bash_kill_grace;
   if (ctx.sandbox.mode == sandbox_mode::off) {
-    o.argv = std::move(shell);
+    o.death = process::parent_death::ignore;  // see the top of this file
     return o;
   }
   const auto bwrap = find_bwrap(ctx.sandbox.bwrap);
@@ -189,33 +187,44 @@ result<spawn_options> command_line(const std::string& command, const tool_contex
                       "the sandbox cannot run: bubblewrap (" + ctx.sandbox.bwrap.string() +
                           ") is not installed; install the Debian package bubblewrap, or set the profile's sandbox "
                           "= \"off\"");
-  o.argv = bwrap_argv(ctx.sandbox, *bwrap, ctx.workspace, shell);
+  o.sandbox = sandbox_for(ctx.sandbox, *bwrap, ctx.workspace);
   return o;
 }
 
 // Spawns gated, records the process durably (when records are kept), then
 // opens the gate: a command never runs unrecorded. On ctx.blocking (fsync).
-awaitable<result<spawned_process>> start_recorded(spawn_options o, std::filesystem::path records) {
-  auto spawned = spawn_process(o);
-  if (!spawned) co_return spawned.error();
+result<process::spawned> start_recorded(const process::spawn_options& o, const std::filesystem::path& records) {
+  auto spawned = process::system_spawner().spawn(o);
+  if (!spawned) return spawned.error();
   if (!records.empty()) {
     const auto id = identify_process(spawned->pid);
     const auto self = identify_process(::getpid());
     result<void> recorded = id && self ? record_process(records, *id, *self)
                                        : result<void>(make_error(util_errc::invalid_argument, "no /proc entry"));
     if (!recorded) {
-      spawned->gate = unique_fd();  // the child sees EOF at its gate and exits without running anything
-      (void)reap(spawned->pid);
-      co_return make_error(util_errc::invalid_argument,
+      spawned->gate.reset();  // the child sees EOF at its gate and exits without running anything
+      (void)process::reap(spawned->release());
+      return make_error(util_errc::invalid_argument,
                            "cannot record the process before it starts: " + recorded.error().message);
     }
   }
-  if (auto opened = open_gate(*spawned); !opened) {
-    (void)reap(spawned->pid);
-    forget_process(records, spawned->pid);
-    co_return opened.error();
+  const pid_t pid = spawned->pid;
+  if (auto opened = spawned->open_gate(); !opened) {  // reaps the child on failure
+    forget_process(records, pid);
+    return opened.error();
   }
-  co_return std::move(spawned).value();
+  return std::move(spawned).value();
+}
+
+// The spawned child travels through a holder the caller owns, not as a
+// co_await result: g++ 12 corrupted the awaiting frame when a value owning a
+// process came back through co_spawn (and once, through a conditional
+// co_await, left a descriptor closed under Asio).
+using spawn_holder = std::shared_ptr<std::optional<result<process::spawned>>>;
+
+awaitable<void> start_recorded_into(spawn_holder out, process::spawn_options o, std::filesystem::path records) {
+  out->emplace(start_recorded(o, records));
+  co_return;
 }
 
 awaitable<tool_outcome> run_command(std::string command, std::chrono::milliseconds timeout, tool_context ctx) {
@@ -225,30 +234,19 @@ awaitable<tool_outcome> run_command(std::string command, std::chrono::millisecon
   const auto ex = co_await asio::this_coro::executor;  // the run's strand
   auto line = command_line(command, ctx);
   if (!line) co_return failed(line.error());
-  // Not one conditional expression with a co_await in each branch: built by
-  // g++ 12 it left the pipe's descriptor closed under Asio ("assign: File
-  // exists" on the next call).
-  std::optional<result<spawned_process>> started;
+  auto started = std::make_shared<std::optional<result<process::spawned>>>();
   if (ctx.blocking) {
-    started.emplace(co_await asio::co_spawn(ctx.blocking, start_recorded(std::move(line).value(), ctx.sandbox.records),
-                                            asio::use_awaitable));
+    co_await asio::co_spawn(ctx.blocking, start_recorded_into(started, std::move(line).value(), ctx.sandbox.records),
+                            asio::use_awaitable);
   } else {
-    started.emplace(co_await start_recorded(std::move(line).value(), ctx.sandbox.records));
+    started->emplace(start_recorded(line.value(), ctx.sandbox.records));
   }
-  auto& spawned = *started;
-  if (!spawned) co_return failed(spawned.error());
+  if (!started->has_value()) co_return failed("internal error: the command was not started");
+  if (!**started) co_return failed((**started).error());
 
-  auto st = std::make_shared<run_state>(ex, spawned->pid, ctx.limits.bash_output_cap);
-  st->pipe.assign(spawned->output.release());
-  if (unique_fd pidfd = open_pidfd(st->pid); pidfd.get() >= 0) {
-    st->pidfd.assign(pidfd.release());
-    st->polling = false;
-    st->watcher_done = false;
-    mark_done on_watched{st, &run_state::watcher_done};
-    asio::co_spawn(ex, watch_exit(st), on_watched);
-  }
-  mark_done on_read{st, &run_state::reader_done};
-  asio::co_spawn(ex, read_output(st), on_read);
+  auto st = std::make_shared<run_state>(ex, std::move(**started).value(), ctx.limits.bash_output_cap);
+  asio::co_spawn(ex, watch_exit(st), mark_done{st, &run_state::watcher_done});
+  asio::co_spawn(ex, read_output(st), mark_done{st, &run_state::reader_done});
 
   std::stop_callback<stop_notifier> on_stop(ctx.stop, stop_notifier{st, ex});
   co_await wait_for(st, condition::exited_or_stopped, steady_clock::now() + timeout);
@@ -256,11 +254,10 @@ awaitable<tool_outcome> run_command(std::string command, std::chrono::millisecon
   const bool completed = st->exited;
   const bool stopped = !completed && st->stop_requested;
   co_await kill_group(st, ctx.limits.bash_kill_grace);
-  boost::system::error_code ignored;
-  st->pidfd.close(ignored);
+  st->proc.cancel();
   co_await wait_for(st, condition::watcher_done, steady_clock::time_point::max());
-  const std::string ending = reap(st->pid);
-  forget_process(ctx.sandbox.records, st->pid);
+  const std::string ending = st->proc.reap().describe();
+  forget_process(ctx.sandbox.records, st->proc.pid());
 
   if (stopped) co_return interrupted();
   if (!completed)

@@ -46,24 +46,6 @@ std::string temp_name(const std::string& name) {
 
 }  // namespace
 
-unique_fd& unique_fd::operator=(unique_fd&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = o.release();
-  }
-  return *this;
-}
-
-unique_fd::~unique_fd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-int unique_fd::release() {
-  const int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
 tether::error os_error(std::string_view what, int err) {
   return {std::error_code(err, std::generic_category()), std::string(what) + ": " + std::strerror(err)};
 }

@@ -24,26 +24,13 @@
 #include <string>
 #include <string_view>
 
+#include "process/types.h"
 #include "util/result.h"
 
 namespace tether::runtime::native::tool_detail {
 
-// An owned file descriptor.
-class unique_fd {
- public:
-  unique_fd() = default;
-  explicit unique_fd(int fd) : fd_(fd) {}
-  unique_fd(unique_fd&& o) noexcept : fd_(o.release()) {}
-  unique_fd& operator=(unique_fd&& o) noexcept;
-  unique_fd(const unique_fd&) = delete;
-  unique_fd& operator=(const unique_fd&) = delete;
-  ~unique_fd();
-  [[nodiscard]] int get() const { return fd_; }
-  int release();
-
- private:
-  int fd_ = -1;
-};
+// An owned file descriptor (the process layer's).
+using unique_fd = process::unique_fd;
 
 enum class path_kind { must_exist, may_be_missing };
 

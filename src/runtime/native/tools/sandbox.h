@@ -7,7 +7,8 @@
 //   p.withheld = {"OPENAI_API_KEY"};          // never in a tool's environment
 //   auto bwrap = probe_sandbox();             // once at start: can bubblewrap run here?
 //
-// Modes (a profile's `sandbox` setting):
+// Modes (a profile's `sandbox` setting; the sandbox itself is the process
+// layer's, process/sandbox.h):
 //   workspace-write  bubblewrap: new PID, IPC and network namespaces (the
 //                    network only when `network` is false), the system
 //                    directories (/usr, /bin, /sbin, /lib*, /etc, /opt) read-only,
@@ -31,15 +32,18 @@
 #include <string_view>
 #include <vector>
 
+#include "process/sandbox.h"
 #include "util/result.h"
 
 namespace tether::runtime::native {
 
-enum class sandbox_mode { workspace_write, read_only, off };
-
-// "workspace-write", "read-only", "off".
-std::string_view to_string(sandbox_mode m);
-std::optional<sandbox_mode> parse_sandbox_mode(std::string_view name);
+// The mode, its names ("workspace-write", "read-only", "off"), finding and
+// probing bubblewrap: the process layer's.
+using process::sandbox_mode;
+using process::to_string;
+using process::parse_sandbox_mode;
+using process::find_bwrap;
+using process::probe_sandbox;
 
 struct sandbox_policy {
   sandbox_mode mode = sandbox_mode::workspace_write;
@@ -58,18 +62,14 @@ struct sandbox_policy {
 std::vector<std::string> tool_environment(const sandbox_policy& policy, const std::filesystem::path& home,
                                           char** environ_entries);
 
+// The process layer's sandbox for a command of `policy` in `workspace`, run
+// by the bubblewrap binary `bwrap`.
+process::sandbox sandbox_for(const sandbox_policy& policy, const std::filesystem::path& bwrap,
+                             const std::filesystem::path& workspace);
+
 // The bubblewrap command line that runs `command` (argv) in `workspace` under
 // `policy` (mode not off): `bwrap` is the binary to use.
 std::vector<std::string> bwrap_argv(const sandbox_policy& policy, const std::filesystem::path& bwrap,
                                     const std::filesystem::path& workspace, const std::vector<std::string>& command);
-
-// Where bubblewrap is (policy.bwrap resolved through PATH when it has no '/').
-std::optional<std::filesystem::path> find_bwrap(const std::filesystem::path& bwrap);
-
-// Runs an empty command in the sandbox bubblewrap would build (namespaces,
-// read-only system, fresh /tmp, /proc and /dev) and waits for it (at most 10
-// s). The bwrap binary used on success; an error saying why it cannot run
-// otherwise (not installed, user namespaces refused, …). Blocking.
-result<std::filesystem::path> probe_sandbox(const std::filesystem::path& bwrap = "bwrap");
 
 }  // namespace tether::runtime::native

@@ -116,7 +116,8 @@
 // Threading: run() is a coroutine on the caller's executor. File tools do all
 // their work (and the spill) on ctx.blocking, which must be set, and resume
 // on the caller's executor. bash runs on a strand of the caller's executor
-// (spawning is one posix_spawn; all waiting is asynchronous) and spills on
+// (spawning is one fork and exec through the process layer, src/process;
+// all waiting is asynchronous) and spills on
 // ctx.blocking. ask_user does no I/O. Tools are stateless: one tool_set may
 // serve concurrent calls. A SIGCHLD handler elsewhere in the process that
 // reaps every child (waitpid(-1)) would steal bash's exit status ("exit
