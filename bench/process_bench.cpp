@@ -48,14 +48,15 @@ class bench_spawner final : public process::spawner {
   }
 };
 
-asio::awaitable<void> spawn_and_wait(bench_spawner& s, std::vector<double>& out, int rounds) {
+// main owns `s` and `out` and runs the io_context to the end.
+asio::awaitable<void> spawn_and_wait(bench_spawner* s, std::vector<double>* out, int rounds) {
   const auto ex = co_await asio::this_coro::executor;
   for (int i = 0; i < rounds; ++i) {
     const auto t0 = steady::now();
-    auto c = process::child::start(ex, trivial(), s);
+    auto c = process::child::start(ex, trivial(), *s);
     if (!c) tether::bench::die("spawn", c.error());
     const auto status = co_await (*c)->wait();
-    out.push_back(micros(steady::now() - t0));
+    out->push_back(micros(steady::now() - t0));
     if (!status.success()) std::fprintf(stderr, "unexpected: %s\n", status.describe().c_str());
   }
 }
@@ -88,13 +89,13 @@ int main(int argc, char** argv) {
   asio::io_context io;
   bench_spawner pidfd;
   std::vector<double> async_us;
-  asio::co_spawn(io, spawn_and_wait(pidfd, async_us, rounds), asio::detached);
+  asio::co_spawn(io, spawn_and_wait(&pidfd, &async_us, rounds), asio::detached);
   io.run();
   io.restart();
   bench_spawner polling;
   polling.drop_pidfd = true;
   std::vector<double> polled_us;
-  asio::co_spawn(io, spawn_and_wait(polling, polled_us, std::max(1, rounds / 10)), asio::detached);
+  asio::co_spawn(io, spawn_and_wait(&polling, &polled_us, std::max(1, rounds / 10)), asio::detached);
   io.run();
   std::vector<double> sync_us;
   for (int i = 0; i < rounds; ++i) {

@@ -65,7 +65,10 @@ struct tally {
 };
 
 // One child of kind `k`, driven to its end on the io_context.
-awaitable<void> one(int k, tally& t, spawner& s) {
+// The test owns `t` and `s` and runs the io_context to the end.
+awaitable<void> one(int k, tally* tp, spawner* sp) {
+  tally& t = *tp;
+  spawner& s = *sp;
   const auto ex = co_await asio::this_coro::executor;
   switch (k % 6) {
     case 0: {  // a normal exit, output read
@@ -136,7 +139,7 @@ TEST(no_zombies, hundreds_of_children_of_every_kind_leave_nothing_in_the_process
   std::function<void()> launch = [&] {
     while (running < concurrent && next < total) {
       ++running;
-      asio::co_spawn(io, one(next++, t, s), [&](const std::exception_ptr& e) {
+      asio::co_spawn(io, one(next++, &t, &s), [&](const std::exception_ptr& e) {
         if (e) std::rethrow_exception(e);
         --running;
         launch();
