@@ -146,6 +146,7 @@ void on_connected(connection& conn) {
   conn.plain.socket().set_option(tcp::no_delay(true), ignored);
 }
 
+// NOLINT(cppcoreguidelines-avoid-reference-coroutine-parameters): awaited at once by run(), whose caller owns `x`
 asio::awaitable<bool> connect_phase(exchange& x, steady::time_point deadline) {
   auto conn = x.conn;
   const http_url& hop = x.hop();
@@ -195,6 +196,7 @@ asio::awaitable<bool> connect_phase(exchange& x, steady::time_point deadline) {
   co_return true;
 }
 
+// NOLINT(cppcoreguidelines-avoid-reference-coroutine-parameters): awaited at once by run(), whose caller owns `x`
 asio::awaitable<bool> tunnel_phase(exchange& x, steady::time_point deadline) {
   auto conn = x.conn;
   const std::string target = x.url.host_port();
@@ -228,6 +230,7 @@ asio::awaitable<bool> tunnel_phase(exchange& x, steady::time_point deadline) {
   co_return true;
 }
 
+// NOLINT(cppcoreguidelines-avoid-reference-coroutine-parameters): awaited at once by run(), whose caller owns `x`
 asio::awaitable<bool> tls_phase(exchange& x, steady::time_point deadline) {
   auto conn = x.conn;
   conn->tls.emplace(std::move(conn->plain), *x.tls_context);
@@ -272,6 +275,7 @@ http::request<http::string_body> build_request(exchange& x) {
 // connection can be lent again. Bounded by bytes and time: a server that
 // keeps talking costs the connection, never the turn.
 template <class Stream, class Parser>
+// NOLINT(cppcoreguidelines-avoid-reference-coroutine-parameters): awaited at once by exchange_phase()
 asio::awaitable<void> drain_rest(exchange& x, Stream& stream, Parser& parser, beast::flat_buffer& buf,
                                  std::vector<char>& chunk) {
   std::size_t left = x.options->drain_bytes;
@@ -288,6 +292,7 @@ asio::awaitable<void> drain_rest(exchange& x, Stream& stream, Parser& parser, be
 }
 
 template <class Stream>
+// NOLINT(cppcoreguidelines-avoid-reference-coroutine-parameters): awaited at once by run(), whose caller owns `x`
 asio::awaitable<void> exchange_phase(exchange& x, Stream& stream) {
   auto conn = x.conn;
   const std::string peer = x.url.host_port();
@@ -353,6 +358,7 @@ asio::awaitable<void> exchange_phase(exchange& x, Stream& stream) {
   conn->reusable = parser.is_done() && parser.keep_alive() && buf.size() == 0 && !x.stop.stop_requested();
 }
 
+// NOLINT(cppcoreguidelines-avoid-reference-coroutine-parameters): awaited at once by the request, whose frame owns `x`
 asio::awaitable<void> run(exchange& x) {
   auto conn = x.conn;
   if (!conn->reused) {
