@@ -167,7 +167,7 @@ model::payload next_event(workload w, const execution_id& exe, std::size_t i, st
       call = call_id::generate();
       json::object input;
       input["command"] = "ls -la";
-      return model::tool_called{*call, "bash", std::move(input), false};
+      return model::tool_called{*call, "bash", std::move(input), model::tool_kind::local};
     }
     case 3: return model::tool_succeeded{*call, "total 8\ndrwxr-xr-x 2 root root 4096 .\n", ""};
     default: {
@@ -257,6 +257,7 @@ append_result run_appenders(const fs::path& dir, workload w, std::size_t appende
 // start a turn; it is here because the service needs one.
 class idle_runtime final : public session::runtime {
  public:
+  [[nodiscard]] std::string name(std::string_view) const override { return "idle"; }
   session::task<session::turn_result> run_turn(session::turn_context, std::shared_ptr<session::turn_host>) override {
     co_return session::turn_result{};
   }

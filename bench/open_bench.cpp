@@ -42,7 +42,7 @@ model::payload agent_event(const execution_id& exe, std::size_t i, std::optional
       call = call_id::generate();
       json::object input;
       input["command"] = "make test 2>&1 | tail -20";
-      return model::tool_called{*call, "bash", std::move(input), false};
+      return model::tool_called{*call, "bash", std::move(input), model::tool_kind::local};
     }
     case 3:
       return model::tool_succeeded{*call, std::string(400, 'o') + "\n" + std::to_string(i), ""};

@@ -58,6 +58,7 @@ constexpr int generation_runs = 2000;
 // Ends every turn at once: the fuzzer drives the API, not the agent.
 class idle_runtime final : public session::runtime {
  public:
+  [[nodiscard]] std::string name(std::string_view) const override { return "idle"; }
   session::task<session::turn_result> run_turn(session::turn_context, std::shared_ptr<session::turn_host>) override {
     co_return session::turn_result{};
   }

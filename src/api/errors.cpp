@@ -83,11 +83,15 @@ http_error from_session(session::session_errc e) {
     case session_errc::quarantined:
     case session_errc::busy:
     case session_errc::input_not_pending:
+    case session_errc::lease_lost:
       return conflict;
     case session_errc::invalid_input:
       return bad_request;
     case session_errc::stopped:
+    case session_errc::storage_failed:
       return unavailable;
+    case session_errc::turn_over:
+      return internal;
   }
   return internal;
 }

@@ -41,6 +41,7 @@ json::object execution_view(const store::execution_row& x) {
   o["id"] = x.id.str();
   o["session"] = x.session.str();
   o["node"] = x.node;
+  o["runtime"] = x.runtime;
   o["status"] = x.status == store::execution_status::running ? "running" : "finished";
   if (x.outcome)
     o["outcome"] = std::string(model::to_string(*x.outcome));
@@ -131,7 +132,8 @@ json::array messages_view(const std::vector<store::message_row>& rows) {
         call["id"] = r.id;
         call["name"] = r.tool;
         call["input"] = r.input;
-        call["hosted"] = r.hosted;
+        call["hosted"] = r.call_kind == model::tool_kind::hosted;
+        call["kind"] = std::string(model::to_string(r.call_kind));
         const auto it = results.find(r.id);
         if (it == results.end()) {
           call["status"] = "running";
@@ -182,6 +184,7 @@ boost::asio::awaitable<result<json::object>> session_view(store::event_store& st
   o["title"] = row.title;
   o["workspace"] = row.workspace;
   o["profile"] = row.profile;
+  o["runtime"] = row.runtime;
   o["metadata"] = row.metadata;
   o["status"] = std::string(status);
   o["generation"] = row.generation;

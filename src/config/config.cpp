@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -22,14 +23,19 @@ profile default_profile() {
   return p;
 }
 
-result<void> only_keys(const toml::table& t, std::string_view where, const std::set<std::string_view>& known) {
+std::string listed(const std::set<std::string_view>& names) {
+  std::string list;
+  for (const auto n : names) list += (list.empty() ? "" : ", ") + std::string(n);
+  return list;
+}
+
+// `what` names the table's kind in the message ("" for none).
+result<void> only_keys(const toml::table& t, std::string_view where, const std::set<std::string_view>& known,
+                       std::string_view what = {}) {
   for (const auto& [key, value] : t) {
     (void)value;
-    if (!known.contains(key.str())) {
-      std::string list;
-      for (const auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-      return bad(fmt::format("{}: unknown key \"{}\" (known: {})", where, key.str(), list));
-    }
+    if (!known.contains(key.str()))
+      return bad(fmt::format("{}: unknown key \"{}\"{} (known: {})", where, key.str(), what, listed(known)));
   }
   return ok();
 }
@@ -85,17 +91,8 @@ result<void> read_tool_settings(profile& p, const toml::table& t, const std::str
   return ok();
 }
 
-result<profile> read_profile(std::string name, const toml::table& t) {
-  const std::string where = "profiles." + name;
-  TETHER_TRY(only_keys(t, where,
-                       {"runtime", "provider", "base_url", "model", "api_key_env", "ca_file", "max_steps",
-                        "context_window", "sandbox", "network", "env"}));
-  profile p;
-  p.name = std::move(name);
-  auto runtime = text(t, where, "runtime", p.runtime);
-  if (!runtime) return runtime.error();
-  if (*runtime != "native") return bad(fmt::format("{}.runtime: \"{}\" is not a runtime (native)", where, *runtime));
-  p.runtime = *runtime;
+// The keys of a native profile (Tether's own agent loop over a provider).
+result<void> read_native(profile& p, const toml::table& t, const std::string& where) {
   auto provider = text(t, where, "provider", "openai-chat");
   if (!provider) return provider.error();
   const auto api = runtime::native::parse_wire_api(*provider);
@@ -125,7 +122,47 @@ result<profile> read_profile(std::string name, const toml::table& t) {
   auto window = integer(t, where, "context_window", p.context_window, 1'000);
   if (!window) return window.error();
   p.context_window = *window;
-  TETHER_TRY(read_tool_settings(p, t, where));
+  return read_tool_settings(p, t, where);
+}
+
+// One row per runtime kind a profile may name: the keys its profiles take
+// besides `runtime`, and how they are read. A kind brings its own key set,
+// so a key of another kind (or a typo) is refused by name. The first row is
+// the default.
+struct runtime_kind {
+  std::string_view name;
+  std::set<std::string_view> keys;
+  result<void> (*read)(profile& p, const toml::table& t, const std::string& where);
+};
+
+const std::vector<runtime_kind>& runtime_kind_table() {
+  static const std::vector<runtime_kind> kinds{
+      {"native",
+       {"provider", "base_url", "model", "api_key_env", "ca_file", "max_steps", "context_window", "sandbox", "network",
+        "env"},
+       read_native},
+  };
+  return kinds;
+}
+
+result<profile> read_profile(std::string name, const toml::table& t) {
+  const std::string where = "profiles." + name;
+  profile p;
+  p.name = std::move(name);
+  auto runtime = text(t, where, "runtime", p.runtime);
+  if (!runtime) return runtime.error();
+  const auto& kinds = runtime_kind_table();
+  const auto kind = std::find_if(kinds.begin(), kinds.end(), [&](const runtime_kind& k) { return k.name == *runtime; });
+  if (kind == kinds.end()) {
+    std::set<std::string_view> known;
+    for (const auto& k : kinds) known.insert(k.name);
+    return bad(fmt::format("{}.runtime: \"{}\" is not a runtime (known: {})", where, *runtime, listed(known)));
+  }
+  p.runtime = *runtime;
+  auto keys = kind->keys;
+  keys.insert("runtime");
+  TETHER_TRY(only_keys(t, where, keys, fmt::format(" for runtime \"{}\"", kind->name)));
+  TETHER_TRY(kind->read(p, t, where));
   return p;
 }
 
@@ -147,6 +184,12 @@ result<std::optional<std::vector<std::filesystem::path>>> workspace_roots(const 
 }
 
 }  // namespace
+
+std::vector<std::string_view> runtime_kinds() {
+  std::vector<std::string_view> out;
+  for (const auto& k : runtime_kind_table()) out.push_back(k.name);
+  return out;
+}
 
 result<profile> settings::find(std::string_view name) const {
   if (auto it = profiles.find(name); it != profiles.end()) return it->second;

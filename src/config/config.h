@@ -6,7 +6,7 @@
 //   workspace_roots = ["/srv/repos"]  # where a session's workspace may be (absolute paths)
 //
 //   [profiles.default]
-//   runtime     = "native"            # the only runtime so far
+//   runtime     = "native"            # the runtime kind (runtime_kinds()); the keys below are native's
 //   provider    = "openai-chat"       # "openai-responses" | "anthropic"
 //   base_url    = "https://api.openai.com/v1"   # absent: the built-in scripted model
 //   model       = "gpt-4o-mini"
@@ -23,6 +23,9 @@
 //   output = 0.6
 //   cached_input = 0.075
 //
+// A profile's keys depend on its `runtime`: each kind has its own key set
+// (config.cpp's table of kinds), and a key of another kind is an error that
+// names it and the kind. An unknown `runtime` is an error listing the kinds.
 // Unknown keys and wrongly typed values are errors that name the key, since a
 // typo in a profile would otherwise silently run the wrong model.
 // Environment: TETHER_CONFIG names the file when no path is given.
@@ -42,9 +45,12 @@
 
 namespace tether::config {
 
+// A profile: its name and runtime kind, then the settings of that kind (the
+// native runtime's: provider through env). A later kind adds its own
+// settings beside them.
 struct profile {
   std::string name;
-  std::string runtime = "native";
+  std::string runtime = "native";  // one of runtime_kinds()
   runtime::native::wire_api provider = runtime::native::wire_api::openai_chat;
   std::string base_url;  // empty: the built-in scripted model
   std::string model = "scripted";
@@ -72,6 +78,9 @@ struct settings {
   // ones when there is none.
   [[nodiscard]] result<profile> find(std::string_view name) const;
 };
+
+// The runtime kinds a profile may name, the default ("native") first.
+std::vector<std::string_view> runtime_kinds();
 
 // The defaults merged with `toml_text`. util_errc::invalid_argument with the
 // line, or the key, on any error.

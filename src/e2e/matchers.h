@@ -53,6 +53,7 @@ struct observed_message {
 
 struct observed_run {
   std::string id;
+  std::string runtime;  // the runtime that ran it (the execution view's)
   std::string outcome;  // succeeded | failed | interrupted | waiting | "" while open
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;
@@ -74,7 +75,8 @@ struct observation {
   std::vector<observed_run> runs;          // in start order
   std::vector<observed_interaction> interactions;
   std::string session_status;
-  std::string runtime;
+  std::string runtime;  // what ran the session's latest execution (the session view's), not the profile's
+
   std::string environment;
   // workspace file → bytes, for the files the matchers name (absent: missing)
   std::map<std::string, std::string> files;

@@ -136,7 +136,9 @@ json::object encode_one(const input_promoted& p) {
   return {{"input_id", p.input.str()}, {"execution_id", p.execution.str()}};
 }
 json::object encode_one(const input_cancelled& p) { return {{"input_id", p.input.str()}, {"reason", p.reason}}; }
-json::object encode_one(const execution_started& p) { return {{"execution_id", p.execution.str()}, {"node", p.node}}; }
+json::object encode_one(const execution_started& p) {
+  return {{"execution_id", p.execution.str()}, {"node", p.node}, {"runtime", p.runtime}};
+}
 json::object encode_one(const execution_recovered& p) {
   return {{"execution_id", p.execution.str()}, {"node", p.node}, {"attempt", p.attempt}};
 }
@@ -158,7 +160,7 @@ json::object encode_one(const text_ended& p) { return {{"message_id", p.message.
 json::object encode_one(const reasoning_delta& p) { return {{"text", p.text}}; }
 json::object encode_one(const reasoning_ended& p) { return {{"text", p.text}}; }
 json::object encode_one(const tool_called& p) {
-  return {{"call_id", p.call.str()}, {"name", p.tool}, {"input", p.input}, {"hosted", p.hosted}};
+  return {{"call_id", p.call.str()}, {"name", p.tool}, {"input", p.input}, {"kind", to_string(p.kind)}};
 }
 json::object encode_one(const tool_progress& p) { return {{"call_id", p.call.str()}, {"text", p.text}}; }
 json::object encode_one(const tool_succeeded& p) {
@@ -176,7 +178,12 @@ json::object encode_one(const interaction_resolved& p) {
   return {{"interaction_id", p.interaction.str()}, {"status", p.status}, {"result", p.result}};
 }
 json::object encode_one(const runtime_bound& p) {
-  return {{"runtime", p.runtime}, {"external_session_id", p.external_session_id}};
+  json::object o{{"runtime", p.runtime},
+                 {"external_session_id", p.external_session_id},
+                 {"last_seen_seq", p.last_seen_seq},
+                 {"state", p.state}};
+  if (p.generation) o["generation"] = *p.generation;
+  return o;
 }
 json::object encode_one(const synthetic& p) { return {{"text", p.text}, {"reason", p.reason}}; }
 json::object encode_one(const compaction_ended& p) {
@@ -219,6 +226,7 @@ void decode_one(reader& r, input_cancelled& p) {
 void decode_one(reader& r, execution_started& p) {
   p.execution = r.id<execution_id>("execution_id");
   p.node = r.str("node");
+  p.runtime = r.version() >= 2 ? r.str("runtime") : std::string("native");
 }
 void decode_one(reader& r, execution_recovered& p) {
   p.execution = r.id<execution_id>("execution_id");
@@ -261,7 +269,15 @@ void decode_one(reader& r, tool_called& p) {
   p.call = r.id<call_id>("call_id");
   p.tool = r.str("name");
   p.input = r.any("input");
-  p.hosted = r.boolean("hosted");
+  if (r.version() < 2) {
+    p.kind = r.boolean("hosted") ? tool_kind::hosted : tool_kind::local;
+    return;
+  }
+  const auto kind = parse_tool_kind(r.str("kind"));
+  if (!kind)
+    r.fail("kind", "not local, hosted or agent");
+  else
+    p.kind = *kind;
 }
 void decode_one(reader& r, tool_progress& p) {
   p.call = r.id<call_id>("call_id");
@@ -290,6 +306,12 @@ void decode_one(reader& r, interaction_resolved& p) {
 void decode_one(reader& r, runtime_bound& p) {
   p.runtime = r.str("runtime");
   p.external_session_id = r.str("external_session_id", false);
+  if (r.version() < 2) return;  // no generation: see runtime_bound
+  if (r.has("generation")) p.generation = r.i64("generation");
+  p.last_seen_seq = r.i64("last_seen_seq", false);
+  p.state = r.str("state", false);
+  if (p.state.size() > runtime_bound::max_state_bytes)
+    r.fail("state", "larger than " + std::to_string(runtime_bound::max_state_bytes) + " bytes");
 }
 void decode_one(reader& r, synthetic& p) {
   p.text = r.str("text");
@@ -350,6 +372,23 @@ std::string_view to_string(outcome o) {
 std::optional<outcome> parse_outcome(std::string_view s) {
   for (auto o : {outcome::succeeded, outcome::failed, outcome::interrupted, outcome::waiting})
     if (to_string(o) == s) return o;
+  return std::nullopt;
+}
+
+std::string_view to_string(tool_kind k) {
+  switch (k) {
+    case tool_kind::local:
+      return "local";
+    case tool_kind::hosted:
+      return "hosted";
+    case tool_kind::agent:
+      return "agent";
+  }
+  return "local";
+}
+std::optional<tool_kind> parse_tool_kind(std::string_view s) {
+  for (auto k : {tool_kind::local, tool_kind::hosted, tool_kind::agent})
+    if (to_string(k) == s) return k;
   return std::nullopt;
 }
 

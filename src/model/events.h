@@ -18,7 +18,9 @@
 //                                      v1 rows have no resume and read as true)
 //   input.promoted         durable     input_id, execution_id
 //   input.cancelled        durable     input_id, reason
-//   execution.started      durable     execution_id, node
+//   execution.started      durable     execution_id, node, runtime (v2; v1
+//                                      rows ran the only runtime there was and
+//                                      read as "native")
 //   execution.recovered    durable     execution_id, node, attempt
 //   execution.finished     durable     execution_id, outcome, reason?, error?, usage
 //   step.started           durable     execution_id, step
@@ -29,13 +31,17 @@
 //   text.ended             durable     message_id, text
 //   reasoning.delta        ephemeral   text
 //   reasoning.ended        durable     text
-//   tool.called            durable     call_id, name, input, hosted
+//   tool.called            durable     call_id, name, input, kind (v2: local |
+//                                      hosted | agent; v1 rows carry a `hosted`
+//                                      flag and read as hosted or local)
 //   tool.progress          ephemeral   call_id, text
 //   tool.succeeded         durable     call_id, content, output_path?
 //   tool.failed            durable     call_id, error
 //   interaction.requested  durable     interaction_id, call_id?, kind, payload
 //   interaction.resolved   durable     interaction_id, status, result
-//   runtime.bound          durable     runtime, external_session_id
+//   runtime.bound          durable     runtime, external_session_id, generation,
+//                                      last_seen_seq, state (v2; v1 rows have
+//                                      no generation: see runtime_bound)
 //   synthetic              durable     text, reason
 //   compaction.ended       durable     summary, kept_from_seq
 #pragma once
@@ -64,6 +70,18 @@ std::optional<delivery> parse_delivery(std::string_view s);
 enum class outcome { succeeded, failed, interrupted, waiting };
 std::string_view to_string(outcome o);
 std::optional<outcome> parse_outcome(std::string_view s);
+
+// Who executes a tool call:
+//   local   Tether, in the native runtime (tools/): durable before its side
+//           effects start; a stop or a restart settles it failed
+//   hosted  the model provider (web search, …): recorded with its result,
+//           never interrupted by Tether
+//   agent   an external agent program (codex, claude, …) running the turn:
+//           Tether only records it, and like a local call a stop or a
+//           restart settles it failed when the agent never reported its end
+enum class tool_kind { local, hosted, agent };
+std::string_view to_string(tool_kind k);
+std::optional<tool_kind> parse_tool_kind(std::string_view s);
 
 // Tokens and cost of a step or a whole execution. cost_status says where the
 // cost comes from: "reported" (the provider sent it), "estimated" (the price
@@ -113,9 +131,13 @@ struct input_cancelled { TETHER_EVENT("input.cancelled", 1, durable)
   input_id input;
   std::string reason;
 };
-struct execution_started { TETHER_EVENT("execution.started", 1, durable)
+struct execution_started { TETHER_EVENT("execution.started", 2, durable)
   execution_id execution;
   std::string node;
+  // The runtime that runs the execution's turns ("native", "codex", …; ""
+  // when the session's profile has none on this node). Version 1 did not
+  // record it: its rows read as "native", the only runtime there was.
+  std::string runtime = "native";
 };
 struct execution_recovered { TETHER_EVENT("execution.recovered", 1, durable)
   execution_id execution;
@@ -158,11 +180,12 @@ struct reasoning_delta { TETHER_EVENT("reasoning.delta", 1, ephemeral)
 struct reasoning_ended { TETHER_EVENT("reasoning.ended", 1, durable)
   std::string text;
 };
-struct tool_called { TETHER_EVENT("tool.called", 1, durable)
+struct tool_called { TETHER_EVENT("tool.called", 2, durable)
   tether::call_id call;
   std::string tool;
   boost::json::value input;
-  bool hosted = false;
+  // Version 1 stored `hosted: bool`: true reads as hosted, false as local.
+  tool_kind kind = tool_kind::local;
 };
 struct tool_progress { TETHER_EVENT("tool.progress", 1, ephemeral)
   tether::call_id call;
@@ -188,9 +211,25 @@ struct interaction_resolved { TETHER_EVENT("interaction.resolved", 1, durable)
   std::string status;    // "answered", "cancelled"
   boost::json::value result;
 };
-struct runtime_bound { TETHER_EVENT("runtime.bound", 1, durable)
+// What an external runtime needs to resume its agent's session next turn.
+// `generation` is the context generation the binding was made in: the store
+// projects a binding only while that is the session's generation, so a bind
+// written after a reset (by a turn of the old generation) does not bring
+// the old agent session back. It must be set to be stored (the store refuses
+// a binding without one; the runner's turn host fills in the turn's
+// generation when a runtime leaves it empty). Version 1 rows carry no
+// generation and decode with none: they were projected when written, at the
+// generation of their time, which the schema migration recorded with the
+// projection (store/sqlite/schema.cpp).
+// `state` is opaque to Tether (a runtime's own JSON or text), at most
+// max_state_bytes: a larger one does not decode, so the store refuses it.
+struct runtime_bound { TETHER_EVENT("runtime.bound", 2, durable)
+  static constexpr std::size_t max_state_bytes = 16U * 1024U;
   std::string runtime;
   std::string external_session_id;
+  std::optional<std::int64_t> generation;
+  std::int64_t last_seen_seq = 0;  // the last seq of the session the agent has seen
+  std::string state;
 };
 struct synthetic { TETHER_EVENT("synthetic", 1, durable)
   std::string text;

@@ -16,48 +16,13 @@
 #include "runtime/native/native_runtime.h"
 #include "runtime/native/tools/process_records.h"
 #include "runtime/native/tools/sandbox.h"
+#include "runtime/registry.h"
 #include "store/sqlite/sqlite_store.h"
 
 namespace tether::node {
 
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
-
-namespace {
-
-// Sends each turn to the runtime of the session's profile.
-class profile_router final : public session::runtime {
- public:
-  void add(std::string name, std::unique_ptr<session::runtime> rt) {
-    runtimes_.emplace(std::move(name), std::move(rt));
-  }
-  [[nodiscard]] bool has(std::string_view name) const {
-    return runtimes_.find(name.empty() ? std::string_view("default") : name) != runtimes_.end();
-  }
-
-  session::task<session::turn_result> run_turn(session::turn_context ctx,
-                                               std::shared_ptr<session::turn_host> host) override {
-    const std::string name = ctx.profile.empty() ? std::string("default") : ctx.profile;
-    const auto it = runtimes_.find(name);
-    if (it == runtimes_.end()) {
-      session::turn_result failed;
-      failed.status = session::turn_status::failed;
-      failed.error = "profile '" + name + "' is not configured (known: " + known() + ")";
-      co_return failed;
-    }
-    co_return co_await it->second->run_turn(std::move(ctx), std::move(host));
-  }
-
- private:
-  [[nodiscard]] std::string known() const {
-    std::string out;
-    for (const auto& [name, rt] : runtimes_) out += (out.empty() ? "" : ", ") + name;
-    return out;
-  }
-  std::map<std::string, std::unique_ptr<session::runtime>, std::less<>> runtimes_;
-};
-
-}  // namespace
 
 // Runs before anything else of this start can use the records: the
 // processes a dead incarnation left (DATA/run/procs) are killed.
@@ -76,9 +41,10 @@ struct node::impl {
   std::optional<fs::path> bwrap;         // set when bubblewrap works here
   std::string sandbox_problem;           // why it does not, when a profile wanted it
   std::vector<std::string> withheld;     // every profile's api_key_env
+  std::function<void(const std::string&)> note;  // node_options::note
   std::optional<mock::server> scripted;
   std::unique_ptr<store::event_store> store;
-  profile_router router;
+  runtime::registry runtimes;  // every profile's runtime, built by its kind
   asio::io_context io;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
   std::vector<std::thread> threads;
@@ -86,7 +52,7 @@ struct node::impl {
   bool closed = false;
 
   // Starts the scripted model once, on first use by a profile.
-  result<std::string> scripted_base(const node_options& o) {
+  result<std::string> scripted_base() {
     if (!scripted) {
       scripted.emplace(mock::server_options{});
       if (auto r = scripted->start(); !r) {
@@ -94,7 +60,7 @@ struct node::impl {
         return make_error(util_errc::invalid_argument,
                           "cannot start the built-in scripted model: " + r.error().describe());
       }
-      if (o.note) o.note("no model configured: the built-in scripted model answers at " + scripted->base_url() + "/v1");
+      if (note) note("no model configured: the built-in scripted model answers at " + scripted->base_url() + "/v1");
     }
     return scripted->base_url() + "/v1";
   }
@@ -137,10 +103,20 @@ struct node::impl {
     return p;
   }
 
+  // The runtime kinds this node runs; each builds a profile's runtime.
+  void add_kinds(const node_options& o) {
+    note = o.note;
+    runtimes.add_kind("native", [this](const config::profile& prof) { return native_runtime_for(prof); });
+  }
+
   result<void> add_profile(const node_options& o, config::profile prof) {
     if (o.adjust) {
       if (auto r = o.adjust(prof); !r) return r.error();
     }
+    return runtimes.add_profile(prof);
+  }
+
+  result<std::unique_ptr<session::runtime>> native_runtime_for(const config::profile& prof) {
     runtime::native::native_options n;
     n.provider.api = prof.provider;
     n.provider.model = prof.model;
@@ -151,7 +127,7 @@ struct node::impl {
     n.prices = settings.prices;
     n.sandbox = sandbox_for(prof);
     if (prof.scripted()) {
-      auto base = scripted_base(o);
+      auto base = scripted_base();
       if (!base) return base.error();
       n.provider.base_url = *base;
       n.provider.no_proxy = "*";  // it is ours, on loopback: never through a proxy
@@ -165,8 +141,7 @@ struct node::impl {
         n.provider.api_key = key;
       }
     }
-    router.add(prof.name, runtime::native::make_native_runtime(std::move(n)));
-    return ok();
+    return std::unique_ptr<session::runtime>(runtime::native::make_native_runtime(std::move(n)));
   }
 };
 
@@ -205,6 +180,7 @@ result<std::unique_ptr<node>> node::open(node_options o) {
       profiles.emplace("default", *d);
     }
   }
+  i->add_kinds(o);
   for (auto& [name, prof] : profiles) {
     if (auto r = i->add_profile(o, prof); !r) return r.error();
   }
@@ -218,7 +194,7 @@ result<std::unique_ptr<node>> node::open(node_options o) {
 
   i->guard.emplace(i->io.get_executor());
   for (int t = 0; t < std::max(1, o.threads); ++t) i->threads.emplace_back([io = &i->io] { io->run(); });
-  i->service = std::make_unique<session::session_service>(i->io.get_executor(), *i->store, i->router, real_clock(),
+  i->service = std::make_unique<session::session_service>(i->io.get_executor(), *i->store, i->runtimes, real_clock(),
                                                           session::make_node_identity(o.name));
   return std::unique_ptr<node>(new node(std::move(i)));
 }
@@ -227,7 +203,7 @@ session::session_service& node::service() { return *impl_->service; }
 store::event_store& node::store() { return *impl_->store; }
 const config::settings& node::settings() const { return impl_->settings; }
 const fs::path& node::data_dir() const { return impl_->data; }
-bool node::has_profile(std::string_view name) const { return impl_->router.has(name); }
+bool node::has_profile(std::string_view name) const { return impl_->runtimes.has_profile(name); }
 asio::any_io_executor node::executor() { return impl_->io.get_executor(); }
 std::string node::scripted_url() const { return impl_->scripted ? impl_->scripted->base_url() : std::string(); }
 

@@ -1,7 +1,8 @@
 // node: one Tether process's parts, put together from the configuration —
-// the store in the data directory, one native runtime per profile behind a
-// profile router, the built-in scripted model when a profile names no
-// base_url, and the session service on an io_context of its own threads.
+// the store in the data directory, one runtime per profile built by the
+// kind its `runtime` names (runtime/registry.h; "native" is the only kind so
+// far), the built-in scripted model when a profile names no base_url, and
+// the session service on an io_context of its own threads.
 // `tether serve` and `tether run` are both built on it.
 //
 //   node_options o{.config = "", .data_dir = "tether-data", .name = "serve"};
@@ -9,7 +10,7 @@
 //   if (!n) fail(n.error());
 //   (*n)->run(service().start());       // recovery (DESIGN §4)
 //   ... (*n)->service() ...
-//   (*n)->close();                      // service stop, store stop, scripted model stop
+//   (*n)->close();                      // service stop (then its runtimes'), store stop, scripted model stop
 //
 // Profiles: a session names its profile (empty means `default`); a turn of a
 // session whose profile is not configured fails with a message naming the

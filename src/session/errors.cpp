@@ -33,6 +33,12 @@ class session_category_impl final : public std::error_category {
         return "unknown input";
       case session_errc::input_not_pending:
         return "input no longer pending";
+      case session_errc::lease_lost:
+        return "the session's lease was lost";
+      case session_errc::storage_failed:
+        return "the store cannot write";
+      case session_errc::turn_over:
+        return "the turn has ended";
     }
     return "unknown session error";
   }

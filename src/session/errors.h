@@ -16,6 +16,10 @@ enum class session_errc {
   busy,                 // 409: another node owns the session's execution
   unknown_input,        // 404: no such input in this session
   input_not_pending,    // 409: the input was already promoted or cancelled
+  // What a runtime hears from its turn host (session/runtime.h):
+  lease_lost,      // the session's lease is gone; nothing was written
+  storage_failed,  // 503: the store cannot write now (full disk, I/O error); nothing was written
+  turn_over,       // the turn this host served has ended
 };
 
 const std::error_category& session_category();

@@ -23,18 +23,20 @@ struct checked {
   error err;
 };
 
+// `store` outlives every scan (recovery.h).
+
 // Reads the whole log once; any row that does not decode is reported.
-asio::awaitable<result<void>> check_decodable(store::event_store& store, session_id s) {
+asio::awaitable<result<void>> check_decodable(store::event_store* store, session_id s) {
   event_seq after{0};
   for (;;) {
-    auto page = co_await store.read(s, after, 512);
+    auto page = co_await store->read(s, after, 512);
     if (!page) co_return page.error();
     if (!page->events.empty()) after = page->events.back().seq;
     if (!page->more) co_return ok();
   }
 }
 
-asio::awaitable<checked> recover_one(store::event_store& store, node_identity node, session_options options,
+asio::awaitable<checked> recover_one(store::event_store* store, node_identity node, session_options options,
                                      session_id s, std::function<void(session_id)> wake) {
   if (auto r = co_await check_decodable(store, s); !r) {
     const auto& err = r.error();
@@ -42,10 +44,10 @@ asio::awaitable<checked> recover_one(store::event_store& store, node_identity no
         err.code != make_error_code(store::store_errc::corrupt))
       co_return checked{verdict::failed, err};
     spdlog::error("recovery: session {} quarantined: {}", s.str(), err.describe());
-    if (auto q = co_await store.quarantine(s, err.describe()); !q) co_return checked{verdict::failed, q.error()};
+    if (auto q = co_await store->quarantine(s, err.describe()); !q) co_return checked{verdict::failed, q.error()};
     co_return checked{verdict::quarantined, {}};
   }
-  auto lease = co_await store.claim_lease(s, node.owner(), options.lease_ttl_ms);
+  auto lease = co_await store->claim_lease(s, node.owner(), options.lease_ttl_ms);
   if (!lease) {
     if (lease.error() == store::store_errc::lease_held) co_return checked{verdict::skipped, {}};
     co_return checked{verdict::failed, lease.error()};
@@ -56,7 +58,7 @@ asio::awaitable<checked> recover_one(store::event_store& store, node_identity no
 
 }  // namespace
 
-asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store, node_identity node,
+asio::awaitable<result<recovery_report>> recovery_scan(store::event_store* store, node_identity node,
                                                        session_options options, std::function<void(session_id)> wake,
                                                        std::function<void(session_id)> wake_stranded) {
   recovery_report report;
@@ -65,7 +67,7 @@ asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store
   const auto ex = co_await asio::this_coro::executor;
   const std::size_t width = std::max<std::size_t>(1, options.recovery_concurrency);
   for (;;) {
-    auto page = co_await store.list_abandoned(node.name, node.owner(), after, options.recovery_batch);
+    auto page = co_await store->list_abandoned(node.name, node.owner(), after, options.recovery_batch);
     if (!page) co_return page.error();
     if (page->empty()) break;
     after = page->back().session;
@@ -118,7 +120,7 @@ asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store
   // queues the drain), so a batch is handed over at once.
   std::optional<session_id> stranded_after;
   for (;;) {
-    auto page = co_await store.list_stranded(stranded_after, options.recovery_batch);
+    auto page = co_await store->list_stranded(stranded_after, options.recovery_batch);
     if (!page) co_return page.error();
     for (const auto& s : page.value()) {
       wake_stranded(s);

@@ -28,7 +28,10 @@
 
 namespace tether::session {
 
-boost::asio::awaitable<result<recovery_report>> recovery_scan(store::event_store& store, node_identity node,
+// `store` must outlive the scan: the session service that awaits it is
+// given a store that outlives the service (session/service.h), and waits
+// for its scans before it stops.
+boost::asio::awaitable<result<recovery_report>> recovery_scan(store::event_store* store, node_identity node,
                                                               session_options options,
                                                               std::function<void(session_id)> wake,
                                                               std::function<void(session_id)> wake_stranded);

@@ -1,8 +1,7 @@
 #include "session/runner.h"
 
-#include "util/metrics.h"
-
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <stop_token>
 
@@ -13,6 +12,9 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+
+#include "session/errors.h"
+#include "util/metrics.h"
 
 namespace tether::session {
 
@@ -56,47 +58,117 @@ drain_status status_of(model::outcome o) {
   return drain_status::error;
 }
 
+// The session_errc a runtime gets for a store error (runtime.h: runtimes
+// never see the store's codes). The message stays the store's.
+error turn_error(const error& e) {
+  if (e.code.category() != store::store_category()) return e;
+  if (e == store::store_errc::fence_failed) return {session_errc::lease_lost, e.message};
+  if (e == store::store_errc::rejected) return {session_errc::invalid_input, e.message};
+  if (e == store::store_errc::closed) return {session_errc::stopped, e.message};
+  return {session_errc::storage_failed, e.message};
+}
+
 }  // namespace
 
-// What a runtime sees of the runner during one turn.
+// What a runtime sees of the runner during one turn. It holds the
+// execution's held events while the turn runs; finish() takes them back and
+// ends the host: from then on nothing reaches the runner through it.
 class runner::host final : public turn_host {
  public:
-  host(runner& r, session_id s, execution_id e, std::shared_ptr<drain_control> control,
-       std::vector<model::payload>* held)
-      : runner_(r), session_(std::move(s)), execution_(std::move(e)), control_(std::move(control)), held_(held) {}
+  host(runner& r, session_id s, execution_id e, std::int64_t generation, std::shared_ptr<drain_control> control,
+       std::vector<model::payload> held)
+      : runner_(r),
+        session_(std::move(s)),
+        execution_(std::move(e)),
+        generation_(generation),
+        control_(std::move(control)),
+        held_(std::move(held)) {}
 
   task<result<std::vector<store::message_row>>> boundary() override {
-    if (auto earlier = co_await settle_soon(); !earlier) co_return earlier.error();
-    auto r = co_await runner_.promote(session_, execution_, control_, model::delivery::steer, *held_, {});
-    if (!r) co_return r.error();
-    co_return std::move(r->promoted);
+    if (over_) co_return over();
+    if (auto earlier = co_await settle_soon(); !earlier) co_return turn_error(earlier.error());
+    auto r = co_await runner_.promote(session_, execution_, control_, model::delivery::steer, std::move(held_), {});
+    held_ = std::move(r.held);
+    if (!r.done) co_return turn_error(r.done.error());
+    co_return std::move(r.done->promoted);
   }
 
   task<result<boundary_result>> boundary_after(std::vector<model::payload> events) override {
-    if (auto earlier = co_await settle_soon(); !earlier) co_return earlier.error();
-    co_return co_await runner_.promote(session_, execution_, control_, model::delivery::steer, *held_,
-                                       std::move(events));
+    if (over_) co_return over();
+    if (auto prepared = prepare(events); !prepared) co_return prepared.error();
+    if (auto earlier = co_await settle_soon(); !earlier) co_return turn_error(earlier.error());
+    auto r = co_await runner_.promote(session_, execution_, control_, model::delivery::steer, std::move(held_),
+                                      std::move(events));
+    held_ = std::move(r.held);
+    if (!r.done) co_return turn_error(r.done.error());
+    co_return std::move(r.done).value();
   }
 
   task<result<std::vector<model::event>>> record(std::vector<model::payload> events) override {
-    if (auto earlier = co_await settle_soon(); !earlier) co_return earlier.error();
+    if (over_) co_return over();
+    if (auto prepared = prepare(events); !prepared) co_return prepared.error();
+    if (auto earlier = co_await settle_soon(); !earlier) co_return turn_error(earlier.error());
     store::append_request req{session_, std::move(events), runner_.lease_fence(), 0};
     auto r = co_await runner_.store_.append(std::move(req));
     if (!r) {
       if (r.error() == store::store_errc::fence_failed) control_->request_stop(stop_reason::lease_lost);
-      co_return r.error();
+      co_return turn_error(r.error());
     }
     co_return std::move(r.value().events);
   }
 
   void record_soon(std::vector<model::payload> events) override {
+    if (over_) return;
+    if (auto prepared = prepare(events); !prepared) {
+      if (!refused_) refused_ = prepared.error();
+      return;
+    }
     store::append_request req{session_, std::move(events), runner_.lease_fence(), 0};
     soon_.push_back(runner_.store_.append(std::move(req)));  // queued now (see event_store.h)
   }
 
-  // Waits until everything record_soon() queued is committed (or refused), so
-  // the runner's reads after the turn see it. The first refusal, if any.
-  task<result<void>> flush() { co_return co_await settle_soon(); }
+  void publish(model::payload ephemeral) override {
+    if (!over_) runner_.store_.publish(session_, std::move(ephemeral));
+  }
+  void wake() override {
+    if (!over_) control_->wake();
+  }
+  [[nodiscard]] std::stop_token stop_token() const override { return control_->stop_token(); }
+
+  // Ends the turn: waits until everything record_soon() queued is committed
+  // (or refused), so the runner's reads after the turn see it, and hands
+  // back the held events. `flushed` is the first refusal, if any (a store
+  // error, as the runner reads them).
+  struct ending {
+    result<void> flushed;
+    std::vector<model::payload> held;
+  };
+  task<ending> finish() {
+    ending out;
+    out.flushed = co_await settle_soon();
+    over_ = true;
+    out.held = std::move(held_);
+    held_.clear();
+    co_return out;
+  }
+
+ private:
+  static error over() { return {session_errc::turn_over, "the turn this host served has ended"}; }
+
+  // Checks what the store would refuse with a store error, and gives a
+  // binding without a generation the turn's.
+  result<void> prepare(std::vector<model::payload>& events) const {
+    for (auto& p : events) {
+      auto* bound = std::get_if<model::runtime_bound>(&p);
+      if (bound == nullptr) continue;
+      if (bound->state.size() > model::runtime_bound::max_state_bytes)
+        return make_error(session_errc::invalid_input,
+                          "runtime.bound state is " + std::to_string(bound->state.size()) + " bytes; at most " +
+                              std::to_string(model::runtime_bound::max_state_bytes) + " are kept");
+      if (!bound->generation) bound->generation = generation_;
+    }
+    return ok();
+  }
 
   // What record_soon() queued must be in the log before anything the turn
   // writes after it: a store that recovered from a full disk in between
@@ -115,18 +187,15 @@ class runner::host final : public turn_host {
     co_return ok();
   }
 
-  void publish(model::payload ephemeral) override { runner_.store_.publish(session_, std::move(ephemeral)); }
-  void wake() override { control_->wake(); }
-  [[nodiscard]] std::stop_token stop_token() const override { return control_->stop_token(); }
-
- private:
-  runner& runner_;
+  runner& runner_;  // not used once over_
   session_id session_;
   execution_id execution_;
+  std::int64_t generation_ = 0;
   std::shared_ptr<drain_control> control_;
-  std::vector<model::payload>* held_;  // the execution's events waiting for its next write
+  std::vector<model::payload> held_;  // the execution's events waiting for its next write
   std::vector<task<result<store::append_result>>> soon_;
   std::optional<error> refused_;  // the first record_soon() write that failed
+  std::atomic<bool> over_{false};
 };
 
 runner::runner(store::event_store& store, runtime& rt, const tether::clock& clk, node_identity node,
@@ -164,34 +233,43 @@ std::vector<store::input_row> choose_inputs(const std::vector<store::input_row>&
 
 }  // namespace
 
-asio::awaitable<result<boundary_result>> runner::promote(session_id s, execution_id e,
-                                                         std::shared_ptr<drain_control> control, model::delivery upto,
-                                                         std::vector<model::payload>& held,
-                                                         std::vector<model::payload> before) {
+asio::awaitable<runner::promotion> runner::promote(session_id s, execution_id e, std::shared_ptr<drain_control> control,
+                                                   model::delivery upto, std::vector<model::payload> held,
+                                                   std::vector<model::payload> before) {
+  promotion out;
+  out.held = std::move(held);
+  for (auto& p : before) out.held.push_back(std::move(p));
   // The boundary is what is pending now; later admissions wait for the next one.
   auto pending = co_await store_.pending_inputs(s);
-  if (!pending) co_return pending.error();
+  if (!pending) {
+    out.done = pending.error();
+    co_return out;
+  }
   const auto chosen = choose_inputs(*pending, upto);
-  for (auto& p : before) held.push_back(std::move(p));
-  if (chosen.empty()) co_return boundary_result{};  // held until the execution's next write
-  auto events = std::move(held);
-  held.clear();
+  if (chosen.empty()) {  // held until the execution's next write
+    out.done = boundary_result{};
+    co_return out;
+  }
+  auto events = std::move(out.held);
+  out.held.clear();
   const std::size_t recorded = events.size();
   for (const auto& in : chosen) events.emplace_back(model::input_promoted{in.id, e});
   store::append_request req{s, std::move(events), lease_fence(), 0};
   auto r = co_await store_.append(std::move(req));
   if (!r) {
     if (r.error() == store::store_errc::fence_failed) control->request_stop(stop_reason::lease_lost);
-    co_return r.error();
+    out.done = r.error();
+    co_return out;
   }
-  boundary_result out;
-  out.recorded.assign(std::make_move_iterator(r->events.begin()),
-                      std::make_move_iterator(r->events.begin() + static_cast<std::ptrdiff_t>(recorded)));
-  out.promoted.reserve(chosen.size());
+  boundary_result done;
+  done.recorded.assign(std::make_move_iterator(r->events.begin()),
+                       std::make_move_iterator(r->events.begin() + static_cast<std::ptrdiff_t>(recorded)));
+  done.promoted.reserve(chosen.size());
   for (std::size_t i = 0; i < chosen.size(); ++i) {
-    out.promoted.push_back(user_message(chosen[i]));
-    out.promoted.back().seq = r->events[recorded + i].seq;
+    done.promoted.push_back(user_message(chosen[i]));
+    done.promoted.back().seq = r->events[recorded + i].seq;
   }
+  out.done = std::move(done);
   co_return out;
 }
 
@@ -201,7 +279,9 @@ asio::awaitable<result<std::vector<model::payload>>> runner::settle_leftovers(se
   auto calls = co_await store_.unsettled_calls(s);
   if (!calls) co_return calls.error();
   for (const auto& c : calls.value())
-    if (c.execution == e && !c.hosted) events.emplace_back(model::tool_failed{c.id, why});
+    // Hosted calls are recorded with their result; local and agent calls
+    // that never settled were cut off.
+    if (c.execution == e && c.kind != model::tool_kind::hosted) events.emplace_back(model::tool_failed{c.id, why});
   auto exe = co_await store_.get_execution(e);
   if (!exe) co_return exe.error();
   if (exe->open_step && step == step_state::as_stored) events.emplace_back(model::step_failed{why});
@@ -265,29 +345,46 @@ asio::awaitable<result<store::append_result>> runner::append_terminal(session_id
   }
 }
 
-asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execution_id e, bool continuation,
-                                                             bool promoted_at_start,
+namespace {
+
+std::vector<promoted_input> inputs_of(const std::vector<store::message_row>& promoted) {
+  std::vector<promoted_input> out;
+  out.reserve(promoted.size());
+  for (const auto& m : promoted) out.push_back(promoted_input{input_id::trusted(m.id), m.seq, m.text});
+  return out;
+}
+
+}  // namespace
+
+asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execution_id e, turn_start start,
+                                                             std::vector<promoted_input> first_inputs,
                                                              std::shared_ptr<drain_control> control,
                                                              std::optional<store::session_row> first) {
   execution_end end;
+  bool promoted_at_start = !first_inputs.empty();
   for (;;) {
     if (control->stop_token().stop_requested()) {
       end.outcome = model::outcome::interrupted;
       co_return end;
     }
+    std::vector<promoted_input> inputs;
     if (promoted_at_start) {
       promoted_at_start = false;  // execution.started already promoted the first turn's inputs
+      inputs = std::move(first_inputs);
     } else {
       // A continuation (after a restart or an answer) finishes the interrupted
       // turn first: steers join it, queued inputs wait for their own turn.
-      auto promoted =
-          co_await promote(s, e, control, continuation ? model::delivery::steer : model::delivery::queue, end.held, {});
-      if (!promoted) {
+      const auto upto = start == turn_start::continuation ? model::delivery::steer : model::delivery::queue;
+      auto promoted = co_await promote(s, e, control, upto, std::move(end.held), {});
+      end.held = std::move(promoted.held);
+      if (!promoted.done) {
         end.outcome = model::outcome::failed;
-        end.error = promoted.error().describe();
+        end.error = promoted.done.error().describe();
         co_return end;
       }
-      if (promoted->promoted.empty() && !continuation) co_return end;  // idle boundary, nothing left: succeeded
+      // Idle boundary, nothing left: succeeded.
+      if (promoted.done->promoted.empty() && start != turn_start::continuation) co_return end;
+      inputs = inputs_of(promoted.done->promoted);
     }
     // The drain's row serves the first turn (starting changes none of the
     // fields a turn reads); later turns read it again (a runtime may have
@@ -309,28 +406,34 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
       end.error = transcript.error().describe();
       co_return end;
     }
-    turn_context ctx{s,
-                     e,
-                     std::move(transcript.value()),
-                     sess->workspace,
-                     sess->profile,
-                     sess->runtime,
-                     sess->external_session_id,
-                     continuation};
-    continuation = false;
+    turn_context ctx;
+    ctx.session = s;
+    ctx.execution = e;
+    ctx.generation = sess->generation;
+    ctx.transcript = std::move(transcript.value());
+    ctx.promoted = std::move(inputs);
+    ctx.workspace = sess->workspace;
+    ctx.profile = sess->profile;
+    // Only a binding of this generation: an agent session from before a
+    // reset is never resumed.
+    if (sess->binding && sess->binding->generation == sess->generation) ctx.binding = sess->binding;
+    ctx.start = start;
+    start = turn_start::inputs;
     turn_result turn;
-    auto turn_host = std::make_shared<host>(*this, s, e, control, &end.held);
+    auto turn_host = std::make_shared<host>(*this, s, e, sess->generation, control, std::move(end.held));
+    end.held.clear();
     try {
       turn = co_await runtime_.run_turn(std::move(ctx), turn_host);
     } catch (const std::exception& ex) {
       turn = {turn_status::failed, std::string("runtime error: ") + ex.what(), {}};
     }
-    auto flushed = co_await turn_host->flush();
+    auto ended = co_await turn_host->finish();
+    end.held = std::move(ended.held);
     end.usage += turn.usage;
-    if (!flushed && turn.status != turn_status::failed && turn.status != turn_status::interrupted) {
+    if (!ended.flushed && turn.status != turn_status::failed && turn.status != turn_status::interrupted) {
       // A write the turn did not wait for failed: what it held belongs after it.
       end.held.clear();
-      turn = {turn_status::failed, flushed.error().describe(), {}};
+      turn = {turn_status::failed, ended.flushed.error().describe(), {}};
     }
     if (control->stop_token().stop_requested() || turn.status == turn_status::interrupted) {
       end.outcome = model::outcome::interrupted;
@@ -375,8 +478,8 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
     }
 
     execution_id exe;
-    bool continuation = sess.continuation_pending;
-    bool promoted_at_start = false;
+    auto start = sess.continuation_pending ? turn_start::continuation : turn_start::inputs;
+    std::vector<promoted_input> first_inputs;
     if (takeover) {
       exe = *sess.open_execution;
       auto attempts = co_await store_.bump_attempts(s, node_.owner());
@@ -402,7 +505,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       store::append_request req{s, std::move(events), lease_fence(), 0};
       auto r = co_await store_.append(std::move(req));
       if (!r) co_return fail(r.error());
-      continuation = true;
+      start = turn_start::continuation;
     } else {
       // One commit starts the execution and promotes its first turn's inputs
       // (later ones join at the next boundary). A continuation promotes
@@ -414,20 +517,21 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       store::append_request req;
       req.session = s;
       req.fence = f;
-      req.events.emplace_back(model::execution_started{exe, node_.owner()});
-      if (!continuation)
-        for (const auto& in : choose_inputs(snap->pending_inputs, model::delivery::queue))
-          req.events.emplace_back(model::input_promoted{in.id, exe});
-      promoted_at_start = req.events.size() > 1;
+      req.events.emplace_back(model::execution_started{exe, node_.owner(), runtime_.name(sess.profile)});
+      std::vector<store::input_row> chosen;
+      if (start != turn_start::continuation) chosen = choose_inputs(snap->pending_inputs, model::delivery::queue);
+      for (const auto& in : chosen) req.events.emplace_back(model::input_promoted{in.id, exe});
       // The store grants the lease at its own now, no earlier than this one
       // when both read the same clock: a lower bound of its expiry.
       const time_ms asked = clock_.now();
       auto r = co_await store_.append(std::move(req));
       if (!r) co_return r.error() == store::store_errc::lease_held ? busy(r.error()) : fail(r.error());
       *held_until = asked + options_.lease_ttl_ms;
+      for (std::size_t i = 0; i < chosen.size(); ++i)
+        first_inputs.push_back(promoted_input{chosen[i].id, r->events[i + 1].seq, chosen[i].prompt});
     }
 
-    auto execution = run_execution(s, exe, continuation, promoted_at_start, control, snap->session);
+    auto execution = run_execution(s, exe, start, std::move(first_inputs), control, snap->session);
     auto renewals = heartbeat(s, control, held_until);
     auto ran = co_await (std::move(execution) || std::move(renewals));
     auto end = std::get<0>(std::move(ran));
@@ -435,6 +539,9 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
     const auto why = control->reason();
     if (why == stop_reason::lease_lost || why == stop_reason::shutdown) {
       // Not ours to finish: the next owner (or our next start) recovers it.
+      // Another node may run its next turn: this node's agent state for the
+      // session is stale.
+      if (why == stop_reason::lease_lost) co_await runtime_.forget(s);
       co_return drain_outcome{drain_status::abandoned, exe,
                               std::string(why == stop_reason::lease_lost ? "lease lost" : "shutdown")};
     }
@@ -450,8 +557,10 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
     events.emplace_back(model::execution_finished{exe, end.outcome, end.reason, end.error, end.usage});
     auto r = co_await append_terminal(s, std::move(events), control, *held_until);
     if (!r) {
-      if (r.error() == store::store_errc::fence_failed)
+      if (r.error() == store::store_errc::fence_failed) {
+        co_await runtime_.forget(s);
         co_return drain_outcome{drain_status::abandoned, exe, std::string("lease lost before the terminal event")};
+      }
       if (storage_failure(r.error()))
         co_return drain_outcome{drain_status::abandoned, exe,
                                 "the store could not record the end of the execution (" + r.error().describe() +

@@ -30,6 +30,18 @@
 //              a failed renewal stops the execution (reason lease_lost), except
 //              a storage failure while the lease would still hold until the
 //              next renewal: that one is tried again then.
+//   lease lost the execution now belongs to another node: the runtime
+//              forgets the session (runtime::forget) before the drain ends.
+//
+// execution.started names the runtime of the session's profile
+// (runtime::name). Each turn gets the inputs it promoted and, when the
+// session's binding was made in its current generation, that binding.
+//
+// The turn host a turn gets holds what the turn needs (the events held for
+// the execution's next write among them) and gives it back when the turn
+// ends; from then on it refuses every call (turn_over), so a runtime that
+// keeps it reaches nothing of the runner. It maps the store's errors to
+// session_errc (lease_lost, storage_failed, invalid_input, stopped).
 #pragma once
 
 #include <functional>
@@ -64,14 +76,23 @@ class runner {
   class host;
   enum class step_state { as_stored, closed };  // closed: held events end the open step
 
+  // What a boundary did, and the events still held for the execution's next
+  // write (all of `held` and `before` when nothing was promoted; none once
+  // they were written, or refused).
+  struct promotion {
+    result<boundary_result> done;
+    std::vector<model::payload> held;
+  };
   // Promotes at a boundary, writing `held` and `before` first in the same
-  // commit; with nothing to promote they stay in `held` for the next write.
-  boost::asio::awaitable<result<boundary_result>> promote(session_id s, execution_id e,
-                                                          std::shared_ptr<drain_control> control, model::delivery upto,
-                                                          std::vector<model::payload>& held,
-                                                          std::vector<model::payload> before);
-  boost::asio::awaitable<execution_end> run_execution(session_id s, execution_id e, bool continuation,
-                                                      bool promoted_at_start, std::shared_ptr<drain_control> control,
+  // commit; with nothing to promote they stay held for the next write.
+  boost::asio::awaitable<promotion> promote(session_id s, execution_id e, std::shared_ptr<drain_control> control,
+                                            model::delivery upto, std::vector<model::payload> held,
+                                            std::vector<model::payload> before);
+  // `first_inputs`: promoted by the commit that started the execution (they
+  // are the first turn's); empty when that commit promoted nothing.
+  boost::asio::awaitable<execution_end> run_execution(session_id s, execution_id e, turn_start start,
+                                                      std::vector<promoted_input> first_inputs,
+                                                      std::shared_ptr<drain_control> control,
                                                       std::optional<store::session_row> first);
   // `held_until`: when the lease expires unless renewed (updated by each renewal).
   boost::asio::awaitable<void> heartbeat(session_id s, std::shared_ptr<drain_control> control,

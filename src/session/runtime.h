@@ -1,9 +1,34 @@
-// The Runtime seam: what executes one turn of a session.
+// The Runtime seam: what executes the turns of a session.
 //
-// The runner (session/runner.cpp) calls run_turn() on the session's strand
-// with the transcript of the current context generation; the inputs promoted
-// for this turn are already at its end. The runtime reports through the
-// turn_host:
+// A runtime is a long-lived component of the node: Tether's own agent loop
+// (runtime/native) or an adapter around an external agent program (codex,
+// claude, opencode, an ACP agent), which may keep a child process per
+// session across turns. The node builds one per profile (runtime/registry.h)
+// and hands the session service a runtime that routes each turn to the
+// runtime of the session's profile.
+//
+// Lifecycle (called by session_service, on its executor):
+//   start()           once, before the first turn (session_service::start);
+//                     an error fails the service's start.
+//   run_turn()        one turn of one session, on the session's strand.
+//                     Turns of different sessions run concurrently.
+//   forget(session)   the session's agent state is no longer this node's:
+//                     after a reset (the next turn starts a fresh context),
+//                     or when its execution moved to another node (the
+//                     lease was lost). Drop what is kept for it (an agent
+//                     process, a cached session id). It may come while a
+//                     turn of that session is still unwinding; the next
+//                     turn, if any, gets a binding-free context after a
+//                     reset.
+//   stop()            once, at clean shutdown, after every turn ended and
+//                     before the node's threads end: end child processes,
+//                     wait for them, free state. Also when start() was never
+//                     called (a service that never started).
+//
+// One turn. The runner calls run_turn() with the transcript of the current
+// context generation; the inputs promoted for this turn are at its end and
+// also named in `promoted`. The runtime reports through the turn_host, which
+// is valid for this turn only (see turn_host):
 //
 //   boundary()  — call right before every model request after the first:
 //                 promotes the steers admitted up to this moment (all of them,
@@ -18,8 +43,9 @@
 //                 answer costs no commit of its own. `recorded` is empty then.
 //   record()    — appends durable events (step.*, text.ended, tool.*,
 //                 interaction.requested, runtime.bound, …) fenced on the
-//                 session's lease. A fence failure means the lease was lost:
-//                 return turn_status::interrupted promptly.
+//                 session's lease. runtime.bound without a generation gets
+//                 the turn's (a binding is only handed back to turns of the
+//                 generation it was made in).
 //   record_soon() — like record() but without waiting for the commit: the
 //                 events are queued before anything recorded later, and a
 //                 failure (a lost lease) fails the next record(). For events
@@ -32,14 +58,31 @@
 //                 tool processes (post to your own executor: the callback runs
 //                 on the interrupting thread), then return interrupted.
 //
+// Errors from the host are session_errc values, never the store's:
+//   lease_lost       the session's lease is gone (another node may own it
+//                    now): nothing was written; return turn_status::interrupted
+//                    promptly (the stop token is requested too)
+//   storage_failed   the store cannot write (full disk): nothing was written
+//   turn_over        the call came after run_turn() returned
+//   invalid_input    events the store refuses (e.g. a runtime.bound state over
+//                    model::runtime_bound::max_state_bytes)
+//
+// Tool calls: a call the runtime executes itself through Tether's tools is
+// kind local; one the model provider ran, hosted (record it with its result);
+// one an external agent program runs, agent. Local and agent calls left
+// unsettled when the turn is stopped or the node dies are settled failed by
+// the runner ("interrupted", "interrupted by restart").
+//
 // A question for a human: record tool.called and interaction.requested (with
 // the call id) and return turn_status::waiting. The answer settles the call
 // and wakes the session; the next turn sees the tool result in its transcript.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
@@ -53,15 +96,30 @@ namespace tether::session {
 template <class T>
 using task = boost::asio::awaitable<T>;
 
+// One input promoted for this turn (its user message is in the transcript).
+struct promoted_input {
+  input_id id;
+  event_seq seq;  // the seq of its input.promoted (its message's seq)
+  std::string text;
+};
+
+enum class turn_start {
+  inputs,        // the turn runs the inputs in `promoted`
+  continuation,  // no new input: continue after a restart or an answer
+};
+
 struct turn_context {
   session_id session;
   execution_id execution;
+  std::int64_t generation = 0;                 // the session's context generation
   std::vector<store::message_row> transcript;  // since the last reset, in order
+  std::vector<promoted_input> promoted;        // this turn's inputs, in promotion order
   std::string workspace;
   std::string profile;
-  std::string runtime;              // the runtime bound to the session, if any
-  std::string external_session_id;  // its session id, dropped on reset
-  bool continuation = false;        // no new input: continue after a restart or an answer
+  // What this runtime recorded last time (runtime.bound) in this generation:
+  // absent after a reset, and never one of another generation.
+  std::optional<store::runtime_binding> binding;
+  turn_start start = turn_start::inputs;
 };
 
 struct boundary_result {
@@ -69,6 +127,11 @@ struct boundary_result {
   std::vector<store::message_row> promoted;  // the steers promoted, as user messages
 };
 
+// Valid for one turn: once run_turn() has returned, record(), record_soon(),
+// boundary() and boundary_after() fail with session_errc::turn_over (or, for
+// record_soon, do nothing) and publish() and wake() do nothing, however long
+// the runtime keeps the pointer. Call it on the turn's executor, one call at
+// a time.
 class turn_host {
  public:
   virtual ~turn_host() = default;
@@ -92,7 +155,20 @@ struct turn_result {
 class runtime {
  public:
   virtual ~runtime() = default;
-  // `host` stays valid for the whole turn.
+
+  // The name of the runtime that runs the turns of sessions with this
+  // profile ("native", "codex", …), recorded on execution.started; "" when
+  // no runtime here runs that profile (its turns fail).
+  [[nodiscard]] virtual std::string name(std::string_view profile) const = 0;
+
+  // The lifecycle (see the top of this file). These defaults do nothing:
+  // right for a runtime that keeps no state between turns.
+  virtual task<result<void>> start() { co_return ok(); }
+  virtual task<void> stop() { co_return; }
+  virtual task<void> forget(session_id s) {
+    (void)s;
+    co_return;
+  }
   virtual task<turn_result> run_turn(turn_context ctx, std::shared_ptr<turn_host> host) = 0;
 };
 

@@ -26,6 +26,7 @@ namespace asio = boost::asio;
 struct session_service::impl {
   asio::any_io_executor executor;
   store::event_store& store;
+  runtime& rt;
   const tether::clock& clock;
   session_options options;
   runner run;
@@ -39,6 +40,7 @@ struct session_service::impl {
        session_options opts)
       : executor(ex),
         store(st),
+        rt(rt),
         clock(clk),
         options(opts),
         run(st, rt, clk, std::move(node), opts),
@@ -55,7 +57,7 @@ struct session_service::impl {
     return e;
   }
 
-  asio::awaitable<result<store::session_row>> live_session(const session_id& s) {
+  asio::awaitable<result<store::session_row>> live_session(session_id s) {
     auto row = co_await store.get_session(s);
     if (!row) co_return to_session_error(row.error());
     if (row->quarantined)
@@ -79,7 +81,7 @@ struct session_service::impl {
       scan_timer.expires_after(std::chrono::milliseconds(options.recovery_interval_ms));
       auto [ec] = co_await scan_timer.async_wait(asio::as_tuple(asio::use_awaitable));
       if (ec || stopping) co_return;
-      auto r = co_await recovery_scan(store, run.node(), options, waker(), stranded_waker());
+      auto r = co_await recovery_scan(&store, run.node(), options, waker(), stranded_waker());
       if (!r) spdlog::warn("periodic recovery scan failed: {}", r.error().describe());
     }
   }
@@ -98,6 +100,8 @@ std::uint64_t session_service::drains_started() const { return impl_->coord.drai
 std::size_t session_service::resume_waiters(const session_id& s) const { return impl_->coord.waiters(s); }
 
 task<result<recovery_report>> session_service::start() {
+  // Recovery may run turns at once: the runtime starts first.
+  if (auto started = co_await impl_->rt.start(); !started) co_return started.error();
   auto report = co_await recover();
   if (report && impl_->options.recovery_interval_ms > 0) {
     impl_->scanning = true;
@@ -117,6 +121,8 @@ task<void> session_service::stop() {
     co_await impl_->scan_done->async_receive(asio::as_tuple(asio::use_awaitable));
   }
   co_await impl_->coord.stop();
+  // Every turn has ended: the runtime ends its agents and frees its state.
+  co_await impl_->rt.stop();
   // Executions stopped by shutdown stay open; expiring our leases lets the
   // next start (ours or another node's) recover them at once.
   auto r = co_await impl_->store.expire_owned_leases(impl_->run.node().owner());
@@ -124,7 +130,7 @@ task<void> session_service::stop() {
 }
 
 task<result<recovery_report>> session_service::recover() {
-  co_return co_await recovery_scan(impl_->store, impl_->run.node(), impl_->options, impl_->waker(),
+  co_return co_await recovery_scan(&impl_->store, impl_->run.node(), impl_->options, impl_->waker(),
                                    impl_->stranded_waker());
 }
 
@@ -217,6 +223,8 @@ task<result<void>> session_service::reset(session_id s) {
   auto req = store::single_event(s, model::session_reset{});
   auto r = co_await impl_->store.append(std::move(req));
   if (!r) co_return impl::to_session_error(r.error());
+  // The next turn starts a fresh context: the runtime drops its agent's.
+  co_await impl_->rt.forget(s);
   co_return ok();
 }
 

@@ -1,9 +1,12 @@
 // session_service: the session layer's front door (DESIGN §4). The API and
 // the CLI call this; it owns the coordinator, the runner and recovery.
 //
-// Lifecycle: construct, co_await start() (runs one recovery scan and starts
-// the periodic scan), use, co_await stop() (stops drains without terminal
-// events, expires this node's leases: the next start recovers them).
+// Lifecycle: construct, co_await start() (starts the runtime, runs one
+// recovery scan and starts the periodic scan; a runtime that fails to start
+// fails it), use, co_await stop() (stops drains without terminal events,
+// stops the runtime once they have ended, expires this node's leases: the
+// next start recovers them). stop() stops the runtime even when start() was
+// never called.
 //
 // Admission (admit):
 //   - validates: id format, prompt non-empty, valid UTF-8, at most
@@ -65,7 +68,9 @@ class session_service {
   // Acknowledged at once; the execution finishes interrupted(user) shortly
   // after. Pending inputs are kept. Idle session: was_active = false.
   task<result<interrupt_ack>> interrupt(session_id s);
-  // Appends session.reset: history stays, the next turn's context is empty.
+  // Appends session.reset: history stays, the next turn's context is empty
+  // and has no runtime binding; then the runtime forgets the session
+  // (runtime::forget).
   task<result<void>> reset(session_id s);
   // Resolves a pending interaction, settles its waiting tool call with the
   // answer and wakes the session, all durably. The answer's JSON text is

@@ -162,7 +162,7 @@ result<void> project(applying& a, model::execution_started& p) {
     return reject("execution.started: " + a.session.str() + " already has an open execution " +
                   *a.state.open_execution);
   TETHER_TRY(a.rows.insert_execution(a.session, p, a.seq, a.time));
-  TETHER_TRY(a.rows.open_execution(a.session, p.execution));
+  TETHER_TRY(a.rows.open_execution(a.session, p.execution, p.runtime));
   a.state.open_execution = p.execution.str();
   return ok();
 }
@@ -257,7 +257,13 @@ result<void> project(applying& a, model::interaction_resolved& p) {
 }
 
 result<void> project(applying& a, model::runtime_bound& p) {
-  return a.rows.bind_runtime(a.session, p.runtime, p.external_session_id);
+  if (!p.generation) return reject("runtime.bound needs the context generation it was made in");
+  if (*p.generation > a.state.generation)
+    return reject("runtime.bound: generation " + std::to_string(*p.generation) + " is ahead of " + a.session.str() +
+                  "'s " + std::to_string(a.state.generation));
+  // Made before a reset: kept in the log, but the old agent session stays dropped.
+  if (*p.generation < a.state.generation) return ok();
+  return a.rows.bind_runtime(a.session, p);
 }
 
 result<void> project(applying& a, model::synthetic& p) {

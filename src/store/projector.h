@@ -22,8 +22,8 @@
 //   session.created      inserts the session row (session_exists)
 //   session.updated      title
 //   session.reset        generation + 1, written into the stored payload;
-//                        clears runtime and external_session_id; the
-//                        context starts after it
+//                        drops the runtime binding; the context starts
+//                        after it
 //   compaction.ended     the context becomes the summary followed by the
 //                        messages from kept_from_seq (rejected unless
 //                        1 <= kept_from_seq <= its own seq)
@@ -35,7 +35,8 @@
 //                        its execution and promoted_seq (this event's seq);
 //                        user message with the input's id and prompt (rejected)
 //   input.cancelled      pending input of this session -> cancelled (rejected)
-//   execution.started    opens the execution (started_at: the event time);
+//   execution.started    opens the execution (started_at: the event time)
+//                        with its runtime, which becomes the session's;
 //                        clears continuation_pending (rejected while
 //                        another execution is open)
 //   execution.recovered  must name the open execution (rejected)
@@ -47,15 +48,20 @@
 //   step.ended/failed    clears open_step of the open execution, if any
 //   text.ended           assistant message; its id must not name another
 //                        message or an input (rejected)
-//   tool.called          running call in the open execution (or none) and a
-//                        tool_call message (rejected for a reused call id)
+//   tool.called          running call of its kind in the open execution (or
+//                        none) and a tool_call message (rejected for a
+//                        reused call id)
 //   tool.succeeded/failed  running call of this session -> settled; a
 //                        tool_result message (rejected)
 //   interaction.requested  pending interaction (rejected for a reused id)
 //   interaction.resolved   not_found, or interaction_not_pending unless it
 //                        is pending; status must be answered or cancelled
 //                        (rejected); sets continuation_pending
-//   runtime.bound        runtime and external_session_id
+//   runtime.bound        the session's binding, when made in its current
+//                        generation; one of an earlier generation (a reset
+//                        came between) is stored but changes nothing
+//                        (rejected without a generation, or for one ahead
+//                        of the session's)
 //   synthetic            notice message (id = the event id)
 //   step.retry_scheduled, reasoning.ended, compaction.ended: stored only
 #pragma once

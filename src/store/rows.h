@@ -94,16 +94,16 @@ class write_rows {
   virtual result<std::int64_t> insert_session(const session_id& s, const model::session_created& p, time_ms at) = 0;
   virtual result<void> set_title(const session_id& s, const std::string& title) = 0;
   // session.reset: the new generation, the context starting at `from_seq`,
-  // no summary, no runtime binding.
+  // no summary, no runtime binding (the runtime of the last execution stays).
   virtual result<void> reset_context(const session_id& s, std::int64_t generation, std::int64_t from_seq) = 0;
   // compaction.ended: the context is `summary` then the messages from `from_seq`.
   virtual result<void> compact_context(const session_id& s, std::int64_t from_seq, const std::string& summary) = 0;
-  // Opens `e` and clears continuation_pending.
-  virtual result<void> open_execution(const session_id& s, const execution_id& e) = 0;
+  // Opens `e`, makes `runtime` the session's runtime, clears continuation_pending.
+  virtual result<void> open_execution(const session_id& s, const execution_id& e, const std::string& runtime) = 0;
   virtual result<void> close_execution(const session_id& s) = 0;
   virtual result<void> set_continuation_pending(const session_id& s) = 0;
-  virtual result<void> bind_runtime(const session_id& s, const std::string& runtime,
-                                    const std::string& external_session_id) = 0;
+  // Replaces the session's binding with `b` (its generation is set).
+  virtual result<void> bind_runtime(const session_id& s, const model::runtime_bound& b) = 0;
   // False when there is no such session.
   virtual result<bool> quarantine(const session_id& s, const std::string& reason) = 0;
 

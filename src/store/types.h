@@ -75,6 +75,16 @@ struct lease {
   std::int64_t attempts = 0;  // recovery attempts of the open execution; survives takeovers
 };
 
+// An external runtime's binding to its agent's own session (runtime.bound
+// of the session's current context generation; a reset drops it).
+struct runtime_binding {
+  std::string runtime;
+  std::string external_session_id;
+  std::int64_t generation = 0;  // always the session's generation when projected
+  event_seq last_seen_seq;      // the last seq of the session the agent has seen
+  std::string state;            // the runtime's own, at most runtime_bound::max_state_bytes
+};
+
 struct session_row {
   session_id id;
   event_seq last_seq;
@@ -85,8 +95,8 @@ struct session_row {
   boost::json::object metadata;                // the client's attributes from session.created
   std::optional<execution_id> open_execution;  // started, not finished
   bool continuation_pending = false;           // an interaction was answered; a turn must follow
-  std::string runtime;                         // from runtime.bound, cleared by reset
-  std::string external_session_id;
+  std::string runtime;                         // the runtime of its latest execution ("" before the first)
+  std::optional<runtime_binding> binding;      // from runtime.bound of this generation, cleared by reset
   std::optional<store::lease> lease;
   bool quarantined = false;
   std::string quarantine_reason;
@@ -99,6 +109,7 @@ struct execution_row {
   execution_id id;
   session_id session;
   std::string node;
+  std::string runtime;  // the runtime that ran it (execution.started)
   execution_status status = execution_status::running;
   std::optional<model::outcome> outcome;
   std::string reason;
@@ -124,7 +135,8 @@ struct message_row {
   std::string tool;          // tool name for tool_call
   boost::json::value input;  // tool input for tool_call
   bool is_error = false;     // tool_result that failed
-  bool hosted = false;       // tool_call/tool_result of a provider-executed (hosted) tool
+  // tool_call/tool_result: who executed the call (local for other roles).
+  model::tool_kind call_kind = model::tool_kind::local;
 };
 
 enum class call_status { running, succeeded, failed };
@@ -134,7 +146,7 @@ struct tool_call_row {
   std::optional<execution_id> execution;
   std::string tool;
   boost::json::value input;
-  bool hosted = false;
+  model::tool_kind kind = model::tool_kind::local;
   call_status status = call_status::running;
   std::string result;  // content or error
 };

@@ -1,6 +1,7 @@
 #include "api/openapi.h"
 
 #include "api/handler.h"
+#include "api/views.h"
 
 #include <algorithm>
 #include <functional>
@@ -177,6 +178,52 @@ TEST(OpenApi, EveryPostDocuments415AndEveryRoute503) {
       }
     }
   }
+}
+
+std::set<std::string> properties_of(const json::object& doc, const char* schema) {
+  std::set<std::string> out;
+  for (const auto& [key, v] : doc.at("components").at("schemas").at(schema).at("properties").as_object())
+    out.insert(std::string(key));
+  return out;
+}
+
+std::set<std::string> keys_of(const json::object& o) {
+  std::set<std::string> out;
+  for (const auto& [key, v] : o) out.insert(std::string(key));
+  return out;
+}
+
+TEST(OpenApi, SessionsAndExecutionsNameTheRuntimeThatRanThem) {
+  const auto doc = document();
+  for (const char* schema : {"session", "execution"}) {
+    const auto& required = doc.at("components").at("schemas").at(schema).at("required").as_array();
+    EXPECT_NE(std::find(required.begin(), required.end(), json::value("runtime")), required.end()) << schema;
+  }
+  store::execution_row x;
+  x.id = execution_id::generate();
+  x.session = session_id::generate();
+  x.runtime = "native";
+  const auto view = execution_view(x);
+  EXPECT_EQ(view.at("runtime"), "native");
+  EXPECT_EQ(keys_of(view), properties_of(doc, "execution"));
+}
+
+TEST(OpenApi, AToolCallShowsItsKindAndExactlyTheFieldsOfItsSchema) {
+  const auto doc = document();
+  const auto& kinds = doc.at("components").at("schemas").at("tool_call").at("properties").at("kind").at("enum");
+  EXPECT_EQ(kinds, (json::array{"local", "hosted", "agent"}));
+  store::message_row call;
+  call.seq = event_seq{1};
+  call.role = store::message_role::tool_call;
+  call.id = call_id::generate().str();
+  call.tool = "exec";
+  call.call_kind = model::tool_kind::agent;
+  const auto messages = messages_view({call});
+  ASSERT_EQ(messages.size(), 1U);
+  const auto& shown = messages[0].at("tool_calls").at(0).as_object();
+  EXPECT_EQ(shown.at("kind"), "agent");
+  EXPECT_EQ(shown.at("hosted"), false);
+  EXPECT_EQ(keys_of(shown), properties_of(doc, "tool_call"));
 }
 
 }  // namespace

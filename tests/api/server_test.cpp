@@ -43,6 +43,7 @@ constexpr std::string_view token = "s3cret-token";
 // Finishes every turn at once: the API tests only need admission to work.
 class idle_runtime final : public session::runtime {
  public:
+  [[nodiscard]] std::string name(std::string_view) const override { return "idle"; }
   session::task<session::turn_result> run_turn(session::turn_context, std::shared_ptr<session::turn_host>) override {
     co_return session::turn_result{};
   }

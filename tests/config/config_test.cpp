@@ -85,6 +85,30 @@ TEST(config, wrong_types_and_values_are_errors_naming_the_key) {
   }
 }
 
+TEST(config, an_unknown_runtime_is_refused_by_name_listing_the_known_kinds) {
+  auto s = parse("[profiles.a]\nruntime = \"codex\"\n");
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("profiles.a.runtime: \"codex\" is not a runtime (known: native)"), std::string::npos)
+      << s.error().message;
+}
+
+TEST(config, a_key_of_another_runtime_kind_is_refused_naming_the_key_and_the_kind) {
+  auto s = parse("[profiles.a]\nruntime = \"native\"\nbinary = \"/usr/bin/codex\"\n");
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("unknown key \"binary\" for runtime \"native\""), std::string::npos)
+      << s.error().message;
+  EXPECT_NE(s.error().message.find("provider"), std::string::npos) << "the native keys are listed";
+}
+
+TEST(config, native_is_the_default_and_first_runtime_kind) {
+  const auto kinds = runtime_kinds();
+  ASSERT_FALSE(kinds.empty());
+  EXPECT_EQ(kinds.front(), "native");
+  auto s = parse("[profiles.a]\nmodel = \"m\"\n");
+  ASSERT_TRUE(s) << s.error().describe();
+  EXPECT_EQ(s->find("a")->runtime, "native");
+}
+
 TEST(config, malformed_toml_names_the_line) {
   auto s = parse("data_dir = \"x\"\n[profiles.a\n");
   ASSERT_FALSE(s);

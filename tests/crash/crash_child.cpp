@@ -84,6 +84,7 @@ std::uint64_t seed_from(int argc, char** argv, int index) {
 // the answer text and step.ended. Each durable event is acknowledged.
 class crash_runtime final : public session::runtime {
  public:
+  [[nodiscard]] std::string name(std::string_view) const override { return "crash"; }
   session::task<session::turn_result> run_turn(session::turn_context ctx,
                                                std::shared_ptr<session::turn_host> host) override {
     const auto interrupted = session::turn_result{session::turn_status::interrupted, {}, {}};

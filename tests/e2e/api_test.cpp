@@ -266,3 +266,29 @@ TEST(Sessions, MetadataIsStoredReturnedAndPartOfAnIdempotentCreate) {
 
 }  // namespace
 }  // namespace tether::e2e
+
+namespace tether::e2e {
+namespace {
+
+// The node builds each profile's runtime by its kind: what ran is recorded
+// and shown, not read back from the configuration.
+TEST(Sessions, TheSessionAndItsExecutionsNameTheRuntimeThatRanThem) {
+  cluster c;
+  const auto s = c.create_session();
+  auto before = c.call("GET", "/v1/sessions/" + s);
+  ASSERT_EQ(before.status, 200u);
+  EXPECT_EQ(before.json.at("session").at("runtime"), "") << "nothing ran yet";
+  c.send(s, "Reply with exactly: ran");
+  c.wait_idle(s);
+  auto after = c.call("GET", "/v1/sessions/" + s);
+  ASSERT_EQ(after.status, 200u);
+  EXPECT_EQ(after.json.at("session").at("runtime"), "native");
+  auto runs = c.call("GET", "/v1/sessions/" + s + "/executions");
+  ASSERT_EQ(runs.status, 200u);
+  const auto& list = runs.json.at("executions").as_array();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].at("runtime"), "native");
+}
+
+}  // namespace
+}  // namespace tether::e2e

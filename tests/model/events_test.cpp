@@ -27,7 +27,7 @@ bool same(const input_admitted& a, const input_admitted& b) {
 bool same(const input_promoted& a, const input_promoted& b) { return a.input == b.input && a.execution == b.execution; }
 bool same(const input_cancelled& a, const input_cancelled& b) { return a.input == b.input && a.reason == b.reason; }
 bool same(const execution_started& a, const execution_started& b) {
-  return a.execution == b.execution && a.node == b.node;
+  return a.execution == b.execution && a.node == b.node && a.runtime == b.runtime;
 }
 bool same(const execution_recovered& a, const execution_recovered& b) {
   return a.execution == b.execution && a.node == b.node && a.attempt == b.attempt;
@@ -47,7 +47,7 @@ bool same(const text_ended& a, const text_ended& b) { return a.message == b.mess
 bool same(const reasoning_delta& a, const reasoning_delta& b) { return a.text == b.text; }
 bool same(const reasoning_ended& a, const reasoning_ended& b) { return a.text == b.text; }
 bool same(const tool_called& a, const tool_called& b) {
-  return a.call == b.call && a.tool == b.tool && a.input == b.input && a.hosted == b.hosted;
+  return a.call == b.call && a.tool == b.tool && a.input == b.input && a.kind == b.kind;
 }
 bool same(const tool_progress& a, const tool_progress& b) { return a.call == b.call && a.text == b.text; }
 bool same(const tool_succeeded& a, const tool_succeeded& b) {
@@ -61,7 +61,8 @@ bool same(const interaction_resolved& a, const interaction_resolved& b) {
   return a.interaction == b.interaction && a.status == b.status && a.result == b.result;
 }
 bool same(const runtime_bound& a, const runtime_bound& b) {
-  return a.runtime == b.runtime && a.external_session_id == b.external_session_id;
+  return a.runtime == b.runtime && a.external_session_id == b.external_session_id && a.generation == b.generation &&
+         a.last_seen_seq == b.last_seen_seq && a.state == b.state;
 }
 bool same(const synthetic& a, const synthetic& b) { return a.text == b.text && a.reason == b.reason; }
 bool same(const compaction_ended& a, const compaction_ended& b) {
@@ -96,7 +97,7 @@ std::vector<payload> full_samples() {
           .input = input_id::trusted("msg_1"), .prompt = "hello\nworld", .delivery = delivery::queue, .resume = false},
       input_promoted{.input = input_id::trusted("msg_1"), .execution = exe},
       input_cancelled{.input = input_id::trusted("msg_2"), .reason = "user"},
-      execution_started{.execution = exe, .node = "node-a"},
+      execution_started{.execution = exe, .node = "node-a", .runtime = "codex"},
       execution_recovered{.execution = exe, .node = "node-b", .attempt = 4},
       execution_finished{
           .execution = exe, .outcome = outcome::interrupted, .reason = "user", .error = "stopped", .usage = some_usage},
@@ -108,8 +109,10 @@ std::vector<payload> full_samples() {
       text_ended{.message = message_id::trusted("msg_assistant_1"), .text = "done \xf0\x9f\x98\x80"},
       reasoning_delta{.text = "thinking"},
       reasoning_ended{.text = "thought"},
-      tool_called{
-          .call = call, .tool = "bash", .input = json::parse(R"({"command":"ls","n":[1,2.5,null]})"), .hosted = true},
+      tool_called{.call = call,
+                  .tool = "bash",
+                  .input = json::parse(R"({"command":"ls","n":[1,2.5,null]})"),
+                  .kind = tool_kind::agent},
       tool_progress{.call = call, .text = "50%"},
       tool_succeeded{.call = call, .content = "a\nb", .output_path = "/tmp/out.txt"},
       tool_failed{.call = call, .error = "exit 1"},
@@ -120,7 +123,11 @@ std::vector<payload> full_samples() {
       interaction_resolved{.interaction = interaction_id::trusted("int_q1"),
                            .status = "answered",
                            .result = json::parse(R"({"answer":"a"})")},
-      runtime_bound{.runtime = "codex", .external_session_id = "thread-123"},
+      runtime_bound{.runtime = "codex",
+                    .external_session_id = "thread-123",
+                    .generation = 2,
+                    .last_seen_seq = 17,
+                    .state = R"({"model":"gpt-5"})"},
       synthetic{.text = "Tether restarted; the previous turn was interrupted.", .reason = "restart"},
       compaction_ended{.summary = "so far: …", .kept_from_seq = 42},
   };
@@ -168,8 +175,11 @@ TEST(catalogue, type_names_are_unique_and_known) {
   for (const auto& p : full_samples()) {
     EXPECT_TRUE(names.insert(std::string(type_name(p))).second) << type_name(p);
     EXPECT_TRUE(is_known_type(type_name(p)));
-    // input.admitted is at version 2 (it records `resume`); every other type is at 1.
-    EXPECT_EQ(type_version(p), type_name(p) == "input.admitted" ? 2 : 1) << type_name(p);
+    // input.admitted (resume), execution.started (runtime), tool.called (kind)
+    // and runtime.bound (generation, last_seen_seq, state) are at version 2;
+    // every other type is at 1.
+    const std::set<std::string_view> second = {"input.admitted", "execution.started", "tool.called", "runtime.bound"};
+    EXPECT_EQ(type_version(p), second.contains(type_name(p)) ? 2 : 1) << type_name(p);
   }
   EXPECT_FALSE(is_known_type("no.such.type"));
   EXPECT_FALSE(is_known_type(""));
@@ -234,6 +244,63 @@ TEST(decode, a_version_2_admission_keeps_resume_false_and_requires_the_field) {
   auto mistyped = data;
   mistyped["resume"] = "no";
   EXPECT_FALSE(decode("input.admitted", 2, mistyped));
+}
+
+TEST(decode, a_version_1_execution_start_ran_the_native_runtime) {
+  const auto v1 = json::parse(R"({"execution_id":"exe_1","node":"n/1"})").as_object();
+  auto r = decode("execution.started", 1, v1);
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(std::get<execution_started>(*r).runtime, "native");
+  EXPECT_FALSE(decode("execution.started", 2, v1)) << "version 2 records its runtime";
+}
+
+TEST(decode, a_version_1_tool_call_reads_its_hosted_flag_as_its_kind) {
+  auto hosted = decode("tool.called", 1, json::parse(R"({"call_id":"call_1","name":"web","hosted":true})").as_object());
+  ASSERT_TRUE(hosted) << hosted.error().describe();
+  EXPECT_EQ(std::get<tool_called>(*hosted).kind, tool_kind::hosted);
+  auto local = decode("tool.called", 1, json::parse(R"({"call_id":"call_1","name":"bash"})").as_object());
+  ASSERT_TRUE(local) << local.error().describe();
+  EXPECT_EQ(std::get<tool_called>(*local).kind, tool_kind::local);
+}
+
+TEST(decode, a_version_2_tool_call_names_a_known_kind) {
+  const auto data = encode(tool_called{.call = call_id::trusted("call_1"), .tool = "x", .kind = tool_kind::agent});
+  EXPECT_EQ(data.at("kind"), "agent");
+  EXPECT_FALSE(data.contains("hosted"));
+  auto unknown = data;
+  unknown["kind"] = "remote";
+  EXPECT_FALSE(decode("tool.called", 2, unknown));
+  auto missing = data;
+  missing.erase("kind");
+  EXPECT_FALSE(decode("tool.called", 2, missing));
+}
+
+TEST(decode, a_version_1_binding_reads_with_no_generation_and_re_encodes_without_one) {
+  const auto v1 = json::parse(R"({"runtime":"codex","external_session_id":"t-1"})").as_object();
+  auto old = decode("runtime.bound", 1, v1);
+  ASSERT_TRUE(old) << old.error().describe();
+  const auto& b = std::get<runtime_bound>(*old);
+  EXPECT_FALSE(b.generation.has_value());
+  EXPECT_EQ(b.external_session_id, "t-1");
+  EXPECT_FALSE(encode(b).contains("generation"));
+  auto again = decode("runtime.bound", 2, encode(b));
+  ASSERT_TRUE(again) << "what decodes re-encodes at the current version";
+  EXPECT_FALSE(std::get<runtime_bound>(*again).generation.has_value());
+}
+
+TEST(decode, a_binding_state_larger_than_16_kib_does_not_decode) {
+  runtime_bound b{.runtime = "codex", .generation = 0};
+  b.state.assign(runtime_bound::max_state_bytes, 'x');
+  EXPECT_TRUE(decode("runtime.bound", 2, encode(b)));
+  b.state.push_back('x');
+  auto r = decode("runtime.bound", 2, encode(b));
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("16384"), std::string::npos) << r.error().message;
+}
+
+TEST(enums, tool_kind_names_round_trip) {
+  for (auto k : {tool_kind::local, tool_kind::hosted, tool_kind::agent}) EXPECT_EQ(parse_tool_kind(to_string(k)), k);
+  EXPECT_FALSE(parse_tool_kind("Hosted"));
 }
 
 TEST(decode, missing_required_field_is_undecodable) {

@@ -384,13 +384,26 @@ matcher_spec value_spec(matcher_kind k, std::string value) {
   return m;
 }
 
-TEST(runtime, compares_the_profile_runtime) {
+TEST(runtime, compares_what_ran_the_session_when_it_had_no_run) {
   observation o;
   o.runtime = "native";
   EXPECT_TRUE(judge(value_spec(matcher_kind::runtime, "native"), o).passed);
   auto r = judge(value_spec(matcher_kind::runtime, "other"), o);
   EXPECT_FALSE(r.passed);
   EXPECT_TRUE(mentions(r.why, "native")) << r.why;
+}
+
+TEST(runtime, every_run_must_have_run_the_runtime_whatever_the_session_says) {
+  observation o;
+  o.runtime = "codex";  // the latest run's
+  o.runs.push_back(observed_run{.id = "exe_1", .runtime = "native"});
+  o.runs.push_back(observed_run{.id = "exe_2", .runtime = "codex"});
+  auto r = judge(value_spec(matcher_kind::runtime, "codex"), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "exe_1")) << r.why;
+  EXPECT_EQ(r.actual, "native, codex");
+  o.runs[0].runtime = "codex";
+  EXPECT_TRUE(judge(value_spec(matcher_kind::runtime, "codex"), o).passed);
 }
 
 TEST(environment, compares_the_environment_id) {

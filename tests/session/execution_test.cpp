@@ -178,7 +178,7 @@ TEST_F(execution_test, a_question_finishes_waiting_and_the_answer_resumes_the_tu
   idle(s);
   const auto ctx = runtime_.contexts();
   ASSERT_EQ(ctx.size(), 2U);
-  EXPECT_TRUE(ctx[1].continuation);
+  EXPECT_EQ(ctx[1].start, session::turn_start::continuation);
   EXPECT_EQ(ctx[1].transcript.back().role, store::message_role::tool_result);
   EXPECT_NE(ctx[1].transcript.back().text.find("red"), std::string::npos);
   auto again = run(service_->answer((*asking)[0].id, boost::json::value("blue")));

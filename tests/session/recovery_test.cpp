@@ -30,7 +30,8 @@ class recovery_test : public session_fixture {
     req.events.emplace_back(model::execution_started{exe, owner});
     req.events.emplace_back(model::input_promoted{in, exe});
     req.events.emplace_back(model::step_started{exe, 1});
-    req.events.emplace_back(model::tool_called{call_id::generate(), std::string("bash"), boost::json::object{}, false});
+    req.events.emplace_back(
+        model::tool_called{call_id::generate(), std::string("bash"), boost::json::object{}, model::tool_kind::local});
     auto r = run(store_->append(std::move(req)));
     EXPECT_TRUE(r) << r.error().describe();
     return s;
@@ -67,7 +68,7 @@ TEST_F(recovery_test, recovery_continues_each_abandoned_execution_exactly_once_p
     EXPECT_EQ(count(s, "execution.started"), 1U);  // continued, not restarted
   }
   EXPECT_EQ(runtime_.turns(), 3);
-  for (const auto& ctx : runtime_.contexts()) EXPECT_TRUE(ctx.continuation);
+  for (const auto& ctx : runtime_.contexts()) EXPECT_EQ(ctx.start, session::turn_start::continuation);
   EXPECT_EQ(scan().claimed, 0U);  // nothing left to recover
 }
 

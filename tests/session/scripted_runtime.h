@@ -12,13 +12,22 @@
 //   fail E        return failed(E)
 //   hang          wait until stopped, return interrupted
 //   wake          host.wake()
+//   agent NAME    step.started, tool.called (kind agent), then hang until
+//                 stopped: an agent's call that never reports its end
+//   bind X        runtime.bound{scripted, X, no generation (the host's),
+//                 last seen = the transcript's last seq, state {"turn": n}}
+//   bind_big      runtime.bound with a state one byte over the limit
+//   keep          keep the host after the turn (kept_host())
 //
-// Turns without a script reply "done". Everything a turn saw is recorded.
+// Turns without a script reply "done". Everything a turn saw is recorded,
+// and so is every error a host call returned (host_errors()) and every
+// lifecycle call (start, stop, forget).
 #pragma once
 
 #include <atomic>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +36,7 @@
 namespace tether::testing {
 
 struct action {
-  enum class kind { text, tool, inflight, ask, boundary, answer, gate, fail, hang, wake };
+  enum class kind { text, tool, inflight, ask, boundary, answer, gate, fail, hang, wake, agent, bind, bind_big, keep };
   kind what;
   std::string arg;
 };
@@ -41,13 +50,31 @@ inline action gate() { return {action::kind::gate, {}}; }
 inline action fail(std::string s) { return {action::kind::fail, std::move(s)}; }
 inline action hang() { return {action::kind::hang, {}}; }
 inline action wake() { return {action::kind::wake, {}}; }
+inline action agent(std::string s) { return {action::kind::agent, std::move(s)}; }
+inline action bind(std::string s) { return {action::kind::bind, std::move(s)}; }
+inline action bind_big() { return {action::kind::bind_big, {}}; }
+inline action keep() { return {action::kind::keep, {}}; }
 
 class scripted_runtime final : public session::runtime {
  public:
   // Scripts are consumed one per turn, in order, across all sessions.
   void script(std::vector<action> turn);
+  [[nodiscard]] std::string name(std::string_view profile) const override;
+  session::task<result<void>> start() override;
+  session::task<void> stop() override;
+  session::task<void> forget(session_id s) override;
   session::task<session::turn_result> run_turn(session::turn_context ctx,
                                                std::shared_ptr<session::turn_host> host) override;
+
+  // start() fails with this error from now on.
+  void fail_start(std::string why);
+  [[nodiscard]] int starts() const { return starts_.load(); }
+  [[nodiscard]] int stops() const { return stops_.load(); }
+  // Turns still running when stop() was called (the service stops the runtime after its drains).
+  [[nodiscard]] int running_at_stop() const { return running_at_stop_.load(); }
+  [[nodiscard]] std::vector<session_id> forgotten() const;
+  [[nodiscard]] std::vector<error> host_errors() const;
+  [[nodiscard]] std::shared_ptr<session::turn_host> kept_host() const;
 
   void open_gate() { gate_open_.fetch_add(1); }
   [[nodiscard]] int arrivals() const { return arrivals_.load(); }
@@ -63,7 +90,17 @@ class scripted_runtime final : public session::runtime {
   std::atomic<int> arrivals_{0};
   std::atomic<int> gate_open_{0};
   std::atomic<int> gates_passed_{0};
+  void note(const error& e);
+
   std::atomic<int> turns_{0};
+  std::atomic<int> running_{0};
+  std::atomic<int> starts_{0};
+  std::atomic<int> stops_{0};
+  std::atomic<int> running_at_stop_{-1};
+  std::optional<std::string> start_failure_;
+  std::vector<session_id> forgotten_;
+  std::vector<error> host_errors_;
+  std::shared_ptr<session::turn_host> kept_;
 };
 
 }  // namespace tether::testing

@@ -132,7 +132,7 @@ TYPED_TEST(appends, payloads_that_would_not_read_back_are_rejected_not_stored) {
   EXPECT_EQ(empty_id.error(), store_errc::rejected);
   boost::json::value deep = nullptr;
   for (int i = 0; i < 1000; ++i) deep = boost::json::array{deep};
-  auto too_deep = this->append(s, {model::tool_called{call_id::generate(), "read", deep, false}});
+  auto too_deep = this->append(s, {model::tool_called{call_id::generate(), "read", deep, model::tool_kind::local}});
   ASSERT_FALSE(too_deep);
   EXPECT_EQ(too_deep.error(), store_errc::rejected);
   EXPECT_EQ(this->all_events(s).size(), 1U);

@@ -139,10 +139,11 @@ TYPED_TEST(listings, transcript_keeps_every_generation_without_a_summary_while_c
   const auto e = execution_id::generate();
   const auto in = input_id::generate();
   const auto call = call_id::generate();
-  ASSERT_TRUE(this->append(s, {admitted(in, "question"), started(e), model::input_promoted{in, e},
-                               model::tool_called{call, "web_search", boost::json::object{{"q", "x"}}, true},
-                               model::tool_succeeded{call, "found", ""},
-                               model::text_ended{message_id::generate(), "first answer"}, finished(e)}));
+  ASSERT_TRUE(this->append(
+      s, {admitted(in, "question"), started(e), model::input_promoted{in, e},
+          model::tool_called{call, "web_search", boost::json::object{{"q", "x"}}, model::tool_kind::hosted},
+          model::tool_succeeded{call, "found", ""}, model::text_ended{message_id::generate(), "first answer"},
+          finished(e)}));
   ASSERT_TRUE(this->append(s, {model::session_reset{}}));
   auto kept = this->append(s, {notice("old in gen 1"), notice("kept in gen 1")});
   ASSERT_TRUE(kept);
@@ -169,9 +170,9 @@ TYPED_TEST(listings, transcript_keeps_every_generation_without_a_summary_while_c
   EXPECT_EQ((*all)[0].role, message_role::user);
   EXPECT_EQ((*all)[1].role, message_role::tool_call);
   EXPECT_EQ((*all)[1].tool, "web_search");
-  EXPECT_TRUE((*all)[1].hosted);
+  EXPECT_EQ((*all)[1].call_kind, model::tool_kind::hosted);
   EXPECT_EQ((*all)[2].role, message_role::tool_result);
-  EXPECT_TRUE((*all)[2].hosted);
+  EXPECT_EQ((*all)[2].call_kind, model::tool_kind::hosted);
   EXPECT_EQ((*all)[3].role, message_role::assistant);
 }
 

@@ -208,8 +208,8 @@ TYPED_TEST(tools, a_tool_result_needs_a_running_call_of_the_session) {
   auto unknown = this->append(s, {model::tool_succeeded{call_id::generate(), "out", ""}});
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error(), store_errc::rejected);
-  ASSERT_TRUE(
-      this->append(s, {started(e), model::tool_called{call, "bash", boost::json::object{{"cmd", "ls"}}, false}}));
+  ASSERT_TRUE(this->append(
+      s, {started(e), model::tool_called{call, "bash", boost::json::object{{"cmd", "ls"}}, model::tool_kind::local}}));
   auto calls = this->run(this->store().unsettled_calls(s));
   ASSERT_TRUE(calls);
   ASSERT_EQ(calls->size(), 1U);
@@ -240,8 +240,8 @@ TYPED_TEST(tools, a_call_id_cannot_be_reused) {
   this->open();
   const auto s = this->new_session();
   const auto call = call_id::generate();
-  ASSERT_TRUE(this->append(s, {model::tool_called{call, "read", nullptr, true}}));
-  auto r = this->append(s, {model::tool_called{call, "read", nullptr, true}});
+  ASSERT_TRUE(this->append(s, {model::tool_called{call, "read", nullptr, model::tool_kind::hosted}}));
+  auto r = this->append(s, {model::tool_called{call, "read", nullptr, model::tool_kind::hosted}});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error(), store_errc::rejected);
 }
@@ -304,7 +304,7 @@ TYPED_TEST(transcript, reset_starts_a_new_generation_and_context_shows_only_it) 
   const auto in = input_id::generate();
   ASSERT_TRUE(this->append(s, {admitted(in, "before"), started(e), model::input_promoted{in, e},
                                model::text_ended{message_id::generate(), "old answer"}, finished(e),
-                               model::runtime_bound{"codex", "thread-1"}}));
+                               model::runtime_bound{"codex", "thread-1", 0}}));
   auto reset = this->append(s, {model::session_reset{}});
   ASSERT_TRUE(reset) << why(reset);
   ASSERT_EQ(reset->events.size(), 1U);
@@ -316,8 +316,8 @@ TYPED_TEST(transcript, reset_starts_a_new_generation_and_context_shows_only_it) 
   auto sess = this->run(this->store().get_session(s));
   ASSERT_TRUE(sess);
   EXPECT_EQ(sess->generation, 1);
-  EXPECT_EQ(sess->runtime, "");
-  EXPECT_EQ(sess->external_session_id, "");
+  EXPECT_EQ(sess->runtime, "native") << "the runtime that ran it stays";
+  EXPECT_FALSE(sess->binding) << "the binding is dropped";
   auto ctx = this->run(this->store().context(s));
   ASSERT_TRUE(ctx);
   EXPECT_TRUE(ctx->empty());
@@ -373,11 +373,17 @@ TYPED_TEST(transcript, a_compaction_must_keep_from_a_seq_of_the_session) {
 TYPED_TEST(transcript, runtime_bound_and_session_updated_change_the_session_row) {
   this->open();
   const auto s = this->new_session("old");
-  ASSERT_TRUE(this->append(s, {model::runtime_bound{"claude", "abc"}, model::session_updated{"new title"}}));
+  ASSERT_TRUE(this->append(
+      s, {model::runtime_bound{"claude", "abc", 0, 7, R"({"k":1})"}, model::session_updated{"new title"}}));
   auto sess = this->run(this->store().get_session(s));
   ASSERT_TRUE(sess);
-  EXPECT_EQ(sess->runtime, "claude");
-  EXPECT_EQ(sess->external_session_id, "abc");
+  ASSERT_TRUE(sess->binding);
+  EXPECT_EQ(sess->binding->runtime, "claude");
+  EXPECT_EQ(sess->binding->external_session_id, "abc");
+  EXPECT_EQ(sess->binding->generation, 0);
+  EXPECT_EQ(sess->binding->last_seen_seq.value, 7);
+  EXPECT_EQ(sess->binding->state, R"({"k":1})");
+  EXPECT_EQ(sess->runtime, "") << "no execution ran yet";
   EXPECT_EQ(sess->title, "new title");
   EXPECT_EQ(sess->workspace, "/srv/project");
   EXPECT_EQ(sess->profile, "default");

@@ -205,6 +205,57 @@ TEST_F(schema_sqlite, a_version_5_database_reads_its_pending_inputs_as_asking_fo
   EXPECT_TRUE(a->resume);
 }
 
+TEST_F(schema_sqlite, a_version_7_database_keeps_its_binding_at_the_sessions_generation_and_ran_native) {
+  {
+    auto db = sqlite::connection::open(db_path(), sqlite::open_mode::read_write);
+    ASSERT_TRUE(db) << db.error().describe();
+    ASSERT_TRUE(sqlite::migrate(**db, 7));
+  }
+  // Written by an older binary: s, reset twice, bound by a v1 runtime.bound
+  // after its last reset, with an open execution, a hosted and a local call;
+  // t never ran anything.
+  const auto s = session_id::generate();
+  const auto t = session_id::generate();
+  const auto e = execution_id::generate();
+  const auto hosted = call_id::generate();
+  const auto local = call_id::generate();
+  const std::string data = R"('{"title":"","workspace":"","profile":""}')";
+  raw_exec(
+      db_path(),
+      "INSERT INTO sessions(id, created_at, key, generation, runtime, external_session_id, open_execution) "
+      "VALUES(" +
+          sql_text(s.str()) + ", 1000, 1, 2, 'codex', 'thread-9', " + sql_text(e.str()) + "), (" + sql_text(t.str()) +
+          ", 1000, 2, 0, '', '', NULL);"
+          "INSERT INTO events(session, seq, id, type, version, time, data) VALUES (1, 1, " +
+          sql_text(event_id::generate().str()) + ", 'session.created', 1, 1000, " + data + "), (2, 1, " +
+          sql_text(event_id::generate().str()) + ", 'session.created', 1, 1000, " + data + ");" +
+          "INSERT INTO executions(id, session_id, node, status, started_seq) VALUES " +
+          execution_values(e, s, "running", 1) + ";" +
+          "INSERT INTO tool_calls(id, session_id, execution_id, name, input, hosted, status, called_seq) VALUES (" +
+          sql_text(hosted.str()) + ", " + sql_text(s.str()) + ", " + sql_text(e.str()) +
+          ", 'web', '{}', 1, 'running', 1), (" + sql_text(local.str()) + ", " + sql_text(s.str()) + ", " +
+          sql_text(e.str()) + ", 'bash', '{}', 0, 'running', 1);");
+  open();
+  auto row = run(store().get_session(s));
+  ASSERT_TRUE(row) << why(row);
+  ASSERT_TRUE(row->binding);
+  EXPECT_EQ(row->binding->runtime, "codex");
+  EXPECT_EQ(row->binding->external_session_id, "thread-9");
+  EXPECT_EQ(row->binding->generation, 2) << "bound after the last reset: the session's generation";
+  EXPECT_EQ(row->runtime, "native") << "what ran before runtimes were recorded";
+  auto idle = run(store().get_session(t));
+  ASSERT_TRUE(idle) << why(idle);
+  EXPECT_FALSE(idle->binding);
+  EXPECT_EQ(idle->runtime, "") << "nothing ran";
+  auto exe = run(store().get_execution(e));
+  ASSERT_TRUE(exe) << why(exe);
+  EXPECT_EQ(exe->runtime, "native");
+  auto calls = run(store().unsettled_calls(s));
+  ASSERT_TRUE(calls) << why(calls);
+  ASSERT_EQ(calls->size(), 2U);
+  for (const auto& c : *calls) EXPECT_EQ(c.kind, c.id == hosted ? model::tool_kind::hosted : model::tool_kind::local);
+}
+
 TEST_F(schema_sqlite, all_inputs_and_all_interactions_of_a_session_are_listed_through_an_index) {
   open();
   close_store();

@@ -252,7 +252,6 @@ result<json::array> list_executions(cell_env& env) { return list(env, "execution
 
 result<observation> observe(cell_env& env, const case_def& c, const json::array& executions) {
   observation o;
-  o.runtime = env.plan->profile.runtime;
   o.environment = env.plan->environment.id;
   for (const auto& path : files_to_collect(c.matchers)) {
     bool exists = false;
@@ -263,6 +262,7 @@ result<observation> observe(cell_env& env, const case_def& c, const json::array&
   auto sess = get_session(env);
   if (!sess) return sess.error();
   o.session_status = str(sess->if_contains("status"));
+  o.runtime = str(sess->if_contains("runtime"));
   std::vector<std::pair<std::int64_t, std::string>> starts;  // started_seq → run id
   const auto usage = usage_of(executions);
   for (std::size_t i = 0; i < executions.size() && i < usage.size(); ++i) {
@@ -270,6 +270,7 @@ result<observation> observe(cell_env& env, const case_def& c, const json::array&
     const auto& u = usage[i];
     observed_run r;
     r.id = u.run_id;
+    r.runtime = str(xo.if_contains("runtime"));
     r.outcome = u.outcome;
     r.started_at_ms = num(xo.if_contains("started_at"));
     r.finished_at_ms = num(xo.if_contains("finished_at"));

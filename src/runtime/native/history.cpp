@@ -57,7 +57,7 @@ std::vector<chat_message> build_history(const std::vector<message_row>& transcri
   std::map<std::string, const message_row*> results;
   std::set<std::string> hosted_calls;
   for (const auto& r : transcript) {
-    if (r.role == message_role::tool_result && !r.hosted) results[r.id] = &r;
+    if (r.role == message_role::tool_result && r.call_kind != model::tool_kind::hosted) results[r.id] = &r;
   }
 
   // Index in `out` of the assistant message the next call joins, if any.
@@ -120,9 +120,9 @@ std::vector<chat_message> build_history(const std::vector<message_row>& transcri
         call.id = r.id;
         call.name = r.tool;
         call.input = r.input.is_null() ? json::value(json::object()) : r.input;
-        call.hosted = r.hosted;
+        call.hosted = r.call_kind == model::tool_kind::hosted;
         out[*current].calls.push_back(std::move(call));
-        if (r.hosted) {
+        if (r.call_kind == model::tool_kind::hosted) {
           hosted_calls.insert(r.id);
         } else {
           open_calls.push_back(r.id);
@@ -130,7 +130,7 @@ std::vector<chat_message> build_history(const std::vector<message_row>& transcri
         break;
       }
       case message_role::tool_result: {
-        if (!r.hosted) break;  // placed by flush_results()
+        if (r.call_kind != model::tool_kind::hosted) break;  // placed by flush_results()
         // A hosted result belongs to the assistant message that made the call.
         for (auto it = out.rbegin(); it != out.rend(); ++it) {
           if (it->role != chat_role::assistant) continue;
@@ -179,7 +179,7 @@ std::optional<std::size_t> compaction_cut(const std::vector<message_row>& transc
   for (std::size_t i = 0; i < n; ++i) {
     valid[i] = unsettled.empty() && transcript[i].role != message_role::tool_result;
     const auto& r = transcript[i];
-    if (r.role == message_role::tool_call && !r.hosted) unsettled.insert(r.id);
+    if (r.role == message_role::tool_call && r.call_kind != model::tool_kind::hosted) unsettled.insert(r.id);
     if (r.role == message_role::tool_result) unsettled.erase(r.id);
   }
   const std::size_t want = n > keep_recent ? n - keep_recent : 0;
@@ -212,7 +212,8 @@ model_request summary_request(const std::vector<message_row>& transcript, std::s
       case message_role::notice: quote("Notice", r.text); break;
       case message_role::assistant: quote("Assistant", r.text); break;
       case message_role::tool_call:
-        quote("Tool call " + r.tool + (r.hosted ? " (hosted)" : ""), json::serialize(r.input));
+        quote("Tool call " + r.tool + ((r.call_kind == model::tool_kind::hosted) ? " (hosted)" : ""),
+              json::serialize(r.input));
         break;
       case message_role::tool_result: {
         // Media are described, never embedded.

@@ -33,6 +33,15 @@ native_runtime::~native_runtime() = default;
 
 const native_options& native_runtime::options() const { return impl_->options; }
 
+std::string native_runtime::name(std::string_view) const { return "native"; }
+
+// The native runtime keeps nothing between turns beyond its provider's
+// connection pool and its tool pool, which live as long as it does; a turn's
+// state is all in the session's log.
+session::task<result<void>> native_runtime::start() { co_return ok(); }
+session::task<void> native_runtime::stop() { co_return; }
+session::task<void> native_runtime::forget(session_id) { co_return; }
+
 session::task<session::turn_result> native_runtime::run_turn(session::turn_context ctx,
                                                              std::shared_ptr<session::turn_host> host) {
   turn t(runtime_parts{impl_->options, *impl_->model, impl_->tools, impl_->blocking}, std::move(ctx), std::move(host));

@@ -92,6 +92,12 @@ class native_runtime final : public session::runtime {
   native_runtime(const native_runtime&) = delete;
   native_runtime& operator=(const native_runtime&) = delete;
 
+  // "native" for every profile. start(), stop() and forget() have nothing
+  // to do: no state outlives a turn but the provider's connection pool.
+  [[nodiscard]] std::string name(std::string_view profile) const override;
+  session::task<result<void>> start() override;
+  session::task<void> stop() override;
+  session::task<void> forget(session_id s) override;
   session::task<session::turn_result> run_turn(session::turn_context ctx,
                                                std::shared_ptr<session::turn_host> host) override;
 

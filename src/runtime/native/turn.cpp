@@ -315,18 +315,18 @@ void turn::add_rows(const std::vector<model::event>& events) {
       row.id = c->call.str();
       row.tool = c->tool;
       row.input = c->input;
-      row.hosted = c->hosted;
+      row.call_kind = c->kind;
     } else if (const auto* s = e.as<model::tool_succeeded>()) {
       row.role = message_role::tool_result;
       row.id = s->call.str();
       row.text = s->content;
-      row.hosted = hosted_.contains(row.id);
+      if (hosted_.contains(row.id)) row.call_kind = model::tool_kind::hosted;
     } else if (const auto* f = e.as<model::tool_failed>()) {
       row.role = message_role::tool_result;
       row.id = f->call.str();
       row.text = f->error;
       row.is_error = true;
-      row.hosted = hosted_.contains(row.id);
+      if (hosted_.contains(row.id)) row.call_kind = model::tool_kind::hosted;
     } else if (const auto* n = e.as<model::synthetic>()) {
       row.role = message_role::notice;
       row.id = e.id.str();
@@ -357,7 +357,7 @@ std::vector<model::payload> turn::output_events(const completion& c, bool final_
     ev.call = id;
     ev.tool = call.name;
     ev.input = call.input;
-    ev.hosted = call.hosted;
+    ev.kind = call.hosted ? model::tool_kind::hosted : model::tool_kind::local;
     events.emplace_back(std::move(ev));
   }
   for (std::size_t i = 0; i < c.calls.size(); ++i) {

@@ -66,12 +66,13 @@ result<Row> single(query& q, From from, std::string_view missing) {
   return from(q);
 }
 
-#define TETHER_SESSION_SELECT                                                                                    \
-  "SELECT s.id, COALESCE((SELECT seq FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), 0), "     \
-  "s.generation, s.title, s.workspace, s.profile, s.open_execution, "                                            \
-  "s.continuation_pending, s.runtime, s.external_session_id, s.quarantined, s.quarantine_reason, s.created_at, " \
-  "COALESCE((SELECT time FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), s.created_at), "      \
-  "l.owner, l.expires_at, l.attempts, s.metadata FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
+#define TETHER_SESSION_SELECT                                                                                 \
+  "SELECT s.id, COALESCE((SELECT seq FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), 0), "  \
+  "s.generation, s.title, s.workspace, s.profile, s.open_execution, "                                         \
+  "s.continuation_pending, s.runtime, s.bound_runtime, s.quarantined, s.quarantine_reason, s.created_at, "    \
+  "COALESCE((SELECT time FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), s.created_at), "   \
+  "l.owner, l.expires_at, l.attempts, s.metadata, s.bound_session_id, s.bound_generation, s.bound_seen_seq, " \
+  "s.bound_state FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
 
 result<session_row> session_from(const query& q) {
   session_row r;
@@ -84,7 +85,15 @@ result<session_row> session_from(const query& q) {
   if (!q.is_null(6)) r.open_execution = execution_id::trusted(q.text(6));
   r.continuation_pending = q.int64(7) != 0;
   r.runtime = q.text(8);
-  r.external_session_id = q.text(9);
+  if (!q.is_null(19)) {  // bound: runtime.bound of this generation
+    runtime_binding b;
+    b.runtime = q.text(9);
+    b.external_session_id = q.text(18);
+    b.generation = q.int64(19);
+    b.last_seen_seq = event_seq{q.int64(20)};
+    b.state = q.text(21);
+    r.binding = std::move(b);
+  }
   r.quarantined = q.int64(10) != 0;
   r.quarantine_reason = q.text(11);
   r.created_at = q.int64(12);
@@ -137,13 +146,15 @@ result<message_row> message_from(const query& q, const session_id& s) {
     r.input = std::move(*input);
   }
   r.is_error = q.int64(7) != 0;
-  r.hosted = q.int64(8) != 0;
+  const auto kind = model::parse_tool_kind(q.text(8));
+  if (!kind) return corrupt(what + ": unknown tool kind '" + q.text(8) + "'");
+  r.call_kind = *kind;
   return r;
 }
 
 #define TETHER_EXECUTION_SELECT                                                                              \
   "SELECT id, session_id, node, status, outcome, reason, error, usage, started_seq, open_step, started_at, " \
-  "finished_at FROM executions "
+  "finished_at, runtime FROM executions "
 
 result<execution_row> execution_from(const query& q) {
   execution_row r;
@@ -169,6 +180,7 @@ result<execution_row> execution_from(const query& q) {
   if (!q.is_null(9)) r.open_step = q.int64(9);
   r.started_at = q.int64(10);
   if (!q.is_null(11)) r.finished_at = q.int64(11);
+  r.runtime = q.text(12);
   return r;
 }
 
@@ -182,7 +194,9 @@ result<tool_call_row> call_from(const query& q) {
   auto input = parse_column(q.text(4), what + " input");
   if (!input) return input.error();
   r.input = std::move(*input);
-  r.hosted = q.int64(5) != 0;
+  const auto kind = model::parse_tool_kind(q.text(5));
+  if (!kind) return corrupt(what + ": unknown kind '" + q.text(5) + "'");
+  r.kind = *kind;
   auto status = parse_name(call_statuses, q.text(6), what);
   if (!status) return status.error();
   r.status = *status;
@@ -286,10 +300,10 @@ result<std::vector<input_row>> list_inputs(connection& db, const session_id& s) 
   return collect<input_row>(q, input_from);
 }
 
-// Message rows, with `hosted` looked up from the message's tool call.
-#define TETHER_MESSAGE_SELECT                                                                                      \
-  "SELECT m.seq, m.generation, m.role, m.id, m.text, m.tool, m.input, m.is_error, "                                \
-  "COALESCE((SELECT t.hosted FROM tool_calls t WHERE t.id = m.id AND m.role IN ('tool_call', 'tool_result')), 0) " \
+// Message rows, with the kind of call looked up from the message's tool call.
+#define TETHER_MESSAGE_SELECT                                                                                          \
+  "SELECT m.seq, m.generation, m.role, m.id, m.text, m.tool, m.input, m.is_error, "                                    \
+  "COALESCE((SELECT t.kind FROM tool_calls t WHERE t.id = m.id AND m.role IN ('tool_call', 'tool_result')), 'local') " \
   "FROM messages m "
 
 result<std::vector<message_row>> context(connection& db, const session_id& s) {
@@ -349,7 +363,7 @@ result<std::vector<execution_row>> list_executions(connection& db, const session
 result<std::vector<tool_call_row>> unsettled_calls(connection& db, const session_id& s) {
   TETHER_TRY(require_session(db, s));
   auto q = db.prepare(
-      "SELECT id, session_id, execution_id, name, input, hosted, status, result FROM tool_calls "
+      "SELECT id, session_id, execution_id, name, input, kind, status, result FROM tool_calls "
       "WHERE session_id = ? AND status = 'running' ORDER BY called_seq");
   q.bind(s);
   return collect<tool_call_row>(q, call_from);

@@ -70,8 +70,8 @@ result<void> sqlite_rows::set_title(const session_id& s, const std::string& titl
 
 result<void> sqlite_rows::reset_context(const session_id& s, std::int64_t generation, std::int64_t from_seq) {
   auto q = db_->prepare(
-      "UPDATE sessions SET generation = ?, runtime = '', external_session_id = '', context_from_seq = ?, "
-      "context_summary = NULL WHERE id = ?");
+      "UPDATE sessions SET generation = ?, bound_runtime = '', bound_session_id = '', bound_generation = NULL, "
+      "bound_seen_seq = 0, bound_state = '', context_from_seq = ?, context_summary = NULL WHERE id = ?");
   return q.bind(generation, from_seq, s).run();
 }
 
@@ -80,9 +80,9 @@ result<void> sqlite_rows::compact_context(const session_id& s, std::int64_t from
   return q.bind(from_seq, summary, s).run();
 }
 
-result<void> sqlite_rows::open_execution(const session_id& s, const execution_id& e) {
-  auto q = db_->prepare("UPDATE sessions SET open_execution = ?, continuation_pending = 0 WHERE id = ?");
-  return q.bind(e, s).run();
+result<void> sqlite_rows::open_execution(const session_id& s, const execution_id& e, const std::string& runtime) {
+  auto q = db_->prepare("UPDATE sessions SET open_execution = ?, runtime = ?, continuation_pending = 0 WHERE id = ?");
+  return q.bind(e, runtime, s).run();
 }
 
 result<void> sqlite_rows::close_execution(const session_id& s) {
@@ -93,10 +93,11 @@ result<void> sqlite_rows::set_continuation_pending(const session_id& s) {
   return db_->prepare("UPDATE sessions SET continuation_pending = 1 WHERE id = ?").bind(s).run();
 }
 
-result<void> sqlite_rows::bind_runtime(const session_id& s, const std::string& runtime,
-                                       const std::string& external_session_id) {
-  auto q = db_->prepare("UPDATE sessions SET runtime = ?, external_session_id = ? WHERE id = ?");
-  return q.bind(runtime, external_session_id, s).run();
+result<void> sqlite_rows::bind_runtime(const session_id& s, const model::runtime_bound& b) {
+  auto q = db_->prepare(
+      "UPDATE sessions SET bound_runtime = ?, bound_session_id = ?, bound_generation = ?, bound_seen_seq = ?, "
+      "bound_state = ? WHERE id = ?");
+  return q.bind(b.runtime, b.external_session_id, b.generation, b.last_seen_seq, b.state, s).run();
 }
 
 result<bool> sqlite_rows::quarantine(const session_id& s, const std::string& reason) {
@@ -167,8 +168,9 @@ result<void> sqlite_rows::hold_pending_inputs(const session_id& s) {
 result<void> sqlite_rows::insert_execution(const session_id& s, const model::execution_started& p, std::int64_t seq,
                                            time_ms at) {
   auto q = db_->prepare(
-      "INSERT INTO executions(id, session_id, node, status, started_seq, started_at) VALUES(?, ?, ?, 'running', ?, ?)");
-  return q.bind(p.execution, s, p.node, seq, at).run();
+      "INSERT INTO executions(id, session_id, node, runtime, status, started_seq, started_at) "
+      "VALUES(?, ?, ?, ?, 'running', ?, ?)");
+  return q.bind(p.execution, s, p.node, p.runtime, seq, at).run();
 }
 
 result<void> sqlite_rows::finish_execution(const model::execution_finished& p, time_ms at) {
@@ -189,9 +191,9 @@ result<bool> sqlite_rows::call_exists(const call_id& id) {
 result<void> sqlite_rows::insert_call(const session_id& s, const std::optional<std::string>& execution,
                                       const model::tool_called& p, std::string_view input, std::int64_t seq) {
   auto q = db_->prepare(
-      "INSERT INTO tool_calls(id, session_id, execution_id, name, input, hosted, status, called_seq) "
+      "INSERT INTO tool_calls(id, session_id, execution_id, name, input, kind, status, called_seq) "
       "VALUES(?, ?, ?, ?, ?, ?, 'running', ?)");
-  return q.bind(p.call, s, execution, p.tool, input, p.hosted, seq).run();
+  return q.bind(p.call, s, execution, p.tool, input, model::to_string(p.kind), seq).run();
 }
 
 result<std::optional<owned_status>> sqlite_rows::call_status_of(const call_id& id) {

@@ -24,11 +24,10 @@ class sqlite_rows final : public write_rows {
   result<void> set_title(const session_id& s, const std::string& title) override;
   result<void> reset_context(const session_id& s, std::int64_t generation, std::int64_t from_seq) override;
   result<void> compact_context(const session_id& s, std::int64_t from_seq, const std::string& summary) override;
-  result<void> open_execution(const session_id& s, const execution_id& e) override;
+  result<void> open_execution(const session_id& s, const execution_id& e, const std::string& runtime) override;
   result<void> close_execution(const session_id& s) override;
   result<void> set_continuation_pending(const session_id& s) override;
-  result<void> bind_runtime(const session_id& s, const std::string& runtime,
-                            const std::string& external_session_id) override;
+  result<void> bind_runtime(const session_id& s, const model::runtime_bound& b) override;
   result<bool> quarantine(const session_id& s, const std::string& reason) override;
 
   result<void> insert_event(const new_event& e) override;

@@ -222,6 +222,31 @@ CREATE INDEX inputs_pending_resume ON inputs(session_id) WHERE status = 'pending
     migration{7, R"sql(
 CREATE INDEX sessions_continuation_pending ON sessions(id) WHERE continuation_pending = 1;
 )sql"},
+    // Which runtime ran what, and what an external runtime needs to resume:
+    // - executions.runtime is the runtime of execution.started (version 2);
+    //   sessions.runtime that of the session's latest execution. Everything
+    //   before ran the native runtime, the only one there was.
+    // - the binding (runtime.bound) gets its context generation, the last
+    //   seq its agent saw and its opaque state; runtime and
+    //   external_session_id become bound_runtime and bound_session_id.
+    //   Earlier bindings were projected when written and dropped by every
+    //   reset, so one still here belongs to the session's current
+    //   generation: that is its generation.
+    // - a tool call's kind (local, hosted, agent) replaces its hosted flag.
+    migration{8, R"sql(
+ALTER TABLE sessions RENAME COLUMN runtime TO bound_runtime;
+ALTER TABLE sessions RENAME COLUMN external_session_id TO bound_session_id;
+ALTER TABLE sessions ADD COLUMN bound_generation INTEGER;
+ALTER TABLE sessions ADD COLUMN bound_seen_seq INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN bound_state TEXT NOT NULL DEFAULT '';
+UPDATE sessions SET bound_generation = generation WHERE bound_runtime != '';
+ALTER TABLE sessions ADD COLUMN runtime TEXT NOT NULL DEFAULT '';
+ALTER TABLE executions ADD COLUMN runtime TEXT NOT NULL DEFAULT 'native';
+UPDATE sessions SET runtime = 'native' WHERE EXISTS (SELECT 1 FROM executions x WHERE x.session_id = sessions.id);
+ALTER TABLE tool_calls ADD COLUMN kind TEXT NOT NULL DEFAULT 'local';
+UPDATE tool_calls SET kind = 'hosted' WHERE hosted = 1;
+ALTER TABLE tool_calls DROP COLUMN hosted;
+)sql"},
 };
 
 result<int> stored_version(connection& db) {

@@ -518,6 +518,7 @@ replay check_log_and_projections(pool& p, store::event_store& st, const std::str
 // The runtime recovery uses here: finish every turn at once with a short answer.
 class finishing_runtime final : public session::runtime {
  public:
+  [[nodiscard]] std::string name(std::string_view) const override { return "finishing"; }
   session::task<session::turn_result> run_turn(session::turn_context,
                                                std::shared_ptr<session::turn_host> host) override {
     std::vector<model::payload> events;

@@ -25,7 +25,7 @@ message_row call(std::int64_t seq, std::string id, std::string tool, bool hosted
   auto r = row(seq, message_role::tool_call, std::move(id));
   r.tool = std::move(tool);
   r.input = boost::json::parse(R"({"command":"ls"})");
-  r.hosted = hosted;
+  if (hosted) r.call_kind = model::tool_kind::hosted;
   return r;
 }
 
@@ -69,7 +69,7 @@ TEST(history, text_and_the_calls_after_it_are_one_assistant_message) {
 
 TEST(history, a_hosted_result_is_kept_exactly_with_its_call) {
   auto result = row(3, message_role::tool_result, "call_1", R"({"type":"web_search_tool_result","content":[1,2]})");
-  result.hosted = true;
+  result.call_kind = model::tool_kind::hosted;
   const std::vector<message_row> t{row(1, message_role::user, "msg_1", "search"), call(2, "call_1", "web_search", true),
                                    result};
   const auto h = build_history(t, "/nonexistent");
