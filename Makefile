@@ -62,8 +62,8 @@ demo: setup
 E2E_ARGS :=
 E2E_CRASH_ROUNDS := 100
 e2e: setup
-	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether e2e_tests
-	TETHER_API_CRASH_ROUNDS=$(E2E_CRASH_ROUNDS) $(BUILD_DIR)/tests/e2e_tests --gtest_filter='ApiDurability.*'
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether server_tests
+	TETHER_API_CRASH_ROUNDS=$(E2E_CRASH_ROUNDS) $(BUILD_DIR)/tests/server_tests --gtest_filter='ApiDurability.*'
 	$(BUILD_DIR)/src/tether e2e run --suites suites --out e2e-results --screenshot $(E2E_ARGS)
 
 format:

@@ -20,7 +20,7 @@
 
 #include <boost/json.hpp>
 
-#include "e2e/harness.h"
+#include "server/harness.h"
 #include "support/loopback.h"
 
 namespace {

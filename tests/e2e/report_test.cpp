@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "qualification/scratch_dir.h"
+#include "e2e/scratch_dir.h"
 
 namespace tether::e2e {
 namespace {

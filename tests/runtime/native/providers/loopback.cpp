@@ -1,4 +1,4 @@
-#include "runtime/providers/loopback.h"
+#include "runtime/native/providers/loopback.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

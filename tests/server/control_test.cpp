@@ -2,7 +2,7 @@
 // with the scripted model as a separate `tether mock-llm` process.
 #include <gtest/gtest.h>
 
-#include "e2e/harness.h"
+#include "server/harness.h"
 
 namespace tether::e2e {
 namespace {

@@ -1,4 +1,4 @@
-#include "e2e/harness.h"
+#include "server/harness.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
-#include "qualification/scratch_dir.h"
+#include "e2e/scratch_dir.h"
 
 namespace tether::e2e {
 namespace {

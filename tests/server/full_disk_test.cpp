@@ -21,7 +21,7 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
-#include "e2e/harness.h"
+#include "server/harness.h"
 #include "process/run_to_end.h"
 
 namespace tether::e2e {

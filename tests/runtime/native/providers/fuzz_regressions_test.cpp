@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime/native/providers/provider.h"
-#include "runtime/providers/cassette.h"
+#include "runtime/native/providers/cassette.h"
 #include "util/text.h"
 
 namespace tether::runtime::native {

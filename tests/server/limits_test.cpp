@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "e2e/harness.h"
+#include "server/harness.h"
 #include "support/loopback.h"
 
 namespace tether::e2e {

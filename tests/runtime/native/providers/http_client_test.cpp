@@ -16,8 +16,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "runtime/providers/cassette.h"
-#include "runtime/providers/loopback.h"
+#include "runtime/native/providers/cassette.h"
+#include "runtime/native/providers/loopback.h"
 #include "support/run.h"
 
 namespace tether::runtime::native {

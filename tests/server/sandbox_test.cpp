@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "e2e/harness.h"
+#include "server/harness.h"
 
 namespace tether::e2e {
 namespace {

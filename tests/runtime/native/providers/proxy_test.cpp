@@ -4,8 +4,8 @@
 
 #include <cstdlib>
 
-#include "runtime/providers/cassette.h"
-#include "runtime/providers/loopback.h"
+#include "runtime/native/providers/cassette.h"
+#include "runtime/native/providers/loopback.h"
 
 namespace tether::runtime::native {
 namespace {

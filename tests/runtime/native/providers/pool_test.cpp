@@ -18,7 +18,7 @@
 
 #include "e2e/run/process.h"
 #include "runtime/native/providers/http_client.h"
-#include "runtime/providers/relay.h"
+#include "runtime/native/providers/relay.h"
 #include "support/run.h"
 
 namespace tether::runtime::native {

@@ -28,7 +28,7 @@
 #include "runtime/native/providers/http_client.h"
 #include "runtime/native/providers/provider.h"
 #include "runtime/native/providers/types.h"
-#include "runtime/providers/loopback.h"
+#include "runtime/native/providers/loopback.h"
 
 namespace tether::runtime::native::testing {
 

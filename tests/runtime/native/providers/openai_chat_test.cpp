@@ -6,7 +6,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "runtime/native/providers/provider.h"
-#include "runtime/providers/cassette.h"
+#include "runtime/native/providers/cassette.h"
 
 namespace tether::runtime::native {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "runtime/native/providers/classify.h"
 #include "runtime/native/providers/provider.h"
-#include "runtime/providers/cassette.h"
+#include "runtime/native/providers/cassette.h"
 #include "util/result.h"
 
 namespace tether::runtime::native {

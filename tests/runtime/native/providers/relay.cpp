@@ -1,4 +1,4 @@
-#include "runtime/providers/relay.h"
+#include "runtime/native/providers/relay.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -8,7 +8,7 @@
 
 #include <stdexcept>
 
-#include "runtime/providers/loopback.h"
+#include "runtime/native/providers/loopback.h"
 
 namespace tether::runtime::native::testing {
 

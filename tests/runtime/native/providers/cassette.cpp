@@ -1,4 +1,4 @@
-#include "runtime/providers/cassette.h"
+#include "runtime/native/providers/cassette.h"
 
 #include <gtest/gtest.h>
 
