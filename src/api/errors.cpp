@@ -83,6 +83,7 @@ http_error from_session(session::session_errc e) {
     case session_errc::quarantined:
     case session_errc::busy:
     case session_errc::input_not_pending:
+    case session_errc::session_conflict:
       return conflict;
     case session_errc::invalid_input:
       return bad_request;

@@ -33,6 +33,8 @@ class session_category_impl final : public std::error_category {
         return "unknown input";
       case session_errc::input_not_pending:
         return "input no longer pending";
+      case session_errc::session_conflict:
+        return "session id conflict";
     }
     return "unknown session error";
   }

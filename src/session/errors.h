@@ -16,6 +16,7 @@ enum class session_errc {
   busy,                 // 409: another node owns the session's execution
   unknown_input,        // 404: no such input in this session
   input_not_pending,    // 409: the input was already promoted or cancelled
+  session_conflict,     // 409: a session id reused with other attributes
 };
 
 const std::error_category& session_category();
