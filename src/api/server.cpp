@@ -156,6 +156,7 @@ struct server::impl : std::enable_shared_from_this<server::impl> {
   bool trim_stopping = false;  // on the strand
   http::gate trimming;
   bool started = false;  // the owner's calls only
+  bool stopped = false;
 
   // On the strand: the trim loop ends at its next look.
   void stop_trimming() {
@@ -201,7 +202,7 @@ server::server(const net::any_io_executor& executor, session::session_service& s
 server::~server() {
   // The owner is expected to co_await stop(); the shell's destructor only
   // releases the port and the connections if it did not.
-  if (impl_->started) net::post(impl_->strand, [self = impl_] { self->stop_trimming(); });
+  if (impl_->started && !impl_->stopped) net::post(impl_->strand, [self = impl_] { self->stop_trimming(); });
 }
 
 result<void> server::start() {
@@ -222,7 +223,8 @@ result<void> server::start() {
 }
 
 net::awaitable<void> server::stop() {
-  if (!impl_->started) co_return;
+  if (!impl_->started || impl_->stopped) co_return;
+  impl_->stopped = true;
   net::post(impl_->strand, [self = impl_] { self->stop_trimming(); });
   co_await impl_->shell.stop();
   co_await impl_->trimming.close_and_wait();

@@ -499,7 +499,7 @@ server_shell::server_shell(net::any_io_executor executor, shell_options options,
     : impl_(std::make_shared<impl>(std::move(executor), std::move(options), std::move(r))) {}
 
 server_shell::~server_shell() {
-  if (!impl_->started) return;
+  if (!impl_->started || impl_->stop_called) return;
   // The owner is expected to co_await stop(); this only releases the port
   // and the connections if it did not (their coroutines keep impl alive).
   impl_->shut_all();
