@@ -168,8 +168,11 @@ task<result<session_service::creation>> session_service::create(create_request r
 }
 
 task<result<store::session_row>> session_service::create_session(create_request req) {
+  const std::string id = req.id.value_or("");
   auto created = co_await create(std::move(req));
-  if (!created) co_return created.error();
+  if (!created && created.error() != session_errc::session_conflict) co_return created.error();
+  if (!created || created->status == create_status::existing)
+    co_return make_error(store::store_errc::session_exists, "session " + id + " exists");
   co_return std::move(created->session.session);
 }
 

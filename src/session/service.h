@@ -76,7 +76,9 @@ class session_service {
   // Errors: util_errc (malformed id, text too large or not UTF-8),
   // session_conflict, store errors.
   task<result<creation>> create(create_request req);
-  // create() for callers that need only the row.
+  // A create that must make the session: an id already taken (retry or
+  // not) is store_errc::session_exists. For embedded callers that need
+  // only the row.
   task<result<store::session_row>> create_session(create_request req);
   // Errors: unknown_session.
   task<result<session_summary>> describe(session_id s);

@@ -95,6 +95,15 @@ TEST_F(queries_test, the_same_session_id_with_other_attributes_is_a_conflict) {
   EXPECT_EQ(row->title, "a title") << "a conflicting create changes nothing";
 }
 
+TEST_F(queries_test, create_session_refuses_an_id_already_taken_even_by_an_exact_retry) {
+  ASSERT_TRUE(run(service_->create_session(request("ses_taken1", "t"))));
+  for (const auto* title : {"t", "other"}) {
+    auto r = run(service_->create_session(request("ses_taken1", title)));
+    ASSERT_FALSE(r) << title;
+    EXPECT_EQ(r.error(), store::store_errc::session_exists) << title;
+  }
+}
+
 TEST_F(queries_test, concurrent_exact_creates_make_one_session_and_all_succeed) {
   std::vector<std::future<result<session::session_service::creation>>> calls;
   for (int i = 0; i < 8; ++i)
