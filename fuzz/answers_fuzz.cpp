@@ -1,4 +1,4 @@
-// The answer validator (api/answers.h) on an arbitrary question payload and
+// The answer check (model/questions.h) on an arbitrary question payload and
 // answer body.
 //
 // Input: the question payload's JSON text, a NUL byte, the answer body's
@@ -9,8 +9,8 @@
 
 #include <boost/json.hpp>
 
-#include "api/answers.h"
 #include "fuzz_support.h"
+#include "model/questions.h"
 
 namespace json = boost::json;
 
@@ -24,11 +24,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const json::value body = json::parse(in.substr(nul + 1), ec);
   if (ec) return 0;
 
-  auto r = tether::api::check_answer(question, body);
+  auto r = tether::model::check_answer(question, body);
   if (!r) return 0;
   FUZZ_CHECK(r->is_object() && r->as_object().size() == 1);
   FUZZ_CHECK(r->as_object().at("answers") == body.as_object().at("answers"));
-  auto again = tether::api::check_answer(question, *r);
+  auto again = tether::model::check_answer(question, *r);
   FUZZ_CHECK(again.has_value() && *again == *r);
 
   const auto* qs = question.is_object() ? question.as_object().if_contains("questions") : nullptr;

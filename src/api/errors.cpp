@@ -31,6 +31,8 @@ class api_category_impl final : public std::error_category {
         return "unsupported media type";
       case api_errc::unavailable:
         return "unavailable";
+      case api_errc::headers_too_large:
+        return "request header fields too large";
     }
     return "unknown api error";
   }
@@ -42,6 +44,7 @@ constexpr http_error not_found{404, "not_found"};
 constexpr http_error method_not_allowed{405, "method_not_allowed"};
 constexpr http_error conflict{409, "conflict"};
 constexpr http_error too_large{413, "payload_too_large"};
+constexpr http_error headers_too_large{431, "headers_too_large"};
 constexpr http_error unsupported_media_type{415, "unsupported_media_type"};
 constexpr http_error internal{500, "internal"};
 constexpr http_error unavailable{503, "unavailable"};
@@ -67,6 +70,8 @@ http_error from_api(api_errc e) {
       return unsupported_media_type;
     case api_errc::unavailable:
       return unavailable;
+    case api_errc::headers_too_large:
+      return headers_too_large;
   }
   return internal;
 }
@@ -84,6 +89,7 @@ http_error from_session(session::session_errc e) {
     case session_errc::busy:
     case session_errc::input_not_pending:
     case session_errc::lease_lost:
+    case session_errc::session_conflict:
       return conflict;
     case session_errc::invalid_input:
       return bad_request;

@@ -13,12 +13,13 @@ enum class api_errc {
   unauthorized = 1,        // 401: missing or wrong bearer token
   not_found,               // 404: no such route
   method_not_allowed,      // 405: the route exists, not with this method
-  conflict,                // 409: a create retried with other attributes
+  conflict,                // 409
   too_large,               // 413: the body exceeds max_body_bytes
   bad_request,             // 400: the body is not the JSON the route expects
   listen_failed,           // start(): bind or listen failed
   unsupported_media_type,  // 415: a body that is not application/json
   unavailable,             // 503: over the connection limit
+  headers_too_large,       // 431: the request's head exceeds the header limit
 };
 
 const std::error_category& api_category();

@@ -12,7 +12,6 @@
 
 #include <boost/json.hpp>
 
-#include "api/answers.h"
 #include "api/body.h"
 #include "api/errors.h"
 #include "api/openapi.h"
@@ -115,13 +114,10 @@ result<session::input_request> parse_input(const std::string& body) {
 
 // ---- routes ----
 
-task<http_reply> session_reply(const handler_context* ctx, unsigned status, store::session_row row) {
-  const bool active = ctx->service->active(row.id);
-  auto s = co_await session_view(*ctx->store, std::move(row), active);
-  if (!s) co_return error_reply(s.error());
+http_reply session_reply(unsigned status, const session::session_summary& s) {
   json::object out;
-  out["session"] = std::move(s.value());
-  co_return json_reply(status, out);
+  out["session"] = session_view(s);
+  return json_reply(status, out);
 }
 
 task<http_reply> create_session(const handler_context* ctx, std::string body) {
@@ -135,32 +131,16 @@ task<http_reply> create_session(const handler_context* ctx, std::string body) {
     if (!resolved) co_return error_reply(resolved.error());
     req->workspace = std::move(resolved.value());
   }
-  session::create_request wanted = *req;
-  auto created = co_await ctx->service->create_session(std::move(req.value()));
-  if (created) co_return co_await session_reply(ctx, 201, std::move(created.value()));
-  if (created.error() != store::store_errc::session_exists || !wanted.id) co_return error_reply(created.error());
-  // A retry of a create: the same attributes return the session, others conflict.
-  auto id = session_id::trusted(*wanted.id);
-  auto existing = co_await ctx->store->get_session(id);
-  if (!existing) co_return error_reply(existing.error());
-  if (existing->title != wanted.title || existing->workspace != wanted.workspace ||
-      existing->profile != wanted.profile || existing->metadata != wanted.metadata) {
-    auto conflict = make_error(api_errc::conflict, "session " + *wanted.id + " exists with other attributes");
-    co_return error_reply(conflict);
-  }
-  co_return co_await session_reply(ctx, 200, std::move(existing.value()));
+  auto created = co_await ctx->service->create(std::move(req.value()));
+  if (!created) co_return error_reply(created.error());
+  co_return session_reply(created->status == session::create_status::created ? 201 : 200, created->session);
 }
 
 task<http_reply> list_sessions(const handler_context* ctx) {
-  auto rows = co_await ctx->store->list_sessions(list_limit);
-  if (!rows) co_return error_reply(rows.error());
+  auto listed = co_await ctx->service->list(list_limit);
+  if (!listed) co_return error_reply(listed.error());
   json::array sessions;
-  for (auto& row : *rows) {
-    const bool active = ctx->service->active(row.id);
-    auto s = co_await session_view(*ctx->store, std::move(row), active);
-    if (!s) co_return error_reply(s.error());
-    sessions.push_back(std::move(s.value()));
-  }
+  for (const auto& s : *listed) sessions.push_back(session_view(s));
   json::object out;
   out["sessions"] = std::move(sessions);
   co_return json_reply(200, out);
@@ -173,9 +153,9 @@ result<session_id> path_session(std::string_view text) {
 }
 
 task<http_reply> get_session(const handler_context* ctx, session_id id) {
-  auto row = co_await ctx->store->get_session(id);
-  if (!row) co_return error_reply(row.error());
-  co_return co_await session_reply(ctx, 200, std::move(row.value()));
+  auto s = co_await ctx->service->describe(std::move(id));
+  if (!s) co_return error_reply(s.error());
+  co_return session_reply(200, *s);
 }
 
 task<http_reply> admit_input(const handler_context* ctx, session_id id, std::string body) {
@@ -199,10 +179,9 @@ task<http_reply> list_inputs(const handler_context* ctx, session_id id) {
   co_return json_reply(200, out);
 }
 
-task<http_reply> cancel_input(const handler_context* ctx, session_id id, std::string_view input_text) {
+task<http_reply> cancel_input(const handler_context* ctx, session_id id, std::string input_text) {
   auto input = input_id::parse(input_text);
-  if (!input)
-    co_return error_reply(make_error(session::session_errc::unknown_input, "no input " + std::string(input_text)));
+  if (!input) co_return error_reply(make_error(session::session_errc::unknown_input, "no input " + input_text));
   auto cancelled = co_await ctx->service->cancel_input(id, *input);
   if (!cancelled) co_return error_reply(cancelled.error());
   json::object out;
@@ -211,8 +190,6 @@ task<http_reply> cancel_input(const handler_context* ctx, session_id id, std::st
 }
 
 task<http_reply> interrupt(const handler_context* ctx, session_id id) {
-  auto row = co_await ctx->store->get_session(id);
-  if (!row) co_return error_reply(row.error());
   auto ack = co_await ctx->service->interrupt(id);
   if (!ack) co_return error_reply(ack.error());
   json::object out;
@@ -230,20 +207,11 @@ task<http_reply> reset(const handler_context* ctx, session_id id) {
   co_return json_reply(200, out);
 }
 
-// Wakes the session when it has work it can do now: pending inputs, an
-// answered question to continue from, or an execution left open.
 task<http_reply> resume(const handler_context* ctx, session_id id) {
-  auto row = co_await ctx->store->get_session(id);
-  if (!row) co_return error_reply(row.error());
-  auto pending = co_await ctx->store->pending_inputs(id);
-  if (!pending) co_return error_reply(pending.error());
-  auto waiting = co_await ctx->store->pending_interactions(id);
-  if (!waiting) co_return error_reply(waiting.error());
-  const bool work = !pending->empty() || row->continuation_pending || row->open_execution.has_value();
-  const bool started = work && waiting->empty();
-  if (started) ctx->service->wake(id);
+  auto woken = co_await ctx->service->resume_if_work(std::move(id));
+  if (!woken) co_return error_reply(woken.error());
   json::object out;
-  out["started"] = started;
+  out["started"] = *woken == session::wake_status::woken;
   co_return json_reply(200, out);
 }
 
@@ -284,7 +252,7 @@ result<std::optional<std::int64_t>> query_number(std::string_view target, std::s
 
 bool wants_sse(const http_request& req) { return req.accept.find("text/event-stream") != std::string::npos; }
 
-task<http_reply> events(const handler_context* ctx, session_id id, const http_request& req) {
+task<http_reply> events(const handler_context* ctx, session_id id, http_request req) {
   auto after = query_number(req.target, "after");
   if (!after) co_return error_reply(after.error());
   auto limit = query_number(req.target, "limit");
@@ -334,28 +302,16 @@ task<http_reply> interactions(const handler_context* ctx, session_id id) {
   co_return json_reply(200, out);
 }
 
-task<http_reply> answer(const handler_context* ctx, std::string_view id_text, std::string body) {
+task<http_reply> answer(const handler_context* ctx, std::string id_text, std::string body) {
   auto id = interaction_id::parse(id_text);
-  if (!id)
-    co_return error_reply(
-        make_error(session::session_errc::unknown_interaction, "no interaction " + std::string(id_text)));
+  if (!id) co_return error_reply(make_error(session::session_errc::unknown_interaction, "no interaction " + id_text));
   auto parsed = parse_body(body);
   if (!parsed) co_return error_reply(parsed.error());
   if (auto known = only_fields(*parsed, answer_fields); !known) co_return error_reply(known.error());
-  auto row = co_await ctx->store->get_interaction(*id);
-  if (!row) co_return error_reply(row.error());
-  if (row->status != store::interaction_status::pending)
-    co_return error_reply(
-        make_error(session::session_errc::interaction_closed, "interaction " + id->str() + " is not pending"));
-  const json::value given(std::move(parsed.value()));
-  auto checked = check_answer(row->payload, given);
-  if (!checked) co_return error_reply(checked.error());
-  auto done = co_await ctx->service->answer(*id, std::move(checked.value()));
-  if (!done) co_return error_reply(done.error());
-  auto after = co_await ctx->store->get_interaction(*id);
-  if (!after) co_return error_reply(after.error());
+  auto answered = co_await ctx->service->submit_answer(*id, json::value(std::move(parsed.value())));
+  if (!answered) co_return error_reply(answered.error());
   json::object out;
-  out["interaction"] = interaction_view(*after);
+  out["interaction"] = interaction_view(*answered);
   co_return json_reply(200, out);
 }
 
@@ -470,7 +426,7 @@ task<http_reply> handle(const handler_context* ctx, http_request req) {
   }
   if (route_is({"v1", "interactions", "", "answer"})) {
     if (!post) co_return method_not_allowed("POST");
-    co_return co_await answer(ctx, parts[2], std::move(req.body));
+    co_return co_await answer(ctx, std::string(parts[2]), std::move(req.body));
   }
   if (route_is({"v1", "sessions"})) {
     if (post) co_return co_await create_session(ctx, std::move(req.body));
@@ -496,7 +452,7 @@ task<http_reply> handle(const handler_context* ctx, http_request req) {
   }
   if (parts.size() == 5) {
     if (m != "DELETE") co_return method_not_allowed("DELETE");
-    co_return co_await cancel_input(ctx, *id, parts[4]);
+    co_return co_await cancel_input(ctx, *id, std::string(parts[4]));
   }
   if (leaf == "inputs") {
     if (post) co_return co_await admit_input(ctx, *id, std::move(req.body));
@@ -511,7 +467,7 @@ task<http_reply> handle(const handler_context* ctx, http_request req) {
   }
   if (!get) co_return method_not_allowed("GET");
   if (leaf == "messages") co_return co_await messages(ctx, *id);
-  if (leaf == "events") co_return co_await events(ctx, *id, req);
+  if (leaf == "events") co_return co_await events(ctx, *id, std::move(req));
   if (leaf == "executions") co_return co_await executions(ctx, *id);
   co_return co_await interactions(ctx, *id);
 }

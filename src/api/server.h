@@ -18,7 +18,7 @@
 //   GET  /v1/sessions/{id}/events?after=N    a JSON page, or with Accept: text/event-stream
 //                                            an SSE stream: replay after N (or Last-Event-ID), then live
 //   GET  /v1/sessions/{id}/executions|interactions
-//   POST /v1/interactions/{id}/answer        checked against the question (answers.h)
+//   POST /v1/interactions/{id}/answer        checked against the question (model/questions.h)
 //   GET  /v1/events                          SSE of every session, live
 //   GET  /v1/openapi.json · /metrics         the contract · Prometheus text
 //
@@ -29,20 +29,26 @@
 // store's byte budget (sqlite_options::tail_buffer_bytes, 1 MiB): over it the
 // tail drops deltas first, then a session tail re-reads durable events from
 // the store and the global stream ends with an `error` event, code lagged.
-// One whose socket accepts nothing for sse_stall_timeout is disconnected.
-// tether_sse_queued_bytes (here) and tether_tail_buffered_bytes (the store)
-// add up what waits for slow readers.
+// One whose socket accepts nothing for sse_stall_timeout is disconnected
+// (api/sse_stream.h). tether_sse_queued_bytes (here) and
+// tether_tail_buffered_bytes (the store) add up what waits for slow readers.
 //
 // Errors are {"error":{"code","message"}}: 400 malformed JSON / wrong field
 // types / unknown fields / a key given twice / U+0000 in a string / invalid
-// UTF-8 / a workspace outside the roots (the message names the field; see
-// body.h and workspace.h), 401 missing or wrong token, 404 unknown route or
-// id, 405 wrong method, 409 conflict, 413 body over max_body_bytes, 415 a
-// body that is not application/json, 500/503 storage failures, 503 over the
-// connection limits. The mapping from session/store/util error codes to
-// statuses lives in one place (errors.cpp).
+// UTF-8 / a workspace outside the roots / an answer that does not fit its
+// question (the message names the field; see body.h, workspace.h and
+// model/questions.h), 401 missing or wrong token, 404 unknown route or id,
+// 405 wrong method, 409 conflict, 413 body over max_body_bytes, 415 a body
+// that is not application/json, 431 a request head over 16 KiB, 500/503
+// storage failures, 503 over the connection limits. The mapping from
+// session/store/util error codes to statuses lives in one place
+// (errors.cpp).
 //
-// Connections: at most max_connections at once (default 4096) and
+// The routes do no session work of their own: they parse, call the session
+// service (session/service.h) and render its answers (views.h).
+//
+// Connections are the HTTP shell's (http/server_shell.h): each on its own
+// strand, at most max_connections at once (default 4096) and
 // max_connections_per_peer from one address (default half of that), and
 // never more than the descriptor limit leaves after descriptor_reserve
 // (default a quarter of the limit, at least 256: the store, the model
@@ -53,17 +59,21 @@
 // when there is none (all busy or streaming) the new connection is. A 503
 // here is a short canned answer with `Connection: close`. A new connection
 // must send its request within request_timeout, a kept-alive one its next
-// within idle_timeout. tether_http_connections and
-// tether_http_connections_refused_total count them.
+// within idle_timeout, any body within request_timeout; `Expect:
+// 100-continue` is answered before the body is read; a reply the client
+// does not take within write_timeout ends the connection.
+// tether_http_connections and tether_http_connections_refused_total count
+// them.
 //
 // Memory: every trim_interval freed heap memory is handed back to the
 // system (malloc_trim), so a burst does not stay in the RSS for good.
 //
 // Threads: the server runs on the executor it is given (the session
-// service's); all its state lives on an internal strand. start() binds on the
-// calling thread. stop() closes the listener and every connection and
-// returns when all connection coroutines have finished; a stopped server
-// cannot be started again.
+// service's); each connection on a strand of its own, so a slow request or
+// reader on one never delays another. start() binds on the calling thread.
+// stop() closes the listener and every connection and returns when all
+// connection coroutines have finished (awaited, not polled); a stopped
+// server cannot be started again.
 //
 // Errors of start(): util_errc::invalid_argument (listen address not
 // numeric HOST:PORT), api_errc::listen_failed (bind/listen failed).
@@ -81,6 +91,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
+#include "http/server_shell.h"
 #include "session/service.h"
 #include "store/event_store.h"
 #include "util/result.h"
@@ -110,6 +121,7 @@ struct server_options {
   std::size_t descriptor_reserve = 0;                 // 0 = automatic: max(256, a quarter of the limit)
   std::chrono::milliseconds request_timeout{10'000};  // a new connection's first request must arrive within it
   std::chrono::milliseconds idle_timeout{60'000};     // a keep-alive connection may wait this long for the next one
+  std::chrono::milliseconds write_timeout{60'000};    // a reply not taken within it ends the connection
   // How often freed heap memory is handed back to the system (malloc_trim); 0 = never.
   std::chrono::milliseconds trim_interval{5'000};
 };
@@ -127,18 +139,19 @@ class server {
   boost::asio::awaitable<void> stop();
   // The bound port (after start()); any thread.
   [[nodiscard]] std::uint16_t port() const;
+  // Connections open now (tests); any thread.
+  [[nodiscard]] std::size_t connections() const;
 
-  struct impl;  // server.cpp's connection coroutines share it
+  struct impl;
 
  private:
   std::shared_ptr<impl> impl_;
 };
 
-// This process's soft limit on open descriptors (RLIMIT_NOFILE).
-std::size_t descriptor_limit();
-// Raises the soft limit to the hard one (a server wants every descriptor it
-// may have; its connection limits stay well below); returns the soft limit
-// now in force.
-std::size_t raise_descriptor_limit();
+// This process's soft limit on open descriptors (RLIMIT_NOFILE), and
+// raising it to the hard one (a server wants every descriptor it may have;
+// its connection limits stay well below): http/server_shell.h's.
+using http::descriptor_limit;
+using http::raise_descriptor_limit;
 
 }  // namespace tether::api

@@ -167,18 +167,8 @@ json::array messages_view(const std::vector<store::message_row>& rows) {
   return out;
 }
 
-boost::asio::awaitable<result<json::object>> session_view(store::event_store& store, store::session_row row,
-                                                          bool active) {
-  auto pending = co_await store.pending_inputs(row.id);
-  if (!pending) co_return pending.error();
-  std::string_view status = "idle";
-  if (row.open_execution || row.continuation_pending || active) {
-    status = "running";
-  } else {
-    auto waiting = co_await store.pending_interactions(row.id);
-    if (!waiting) co_return waiting.error();
-    if (!waiting->empty()) status = "waiting";
-  }
+json::object session_view(const session::session_summary& s) {
+  const auto& row = s.session;
   json::object o;
   o["id"] = row.id.str();
   o["title"] = row.title;
@@ -186,12 +176,12 @@ boost::asio::awaitable<result<json::object>> session_view(store::event_store& st
   o["profile"] = row.profile;
   o["runtime"] = row.runtime;
   o["metadata"] = row.metadata;
-  o["status"] = std::string(status);
+  o["status"] = std::string(session::to_string(s.status));
   o["generation"] = row.generation;
   o["last_seq"] = row.last_seq.value;
-  o["pending_inputs"] = pending->size();
+  o["pending_inputs"] = s.pending_inputs;
   o["created_at"] = row.created_at;
-  co_return o;
+  return o;
 }
 
 }  // namespace tether::api

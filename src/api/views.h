@@ -1,15 +1,14 @@
 // How the API shows the store's rows: the JSON objects described in
 // docs/openapi.json (session, input, message, execution, interaction).
-// Pure functions, no I/O; session_view reads what it needs through the store.
+// Pure functions, no I/O.
 #pragma once
 
 #include <vector>
 
-#include <boost/asio/awaitable.hpp>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
-#include "store/event_store.h"
+#include "session/queries.h"
 #include "store/types.h"
 
 namespace tether::api {
@@ -25,11 +24,9 @@ boost::json::object usage_view(const model::usage& u);
 // with no result yet is "running").
 boost::json::array messages_view(const std::vector<store::message_row>& rows);
 
-// {id, title, workspace, profile, status, generation, last_seq, pending_inputs}:
-// status is running (an open execution, an answered question about to be
-// continued, or `active`: this node is working on it), waiting (a pending
-// interaction) or idle.
-boost::asio::awaitable<result<boost::json::object>> session_view(store::event_store& store, store::session_row row,
-                                                                 bool active);
+// {id, title, workspace, profile, metadata, status, generation, last_seq,
+// pending_inputs, created_at}: the status is the session layer's
+// (session/queries.h: running, waiting or idle).
+boost::json::object session_view(const session::session_summary& s);
 
 }  // namespace tether::api

@@ -1,11 +1,8 @@
 // Questions an agent asks (interaction kind "question"): how the CLI prints
 // them, with numbered options, and how a user's reply becomes the body of
-// POST /v1/interactions/{id}/answer.
-//
-// A question payload is
-//   {"questions":[{"id":"q1","question":"…","options":[{"id":"a","label":"…"}],
-//                  "multi_select":false,"allow_other":false}]}
-// Options are numbered from 1 within each question, in payload order.
+// POST /v1/interactions/{id}/answer. The payload and answer formats are
+// model/questions.h's; options are numbered from 1 within each question, in
+// payload order.
 #pragma once
 
 #include <optional>

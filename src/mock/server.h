@@ -11,16 +11,21 @@
 // over HTTP/1.1 with keep-alive (routes in handler.h), streaming (SSE,
 // chunked, each event flushed as produced) or not, and decides every answer
 // from the request alone (script.h). Any model name and any API key are
-// accepted.
+// accepted. The HTTP side is the shared shell (http/server_shell.h): each
+// connection on its own strand, `Expect: 100-continue` answered, 431 for a
+// request head over 64 KiB, 413 for a body over max_body_bytes, a reply the
+// client does not take within write_timeout ends its connection, and a
+// connection idle for 10 minutes is closed.
 //
 // Threads: start() binds on the calling thread, then serves on one internal
-// I/O thread of its own. start() and stop() are the owner's calls (not made
-// concurrently with each other); requests(), port() and base_url() may be
-// called from any thread. Nothing here may be called from the I/O thread.
+// I/O thread of its own (the connections' strands share it). start() and
+// stop() are the owner's calls (not made concurrently with each other);
+// requests(), port(), base_url() and connections() may be called from any
+// thread. Nothing here may be called from the I/O thread.
 //
 // stop() closes the listener and every connection (including streams that
-// are mid-way or sleeping in `Stream slowly`), then joins the thread; it is
-// idempotent and the destructor calls it. A stopped server cannot be started
+// are mid-way or sleeping in `Stream slowly`), waits for every connection to
+// end, then joins the thread; it is idempotent and the destructor calls it. A stopped server cannot be started
 // again.
 //
 // HTTPS: with `tls` set, every connection starts with a TLS handshake (TLS
@@ -36,6 +41,7 @@
 // http::server_errc::tls_failed (the identity is not usable).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -58,6 +64,7 @@ struct server_options {
   std::size_t max_body_bytes = 32U << 20U;           // larger requests get 413
   std::size_t max_kept_bytes = 64U << 20U;           // requests() keeps the newest within this many bytes
   std::optional<http::tls_identity> tls;             // serve HTTPS with this certificate and key
+  std::chrono::milliseconds write_timeout{60'000};   // a client that takes nothing of a reply this long is dropped
 };
 
 class server {
@@ -76,6 +83,8 @@ class server {
   [[nodiscard]] std::vector<boost::json::value> requests(std::size_t after = 0) const;
   // The bytes the kept requests count (at most max_kept_bytes, or one request).
   [[nodiscard]] std::size_t kept_bytes() const;
+  // Connections open now (tests); any thread.
+  [[nodiscard]] std::size_t connections() const;
 
  private:
   class impl;

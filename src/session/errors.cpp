@@ -39,6 +39,8 @@ class session_category_impl final : public std::error_category {
         return "the store cannot write";
       case session_errc::turn_over:
         return "the turn has ended";
+      case session_errc::session_conflict:
+        return "session id conflict";
     }
     return "unknown session error";
   }

@@ -11,6 +11,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "model/questions.h"
 #include "session/coordinator.h"
 #include "session/errors.h"
 #include "session/recovery.h"
@@ -56,6 +57,10 @@ struct session_service::impl {
     if (e == store::store_errc::quarantined) return {session_errc::quarantined, e.message};
     return e;
   }
+
+  // A pending interaction, or why not (unknown_interaction, interaction_closed).
+  task<result<store::interaction_row>> pending_interaction(interaction_id id);
+  task<result<void>> resolve(store::interaction_row row, boost::json::value answer);
 
   asio::awaitable<result<store::session_row>> live_session(session_id s) {
     auto row = co_await store.get_session(s);
@@ -134,7 +139,16 @@ task<result<recovery_report>> session_service::recover() {
                                    impl_->stranded_waker());
 }
 
-task<result<store::session_row>> session_service::create_session(create_request req) {
+namespace {
+
+bool same_attributes(const store::session_row& row, const create_request& req) {
+  return row.title == req.title && row.workspace == req.workspace && row.profile == req.profile &&
+         row.metadata == req.metadata;
+}
+
+}  // namespace
+
+task<result<session_service::creation>> session_service::create(create_request req) {
   session_id id = session_id::generate();
   if (req.id) {
     auto parsed = session_id::parse(*req.id);
@@ -143,10 +157,48 @@ task<result<store::session_row>> session_service::create_session(create_request 
   }
   for (const auto* field : {&req.title, &req.workspace, &req.profile})
     TETHER_CO_TRY(check_text("session field", *field, 64 * 1024));
-  auto append =
-      store::single_event(id, model::session_created{req.title, req.workspace, req.profile, std::move(req.metadata)});
-  if (auto r = co_await impl_->store.append(std::move(append)); !r) co_return r.error();
-  co_return co_await impl_->store.get_session(id);
+  auto append = store::single_event(id, model::session_created{req.title, req.workspace, req.profile, req.metadata});
+  if (auto r = co_await impl_->store.append(std::move(append)); !r) {
+    if (r.error() != store::store_errc::session_exists) co_return impl::to_session_error(r.error());
+    // A retry of a create (or a concurrent one that committed first).
+    auto existing = co_await describe(id);
+    if (!existing) co_return existing.error();
+    if (!same_attributes(existing->session, req))
+      co_return make_error(session_errc::session_conflict, "session " + id.str() + " exists with other attributes");
+    co_return creation{std::move(*existing), create_status::existing};
+  }
+  auto row = co_await impl_->store.get_session(id);
+  if (!row) co_return row.error();
+  const auto activity = active(id) ? drain_activity::draining : drain_activity::not_draining;
+  co_return creation{summarize(store::session_overview{std::move(*row), 0, 0}, activity), create_status::created};
+}
+
+task<result<store::session_row>> session_service::create_session(create_request req) {
+  const std::string id = req.id.value_or("");
+  auto created = co_await create(std::move(req));
+  if (!created && created.error() != session_errc::session_conflict) co_return created.error();
+  if (!created || created->status == create_status::existing)
+    co_return make_error(store::store_errc::session_exists, "session " + id + " exists");
+  co_return std::move(created->session.session);
+}
+
+task<result<session_summary>> session_service::describe(session_id s) {
+  auto snap = co_await impl_->store.snapshot(s);
+  if (!snap) co_return impl::to_session_error(snap.error());
+  const auto activity = active(s) ? drain_activity::draining : drain_activity::not_draining;
+  co_return summarize(std::move(*snap), activity);
+}
+
+task<result<std::vector<session_summary>>> session_service::list(std::size_t limit) {
+  auto rows = co_await impl_->store.list_overviews(limit);
+  if (!rows) co_return rows.error();
+  std::vector<session_summary> out;
+  out.reserve(rows->size());
+  for (auto& o : *rows) {
+    const auto activity = active(o.session.id) ? drain_activity::draining : drain_activity::not_draining;
+    out.push_back(summarize(std::move(o), activity));
+  }
+  co_return out;
 }
 
 task<result<admission>> session_service::admit(session_id s, input_request req) {
@@ -213,6 +265,17 @@ task<result<drain_outcome>> session_service::resume(session_id s) {
 
 void session_service::wake(session_id s) { impl_->coord.wake(std::move(s)); }
 
+task<result<wake_status>> session_service::resume_if_work(session_id s) {
+  auto snap = co_await impl_->store.snapshot(s);
+  if (!snap) co_return impl::to_session_error(snap.error());
+  const auto& row = snap->session;
+  if (snap->pending_inputs.empty() && !row.continuation_pending && !row.open_execution)
+    co_return wake_status::nothing_to_do;
+  if (!snap->pending_interactions.empty()) co_return wake_status::waiting;
+  impl_->coord.wake(s);
+  co_return wake_status::woken;
+}
+
 task<result<interrupt_ack>> session_service::interrupt(session_id s) {
   TETHER_CO_TRY(co_await impl_->live_session(s));
   co_return impl_->coord.interrupt(s);
@@ -228,42 +291,8 @@ task<result<void>> session_service::reset(session_id s) {
   co_return ok();
 }
 
-namespace {
-
-// The answer as the waiting tool call returns it to the model: each answer
-// also names its chosen options by label (looked up in the question), so the
-// model reads "Blue", not an option id.
-boost::json::value with_labels(const boost::json::value& question, boost::json::value answer) {
-  auto* answers = answer.is_object() ? answer.as_object().if_contains("answers") : nullptr;
-  const auto* questions = question.is_object() ? question.as_object().if_contains("questions") : nullptr;
-  if (answers == nullptr || !answers->is_array() || questions == nullptr || !questions->is_array()) return answer;
-  for (auto& a : answers->as_array()) {
-    if (!a.is_object()) continue;
-    auto& ao = a.as_object();
-    const auto* qid = ao.if_contains("question_id");
-    const auto* chosen = ao.if_contains("option_ids");
-    if (qid == nullptr || chosen == nullptr || !chosen->is_array()) continue;
-    boost::json::array labels;
-    for (const auto& q : questions->as_array()) {
-      if (!q.is_object() || q.as_object().if_contains("id") == nullptr || q.as_object().at("id") != *qid) continue;
-      const auto* options = q.as_object().if_contains("options");
-      if (options == nullptr || !options->is_array()) break;
-      for (const auto& id : chosen->as_array())
-        for (const auto& o : options->as_array())
-          if (o.is_object() && o.as_object().if_contains("id") != nullptr && o.as_object().at("id") == id &&
-              o.as_object().if_contains("label") != nullptr)
-            labels.push_back(o.as_object().at("label"));
-    }
-    ao["labels"] = std::move(labels);
-  }
-  return answer;
-}
-
-}  // namespace
-
-task<result<void>> session_service::answer(interaction_id id, boost::json::value answer) {
-  TETHER_CO_TRY(check_text("answer", boost::json::serialize(answer), impl_->options.max_prompt_bytes));
-  auto row = co_await impl_->store.get_interaction(id);
+task<result<store::interaction_row>> session_service::impl::pending_interaction(interaction_id id) {
+  auto row = co_await store.get_interaction(id);
   if (!row) {
     if (row.error() == store::store_errc::not_found)
       co_return make_error(session_errc::unknown_interaction, "no interaction " + id.str());
@@ -271,15 +300,37 @@ task<result<void>> session_service::answer(interaction_id id, boost::json::value
   }
   if (row->status != store::interaction_status::pending)
     co_return make_error(session_errc::interaction_closed, "interaction " + id.str() + " is already resolved");
-  const std::string text = boost::json::serialize(with_labels(row->payload, answer));
+  co_return row;
+}
+
+task<result<void>> session_service::impl::resolve(store::interaction_row row, boost::json::value answer) {
+  // The waiting tool call returns the answer to the model with the chosen options' labels.
+  const std::string text = boost::json::serialize(model::with_labels(row.payload, answer));
   std::vector<model::payload> events;
-  events.emplace_back(model::interaction_resolved{id, std::string("answered"), answer});
-  if (row->call) events.emplace_back(model::tool_succeeded{*row->call, text, {}});
-  store::append_request req{row->session, std::move(events), std::nullopt, 0};
-  auto r = co_await impl_->store.append(std::move(req));
-  if (!r) co_return impl::to_session_error(r.error());
-  impl_->coord.wake(row->session);
+  events.emplace_back(model::interaction_resolved{row.id, std::string("answered"), std::move(answer)});
+  if (row.call) events.emplace_back(model::tool_succeeded{*row.call, text, {}});
+  store::append_request req{row.session, std::move(events), std::nullopt, 0};
+  auto r = co_await store.append(std::move(req));
+  if (!r) co_return to_session_error(r.error());
+  coord.wake(row.session);
   co_return ok();
+}
+
+task<result<void>> session_service::answer(interaction_id id, boost::json::value answer) {
+  TETHER_CO_TRY(check_text("answer", boost::json::serialize(answer), impl_->options.max_prompt_bytes));
+  auto row = co_await impl_->pending_interaction(id);
+  if (!row) co_return row.error();
+  co_return co_await impl_->resolve(std::move(*row), std::move(answer));
+}
+
+task<result<store::interaction_row>> session_service::submit_answer(interaction_id id, boost::json::value body) {
+  TETHER_CO_TRY(check_text("answer", boost::json::serialize(body), impl_->options.max_prompt_bytes));
+  auto row = co_await impl_->pending_interaction(id);
+  if (!row) co_return row.error();
+  auto checked = model::check_answer(row->payload, body);
+  if (!checked) co_return checked.error();
+  TETHER_CO_TRY(co_await impl_->resolve(std::move(*row), std::move(*checked)));
+  co_return co_await impl_->store.get_interaction(id);
 }
 
 task<void> session_service::idle(session_id s) { co_await impl_->coord.idle(std::move(s)); }

@@ -20,21 +20,38 @@
 //   - start_mode::resume wakes the session (returns without waiting for the
 //     execution); record_only just records.
 //
+// Creation (create): the session is durable before create() returns. An
+// exact retry of an id (same title, workspace, profile and metadata)
+// returns the existing session with create_status::existing and writes
+// nothing; the same id with other attributes is session_conflict.
+//
+// Reads (describe, list): a session's status and what waits in it, by the
+// rule of session/queries.h. list() costs one store read however many
+// sessions it returns.
+//
+// Answers (submit_answer): a client's answer to an interaction is checked
+// against its question (model/questions.h) before anything is written;
+// answer() resolves with what it is given.
+//
 // Cancellation of an input (cancel_input): a pending input becomes cancelled
 // (input.cancelled, reason "user") and is never promoted. The store decides
 // inside its transaction, so a cancel that races with the input's promotion
 // either wins (the input is never promoted) or fails with input_not_pending.
 //
-// Errors: session_errc for caller mistakes; util_errc for malformed values;
+// Errors: session_errc for caller mistakes; util_errc for malformed values
+// (invalid_argument: an answer that does not fit its question);
 // store_errc for storage failures (write_failed, closed).
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 
+#include "session/queries.h"
 #include "session/runtime.h"
 #include "session/types.h"
 #include "store/event_store.h"
@@ -55,7 +72,21 @@ class session_service {
   task<result<recovery_report>> start();
   task<void> stop();
 
+  struct creation {
+    session_summary session;
+    create_status status = create_status::created;
+  };
+  // Errors: util_errc (malformed id, text too large or not UTF-8),
+  // session_conflict, store errors.
+  task<result<creation>> create(create_request req);
+  // A create that must make the session: an id already taken (retry or
+  // not) is store_errc::session_exists. For embedded callers that need
+  // only the row.
   task<result<store::session_row>> create_session(create_request req);
+  // Errors: unknown_session.
+  task<result<session_summary>> describe(session_id s);
+  // The most recently updated sessions first, at most `limit`.
+  task<result<std::vector<session_summary>>> list(std::size_t limit);
   task<result<admission>> admit(session_id s, input_request req);
   // Cancels a pending input of the session; returns its row, now cancelled.
   // Errors: unknown_session; unknown_input (no such input, or one of another
@@ -65,6 +96,11 @@ class session_service {
   // Starts a drain (or joins the running one) and waits for it to finish.
   task<result<drain_outcome>> resume(session_id s);
   void wake(session_id s);
+  // Wakes the session when it has work it can do now (a pending input, an
+  // answered question to continue from, or an execution left open) and no
+  // question waits for a human; does not wait for the drain. Errors:
+  // unknown_session.
+  task<result<wake_status>> resume_if_work(session_id s);
   // Acknowledged at once; the execution finishes interrupted(user) shortly
   // after. Pending inputs are kept. Idle session: was_active = false.
   task<result<interrupt_ack>> interrupt(session_id s);
@@ -76,6 +112,12 @@ class session_service {
   // answer and wakes the session, all durably. The answer's JSON text is
   // held to max_prompt_bytes and must be valid UTF-8.
   task<result<void>> answer(interaction_id id, boost::json::value answer);
+  // A client's answer ({"answers":[…]}): refused with invalid_argument,
+  // naming the field, unless it answers the interaction's question (see
+  // model/questions.h), then resolved as answer() does. Returns the
+  // interaction, now answered. Errors: unknown_interaction,
+  // interaction_closed, util_errc::invalid_argument, too_large, invalid_utf8.
+  task<result<store::interaction_row>> submit_answer(interaction_id id, boost::json::value body);
   // One recovery scan now (start() and the periodic timer call this).
   task<result<recovery_report>> recover();
   // Waits until the session has no drain running or pending (tests, CLI).

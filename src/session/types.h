@@ -46,6 +46,8 @@ struct create_request {
   boost::json::object metadata;  // the client's attributes, stored and returned as given
 };
 
+enum class create_status { created, existing };  // existing: an exact retry of a create
+
 enum class start_mode { resume, record_only };
 
 struct input_request {
@@ -78,6 +80,13 @@ struct drain_outcome {
   drain_status status = drain_status::idle;
   std::optional<execution_id> execution;
   std::string detail;
+};
+
+// What session_service::resume_if_work did.
+enum class wake_status {
+  woken,          // there was work: the session is draining
+  nothing_to_do,  // no pending input, no answered question, no open execution
+  waiting,        // there is work, but a question waits for a human first
 };
 
 struct interrupt_ack {

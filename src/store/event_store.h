@@ -144,6 +144,13 @@ struct session_snapshot {
   std::vector<interaction_row> pending_interactions;  // request order
 };
 
+// A session with how much waits in it: what a listing of sessions shows.
+struct session_overview {
+  session_row session;
+  std::size_t pending_inputs = 0;
+  std::size_t pending_interactions = 0;
+};
+
 struct event_page {
   std::vector<model::event> events;
   bool more = false;  // there are events after the last one returned
@@ -194,6 +201,10 @@ class event_store {
   virtual task<result<session_snapshot>> snapshot(session_id s) = 0;
   // Most recently updated first.
   virtual task<result<std::vector<session_row>>> list_sessions(std::size_t limit) = 0;
+  // list_sessions with each session's pending inputs and pending
+  // interactions counted, in one read (one snapshot, one query where the
+  // backend can): a listing costs one read, not one per session.
+  virtual task<result<std::vector<session_overview>>> list_overviews(std::size_t limit) = 0;
   virtual task<result<input_row>> get_input(input_id id) = 0;
   // Pending inputs of a session in admission order.
   virtual task<result<std::vector<input_row>>> pending_inputs(session_id s) = 0;

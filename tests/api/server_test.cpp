@@ -1,5 +1,7 @@
 #include "api/server.h"
 
+#include <sys/socket.h>
+
 #include <array>
 #include <chrono>
 #include <filesystem>
@@ -585,6 +587,70 @@ TEST_F(api_server_test, a_new_connection_that_sends_no_request_is_closed_after_t
   restart_server(o);
   raw_connection silent(server_->port());
   EXPECT_EQ(silent.read().status, 0U) << "the server closed it without an answer";
+}
+
+// ---- the HTTP shell's rules, as the API applies them ----
+
+TEST_F(api_server_test, expect_100_continue_is_answered_before_the_body_is_sent) {
+  const std::string body = R"({"id":"ses_continue"})";
+  raw_connection c(server_->port());
+  c.write("POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth_header +
+          "Content-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: " + std::to_string(body.size()) +
+          "\r\n\r\n");
+  EXPECT_EQ(c.read().status, 100U) << "the server asks for the body";
+  c.write(body);
+  auto created = c.read();
+  EXPECT_EQ(created.status, 201U) << created.raw;
+}
+
+TEST_F(api_server_test, a_request_head_over_the_limit_is_431_naming_the_problem) {
+  raw_connection c(server_->port());
+  c.write(raw_request("GET", "/v1/sessions", "", auth_header + "X-Padding: " + std::string(20U * 1024U, 'a') + "\r\n"));
+  auto r = c.read();
+  EXPECT_EQ(r.status, 431U);
+  EXPECT_EQ(r.error_code(), "headers_too_large") << r.raw;
+  EXPECT_EQ(connect().get("/v1/health").status, 200U) << "the server still serves";
+}
+
+TEST_F(api_server_test, a_client_that_reads_nothing_of_a_large_reply_is_dropped_after_the_write_timeout) {
+  server_options o;
+  o.write_timeout = std::chrono::milliseconds(300);
+  restart_server(o);
+  ASSERT_EQ(connect().post("/v1/sessions", R"({"id":"ses_big"})").status, 201U);
+  // 200 inputs of 60 kB: a listing of 12 MB, more than any socket buffers hold.
+  for (int i = 0; i < 200; ++i) {
+    auto r = run(service_->admit(
+        session_id::trusted("ses_big"),
+        {std::nullopt, std::string(60'000, 'x'), model::delivery::queue, session::start_mode::record_only}));
+    ASSERT_TRUE(r) << r.error().describe();
+  }
+  raw_connection reader(server_->port(), "", 4096);
+  reader.write(raw_request("GET", "/v1/sessions/ses_big/inputs", "", auth_header));
+  std::array<char, 64> start{};
+  timeval tv{};
+  tv.tv_sec = 20;  // a server bug fails the test instead of hanging it
+  ::setsockopt(reader.socket().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  const auto n = reader.socket().read_some(asio::buffer(start));  // the reply has begun
+  ASSERT_EQ(std::string_view(start.data(), n).substr(0, 12), "HTTP/1.1 200");
+  // The reader reads no more: the server gives up on the reply and closes the connection.
+  bool dropped = false;
+  for (int i = 0; i < 3000 && !dropped; ++i) {
+    dropped = server_->connections() == 0;
+    if (!dropped) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(dropped) << "the stalled connection is still open";
+  EXPECT_EQ(connect().get("/v1/health").status, 200U);
+}
+
+TEST_F(api_server_test, stop_waits_for_an_event_stream_and_ends_it) {
+  ASSERT_EQ(connect().post("/v1/sessions", R"({"id":"ses_stop"})").status, 201U);
+  auto stream = open_stream(server_->port(), "ses_stop");
+  run(server_->stop());
+  EXPECT_EQ(server_->connections(), 0U) << "stop() returned after the stream's connection ended";
+  std::array<char, 256> rest{};
+  boost::system::error_code ec;
+  while (!ec) stream->socket().read_some(asio::buffer(rest), ec);
+  EXPECT_EQ(ec, asio::error::eof) << "the stream was closed, not left open";
 }
 
 // ---- slow event-stream readers ----

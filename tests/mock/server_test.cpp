@@ -2,11 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -140,6 +147,43 @@ TEST_F(mock_server, expect_100_continue_is_honoured) {
   EXPECT_EQ(got.rfind("HTTP/1.1 100 Continue\r\n", 0), 0U) << got;
   EXPECT_NE(got.find("HTTP/1.1 200 OK"), std::string::npos);
   EXPECT_NE(got.find("\"ok\""), std::string::npos);
+}
+
+TEST_F(mock_server, a_request_head_over_the_limit_is_431_and_the_server_keeps_serving) {
+  const auto got = test::raw_exchange(
+      port(), "GET /_mock/health HTTP/1.1\r\nHost: x\r\nX-Padding: " + std::string(70U * 1024U, 'a') + "\r\n\r\n");
+  EXPECT_EQ(got.rfind("HTTP/1.1 431 ", 0), 0U) << got.substr(0, 200);
+  EXPECT_EQ(http_call(port(), "GET", "/_mock/health").status, 200U);
+}
+
+TEST(mock_server_write_timeout, a_client_that_reads_nothing_of_a_large_reply_is_dropped) {
+  server_options o;
+  o.write_timeout = std::chrono::milliseconds(300);
+  server s(o);
+  ASSERT_TRUE(s.start());
+  // A recorded request of 12 MB makes the request listing larger than any socket buffers.
+  ASSERT_EQ(http_call(s.port(), "POST", "/v1/chat/completions", chat_body(std::string(12U << 20U, 'x'))).status, 200U);
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket reader(io);
+  reader.open(boost::asio::ip::tcp::v4());
+  reader.set_option(boost::asio::socket_base::receive_buffer_size(4096));
+  reader.connect({boost::asio::ip::make_address("127.0.0.1"), s.port()});
+  timeval tv{};
+  tv.tv_sec = 20;  // a server bug fails the test instead of hanging it
+  ::setsockopt(reader.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  const std::string request = "GET /_mock/requests HTTP/1.1\r\nHost: x\r\n\r\n";
+  boost::asio::write(reader, boost::asio::buffer(request));
+  std::array<char, 64> start{};
+  const auto n = reader.read_some(boost::asio::buffer(start));  // the reply has begun
+  ASSERT_EQ(std::string_view(start.data(), n).substr(0, 12), "HTTP/1.1 200");
+  // The reader reads no more: the server gives up on the reply and closes the connection.
+  bool dropped = false;
+  for (int i = 0; i < 3000 && !dropped; ++i) {
+    dropped = s.connections() == 0;
+    if (!dropped) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(dropped) << "the stalled connection is still open";
+  EXPECT_EQ(http_call(s.port(), "GET", "/_mock/health").status, 200U) << "the server still serves";
 }
 
 TEST_F(mock_server, requests_are_recorded_in_order_and_listed_after_a_seq) {

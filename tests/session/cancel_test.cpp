@@ -63,6 +63,9 @@ class promotion_first_store final : public store::event_store {
   store::task<result<std::vector<store::session_row>>> list_sessions(std::size_t limit) override {
     return inner_.list_sessions(limit);
   }
+  store::task<result<std::vector<store::session_overview>>> list_overviews(std::size_t limit) override {
+    return inner_.list_overviews(limit);
+  }
   store::task<result<store::input_row>> get_input(input_id id) override { return inner_.get_input(std::move(id)); }
   store::task<result<std::vector<store::input_row>>> pending_inputs(session_id s) override {
     return inner_.pending_inputs(std::move(s));

@@ -1,5 +1,7 @@
 #include "store/event_store.h"
 
+#include <algorithm>
+
 #include "backends.h"
 
 namespace tether::store::test {
@@ -217,6 +219,53 @@ TYPED_TEST(listings, list_interactions_returns_every_interaction_of_the_session_
   auto unknown = this->run(this->store().list_interactions(session_id::generate()));
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error(), store_errc::unknown_session);
+}
+
+TYPED_TEST(listings, an_overview_listing_is_the_session_listing_with_each_sessions_pending_counts) {
+  this->open();
+  const auto busy = this->new_session("busy");
+  const auto quiet = this->new_session("quiet");
+  const auto asking = this->new_session("asking");
+  const auto a = input_id::generate();
+  ASSERT_TRUE(this->append(busy, {admitted(a, "first"), admitted(input_id::generate(), "second"),
+                                  admitted(input_id::generate(), "third", model::delivery::queue)}));
+  ASSERT_TRUE(this->append(busy, {model::input_cancelled{a, "user"}}));
+  const auto answered = interaction_id::generate();
+  ASSERT_TRUE(
+      this->append(asking, {model::interaction_requested{answered, {}, "question", nullptr},
+                            model::interaction_requested{interaction_id::generate(), {}, "question", nullptr}}));
+  ASSERT_TRUE(this->append(asking, {model::interaction_resolved{answered, "answered", "yes"}}));
+  ASSERT_TRUE(this->append(asking, {admitted(input_id::generate(), "while asked")}));
+
+  auto sessions = this->run(this->store().list_sessions(10));
+  auto overviews = this->run(this->store().list_overviews(10));
+  ASSERT_TRUE(sessions) << why(sessions);
+  ASSERT_TRUE(overviews) << why(overviews);
+  ASSERT_EQ(overviews->size(), 3U);
+  ASSERT_EQ(overviews->size(), sessions->size());
+  for (std::size_t i = 0; i < overviews->size(); ++i) {
+    const auto& o = (*overviews)[i];
+    EXPECT_EQ(o.session.id, (*sessions)[i].id) << "the same sessions in the same order";
+    EXPECT_EQ(o.session.last_seq, (*sessions)[i].last_seq);
+    EXPECT_EQ(o.session.title, (*sessions)[i].title);
+    auto snap = this->run(this->store().snapshot(o.session.id));
+    ASSERT_TRUE(snap) << why(snap);
+    EXPECT_EQ(o.pending_inputs, snap->pending_inputs.size()) << o.session.title;
+    EXPECT_EQ(o.pending_interactions, snap->pending_interactions.size()) << o.session.title;
+  }
+  const auto find = [&](const session_id& s) {
+    return *std::find_if(overviews->begin(), overviews->end(), [&](const auto& o) { return o.session.id == s; });
+  };
+  EXPECT_EQ(find(busy).pending_inputs, 2U);
+  EXPECT_EQ(find(busy).pending_interactions, 0U);
+  EXPECT_EQ(find(quiet).pending_inputs, 0U);
+  EXPECT_EQ(find(asking).pending_inputs, 1U);
+  EXPECT_EQ(find(asking).pending_interactions, 1U);
+
+  auto first = this->run(this->store().list_overviews(1));
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->size(), 1U) << "the limit holds";
+  EXPECT_EQ((*first)[0].session.id, (*sessions)[0].id);
 }
 
 }  // namespace

@@ -66,13 +66,15 @@ result<Row> single(query& q, From from, std::string_view missing) {
   return from(q);
 }
 
-#define TETHER_SESSION_SELECT                                                                                 \
+#define TETHER_SESSION_COLUMNS                                                                                \
   "SELECT s.id, COALESCE((SELECT seq FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), 0), "  \
   "s.generation, s.title, s.workspace, s.profile, s.open_execution, "                                         \
   "s.continuation_pending, s.runtime, s.bound_runtime, s.quarantined, s.quarantine_reason, s.created_at, "    \
   "COALESCE((SELECT time FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), s.created_at), "   \
   "l.owner, l.expires_at, l.attempts, s.metadata, s.bound_session_id, s.bound_generation, s.bound_seen_seq, " \
-  "s.bound_state FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
+  "s.bound_state"
+#define TETHER_SESSION_FROM " FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
+#define TETHER_SESSION_SELECT TETHER_SESSION_COLUMNS TETHER_SESSION_FROM
 
 result<session_row> session_from(const query& q) {
   session_row r;
@@ -278,6 +280,23 @@ result<std::vector<session_row>> list_sessions(connection& db, std::size_t limit
   auto q = db.prepare(TETHER_SESSION_SELECT "ORDER BY 14 DESC, s.id LIMIT ?");
   q.bind(sql_limit(limit));
   return collect<session_row>(q, session_from);
+}
+
+result<std::vector<session_overview>> list_overviews(connection& db, std::size_t limit) {
+  // The counts come from the partial indexes of pending inputs and pending
+  // interactions: one seek per session each, in the same statement.
+  auto q = db.prepare(
+      TETHER_SESSION_COLUMNS
+      ", (SELECT COUNT(*) FROM inputs i WHERE i.session_id = s.id AND i.status = 'pending'), "
+      "(SELECT COUNT(*) FROM interactions x WHERE x.session_id = s.id AND x.status = 'pending')" TETHER_SESSION_FROM
+      "ORDER BY 14 DESC, s.id LIMIT ?");
+  q.bind(sql_limit(limit));
+  return collect<session_overview>(q, [](const query& row) -> result<session_overview> {
+    auto session = session_from(row);
+    if (!session) return session.error();
+    return session_overview{std::move(*session), static_cast<std::size_t>(row.int64(22)),
+                            static_cast<std::size_t>(row.int64(23))};
+  });
 }
 
 result<input_row> get_input(connection& db, const input_id& id) {

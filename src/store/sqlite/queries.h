@@ -27,6 +27,8 @@ result<event_page> read_events(connection& db, const session_id& s, event_seq af
 result<session_row> get_session(connection& db, const session_id& s);
 // Most recently updated first.
 result<std::vector<session_row>> list_sessions(connection& db, std::size_t limit);
+// list_sessions with the pending inputs and interactions of each counted, in one statement.
+result<std::vector<session_overview>> list_overviews(connection& db, std::size_t limit);
 result<input_row> get_input(connection& db, const input_id& id);
 result<std::vector<input_row>> pending_inputs(connection& db, const session_id& s);
 // Every input of the session (any status), in admission order.

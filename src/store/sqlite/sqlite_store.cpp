@@ -125,6 +125,10 @@ class sqlite_event_store final : public event_store {
   task<result<std::vector<session_row>>> list_sessions(std::size_t limit) override {
     return on_reader<std::vector<session_row>>([limit](connection& db) { return sqlite::list_sessions(db, limit); });
   }
+  task<result<std::vector<session_overview>>> list_overviews(std::size_t limit) override {
+    return on_reader<std::vector<session_overview>>(
+        [limit](connection& db) { return sqlite::list_overviews(db, limit); });
+  }
   task<result<input_row>> get_input(input_id id) override {
     return on_reader<input_row>([id = std::move(id)](connection& db) { return sqlite::get_input(db, id); });
   }
