@@ -44,10 +44,10 @@ void set_common(Response& res, const http_reply& r, bool keep_alive) {
   res.keep_alive(keep_alive);
 }
 
-http::response whole(const http_reply& r, bool keep_alive, bool head) {
+http::response whole(http_reply r, bool keep_alive, bool head) {
   http::response res;
   set_common(res, r, keep_alive);
-  if (!head) res.body() = r.body;
+  if (!head) res.body() = std::move(r.body);
   res.prepare_payload();
   return res;
 }
@@ -98,13 +98,16 @@ class mock_routes final : public http::routes {
     const bool keep_alive = req.keep_alive() && !r.close;
     http::reply out;
     if (r.streaming) {
+      // Called once: the reply moves into the coroutine.
       out.streamer = [h = &handler_, r = std::move(r), keep_alive, t = write_timeout_](
-                         std::shared_ptr<http::stream> s) { return write_events(std::move(s), r, keep_alive, t, h); };
+                         std::shared_ptr<http::stream> s) mutable {
+        return write_events(std::move(s), std::move(r), keep_alive, t, h);
+      };
       co_return out;
     }
     if (r.disconnect) co_return out;  // closed without an answer
-    out.message = whole(r, keep_alive, head);
     out.written = [h = &handler_, seq = r.recorded_seq] { h->mark_completed(seq); };
+    out.message = whole(std::move(r), keep_alive, head);
     co_return out;
   }
 
