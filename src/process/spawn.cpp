@@ -85,9 +85,12 @@ struct child_plan {
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(p.report, step::pdeathsig, errno);
     if (::getppid() != p.parent) ::_exit(125);  // the parent died during the fork
   }
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);  // EINVAL for KILL/STOP/RT internals: fine
+  // The raw call, not sigaction(3): glibc refuses to touch its own signals
+  // (32 and 33, thread cancellation and set*id), and whoever started the
+  // server may have left them ignored, which exec would pass on. An all-zero
+  // kernel sigaction is SIG_DFL with no flags whatever the field order.
+  const unsigned long dfl[8] = {};
+  for (int sig = 1; sig < NSIG; ++sig) ::syscall(SYS_rt_sigaction, sig, dfl, nullptr, (NSIG - 1) / 8);  // EINVAL for KILL/STOP: fine
   if (p.set_umask) ::umask(p.umask_value);
   // Lift every source above the targets first, so a source that already is
   // 0..3 is not overwritten by an earlier dup2.

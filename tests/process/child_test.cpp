@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -122,10 +123,16 @@ TEST(child, signals_are_default_and_unblocked_in_the_child_whatever_the_parent_s
   sigemptyset(&block);
   sigaddset(&block, SIGUSR1);
   ::pthread_sigmask(SIG_BLOCK, &block, &old);
+  // glibc's own signals (32, 33) ignored too, as some launchers leave them:
+  // sigaction(3) cannot reset those, only the raw call can.
+  const unsigned long ignored[8] = {reinterpret_cast<unsigned long>(SIG_IGN)};  // handler first on x86-64
+  unsigned long kept[2][8] = {};
+  for (int i = 0; i < 2; ++i) ::syscall(SYS_rt_sigaction, 32 + i, ignored, kept[i], (NSIG - 1) / 8);
   // grep itself, not a shell: what it shows is what the spawner handed it.
   spawn_options o;
   o.argv = {"/bin/grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"};
   auto r = run(io, o);
+  for (int i = 0; i < 2; ++i) ::syscall(SYS_rt_sigaction, 32 + i, kept[i], nullptr, (NSIG - 1) / 8);
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   ::sigaction(SIGINT, &saved, nullptr);
   EXPECT_EQ(r.out, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
