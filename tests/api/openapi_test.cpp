@@ -154,7 +154,7 @@ TEST(OpenApi, RequestBodiesRefuseUnknownFieldsAndNameExactlyTheFieldsTheServerAc
   }
 }
 
-TEST(OpenApi, EveryPostDocuments415AndEveryRoute503) {
+TEST(OpenApi, EveryPostDocuments415AndEveryRoute431And503) {
   const auto doc = document();
   const auto& codes = doc.at("components")
                           .at("schemas")
@@ -168,11 +168,14 @@ TEST(OpenApi, EveryPostDocuments415AndEveryRoute503) {
   EXPECT_NE(std::find(codes.begin(), codes.end(), json::value("unsupported_media_type")), codes.end());
   EXPECT_NE(std::find(codes.begin(), codes.end(), json::value("payload_too_large")), codes.end())
       << "the code the server sends for 413";
+  EXPECT_NE(std::find(codes.begin(), codes.end(), json::value("headers_too_large")), codes.end())
+      << "the code the server sends for 431";
   for (const auto& [path, item] : paths_of(doc)) {
     for (const auto& [key, op] : item.as_object()) {
       if (!http_methods.contains(std::string(key))) continue;
       const auto& responses = op.at("responses").as_object();
       EXPECT_TRUE(responses.contains("503")) << path << " " << key << ": over the connection limits";
+      EXPECT_TRUE(responses.contains("431")) << path << " " << key << ": a request head over the limit";
       if (key == "post") {
         EXPECT_TRUE(responses.contains("415")) << path;
       }
