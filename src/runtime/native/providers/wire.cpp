@@ -1,5 +1,8 @@
 #include "runtime/native/providers/wire.h"
 
+#include <cmath>
+#include <limits>
+
 #include <fmt/format.h>
 #include <boost/json/parse.hpp>
 
@@ -116,8 +119,17 @@ std::int64_t integer(const json::object& o, std::string_view key) {
   const auto* v = o.if_contains(key);
   if (v == nullptr) return 0;
   if (v->is_int64()) return v->get_int64();
-  if (v->is_uint64()) return static_cast<std::int64_t>(v->get_uint64());
-  if (v->is_double()) return static_cast<std::int64_t>(v->get_double());
+  // A count no model reports, but one a server may send: saturate instead of
+  // converting out of range (undefined for a double).
+  constexpr auto most = std::numeric_limits<std::int64_t>::max();
+  if (v->is_uint64()) return v->get_uint64() > static_cast<std::uint64_t>(most) ? most : static_cast<std::int64_t>(v->get_uint64());
+  if (v->is_double()) {
+    const double d = v->get_double();
+    if (std::isnan(d)) return 0;
+    if (d >= 9.2e18) return most;
+    if (d <= -9.2e18) return std::numeric_limits<std::int64_t>::min();
+    return static_cast<std::int64_t>(d);
+  }
   return 0;
 }
 

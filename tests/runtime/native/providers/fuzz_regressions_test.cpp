@@ -1,5 +1,8 @@
 // Inputs the fuzz targets (fuzz/) found crashing, kept as tests of the g++
 // build; the crashing inputs themselves are in fuzz/regressions/.
+#include <cstdint>
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "runtime/native/providers/provider.h"
@@ -27,6 +30,18 @@ TEST(provider_stream_failures, name_an_event_only_when_its_name_is_utf8) {
     ASSERT_TRUE(named.failure.has_value());
     EXPECT_EQ(named.failure->message, "a stream event content_block_delta is not a JSON object");
   }
+}
+
+// fuzz/regressions/provider_streams/usage-count-double-out-of-range: a token
+// count sent as a huge double was converted to int64 out of range
+// (undefined behaviour); counts now saturate.
+TEST(provider_stream_usage, a_token_count_out_of_the_int64_range_saturates) {
+  const auto fed = testing::feed_mapper(
+      wire_api::openai_chat,
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}],"
+      "\"usage\":{\"prompt_tokens\":2.2e95,\"completion_tokens\":18446744073709551615}}\n\ndata: [DONE]\n\n");
+  EXPECT_EQ(fed.done.usage.input_tokens, std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(fed.done.usage.output_tokens, std::numeric_limits<std::int64_t>::max());
 }
 
 }  // namespace
