@@ -2,6 +2,7 @@
 
 #include "session/errors.h"
 #include "session/fixture.h"
+#include "session/forwarding_store.h"
 
 namespace tether::testing {
 namespace {
@@ -12,104 +13,24 @@ using session::start_mode;
 // A store that lets a promotion of an input commit just before the cancel
 // of that input that the service sends: the race a drain at a step boundary
 // and a user's DELETE can run. Everything else goes straight through.
-class promotion_first_store final : public store::event_store {
+class promotion_first_store final : public forwarding_store {
  public:
-  explicit promotion_first_store(store::event_store& inner) : inner_(inner) {}
+  using forwarding_store::forwarding_store;
 
   store::task<result<store::append_result>> append(store::append_request req) override {
     if (!req.events.empty()) {
       if (const auto* cancel = std::get_if<model::input_cancelled>(&req.events.front())) {
         auto promote = store::single_event(req.session, model::input_promoted{cancel->input, execution_id::generate()});
-        auto won = co_await inner_.append(std::move(promote));
+        auto won = co_await inner_->append(std::move(promote));
         if (!won) co_return won.error();
         ++promotions_;
       }
     }
-    co_return co_await inner_.append(std::move(req));
+    co_return co_await inner_->append(std::move(req));
   }
   [[nodiscard]] int promotions() const { return promotions_; }
 
-  store::task<result<store::lease>> claim_lease(session_id s, std::string owner, time_ms ttl_ms) override {
-    return inner_.claim_lease(std::move(s), std::move(owner), ttl_ms);
-  }
-  store::task<result<store::lease>> renew_lease(session_id s, std::string owner, time_ms ttl_ms) override {
-    return inner_.renew_lease(std::move(s), std::move(owner), ttl_ms);
-  }
-  store::task<result<void>> release_lease(session_id s, std::string owner) override {
-    return inner_.release_lease(std::move(s), std::move(owner));
-  }
-  store::task<result<std::size_t>> expire_owned_leases(std::string owner) override {
-    return inner_.expire_owned_leases(std::move(owner));
-  }
-  store::task<result<std::int64_t>> bump_attempts(session_id s, std::string owner) override {
-    return inner_.bump_attempts(std::move(s), std::move(owner));
-  }
-  store::task<result<void>> quarantine(session_id s, std::string reason) override {
-    return inner_.quarantine(std::move(s), std::move(reason));
-  }
-  void publish(session_id s, model::payload ephemeral) override { inner_.publish(std::move(s), std::move(ephemeral)); }
-  std::unique_ptr<store::event_tail> tail(session_id s, event_seq after) override {
-    return inner_.tail(std::move(s), after);
-  }
-  std::unique_ptr<store::event_tail> tail_all(std::size_t buffer) override { return inner_.tail_all(buffer); }
-  store::task<result<store::event_page>> read(session_id s, event_seq after, std::size_t limit) override {
-    return inner_.read(std::move(s), after, limit);
-  }
-  store::task<result<store::session_row>> get_session(session_id s) override {
-    return inner_.get_session(std::move(s));
-  }
-  store::task<result<store::session_snapshot>> snapshot(session_id s) override { return inner_.snapshot(std::move(s)); }
-
-  store::task<result<std::vector<store::session_row>>> list_sessions(std::size_t limit) override {
-    return inner_.list_sessions(limit);
-  }
-  store::task<result<std::vector<store::session_overview>>> list_overviews(std::size_t limit) override {
-    return inner_.list_overviews(limit);
-  }
-  store::task<result<store::input_row>> get_input(input_id id) override { return inner_.get_input(std::move(id)); }
-  store::task<result<std::vector<store::input_row>>> pending_inputs(session_id s) override {
-    return inner_.pending_inputs(std::move(s));
-  }
-  store::task<result<std::vector<store::input_row>>> list_inputs(session_id s) override {
-    return inner_.list_inputs(std::move(s));
-  }
-  store::task<result<std::vector<store::message_row>>> context(session_id s) override {
-    return inner_.context(std::move(s));
-  }
-  store::task<result<std::vector<store::message_row>>> transcript(session_id s) override {
-    return inner_.transcript(std::move(s));
-  }
-  store::task<result<store::execution_row>> get_execution(execution_id id) override {
-    return inner_.get_execution(std::move(id));
-  }
-  store::task<result<std::vector<store::execution_row>>> list_executions(session_id s) override {
-    return inner_.list_executions(std::move(s));
-  }
-  store::task<result<std::vector<store::tool_call_row>>> unsettled_calls(session_id s) override {
-    return inner_.unsettled_calls(std::move(s));
-  }
-  store::task<result<store::interaction_row>> get_interaction(interaction_id id) override {
-    return inner_.get_interaction(std::move(id));
-  }
-  store::task<result<std::vector<store::interaction_row>>> pending_interactions(session_id s) override {
-    return inner_.pending_interactions(std::move(s));
-  }
-  store::task<result<std::vector<store::interaction_row>>> list_interactions(session_id s) override {
-    return inner_.list_interactions(std::move(s));
-  }
-  store::task<result<std::vector<store::abandoned_session>>> list_abandoned(std::string node, std::string current_owner,
-                                                                            std::optional<session_id> after,
-                                                                            std::size_t limit) override {
-    return inner_.list_abandoned(std::move(node), std::move(current_owner), std::move(after), limit);
-  }
-  store::task<result<std::vector<session_id>>> list_stranded(std::optional<session_id> after,
-                                                             std::size_t limit) override {
-    return inner_.list_stranded(std::move(after), limit);
-  }
-  void stop() override { inner_.stop(); }
-
  private:
-  store::event_store& inner_;
   int promotions_ = 0;
 };
 
