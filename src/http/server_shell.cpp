@@ -444,7 +444,8 @@ void spawn(const impl_ptr& self, tcp::socket socket, std::string peer) {
 
 net::awaitable<void> accept_loop(impl_ptr self) {
   for (;;) {
-    auto [ec, socket] = co_await self->acceptor.async_accept(net::make_strand(self->executor), use_tuple);
+    auto [ec, socket] = co_await self->acceptor.async_accept(
+        self->options.one_thread ? self->executor : net::any_io_executor(net::make_strand(self->executor)), use_tuple);
     if (self->stopping || !self->acceptor.is_open()) break;
     if (ec) {  // out of descriptors, …: breathe, then accept again
       spdlog::warn("{}: accept failed: {}", self->options.name, ec.message());

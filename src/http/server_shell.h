@@ -38,9 +38,9 @@
 // routes::connections_changed() let the owner count them.
 //
 // Threads: the shell runs on the executor it is given; each connection on a
-// strand of its own, the accept loop on another. routes::handle() and a
-// streaming reply run on their connection's strand, concurrently with other
-// connections'. The connection table (for the limits) is the only state
+// strand of its own (on the executor itself with options.one_thread), the
+// accept loop on another. routes::handle() and a streaming reply run on
+// their connection's strand, concurrently with other connections'. The connection table (for the limits) is the only state
 // connections share; a mutex guards it. start() binds on the calling
 // thread.
 //
@@ -162,6 +162,10 @@ struct shell_options {
   std::string refusal;
   // Set: every connection starts with a TLS handshake with this context.
   std::shared_ptr<boost::asio::ssl::context> tls;
+  // The executor runs on one thread only (the scripted model's): connections
+  // run on it directly, since a strand there only costs a lock and a queue
+  // per completion.
+  bool one_thread = false;
 };
 
 class server_shell {

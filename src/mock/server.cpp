@@ -173,6 +173,7 @@ result<void> server::impl::start() {
   so.request_timeout = idle_timeout;
   so.idle_timeout = idle_timeout;
   so.write_timeout = opts_.write_timeout;
+  so.one_thread = true;  // io_ runs on thread_ alone
   if (auto ep = http::parse_listen(opts_.listen); !ep) return error(mock_code(ep.error()), ep.error().message);
   if (opts_.tls) {
     auto ctx = tether::http::make_server_tls_context(*opts_.tls);
