@@ -8,7 +8,9 @@
 // TETHER_RUN_TOKEN). `tether mcp` sends one request per line and reads one
 // reply per line:
 //
-//   → {"token":"…","tool":"ask_user","arguments":{…}}
+//   → {"token":"…","op":"list"}
+//   ← {"ok":true,"tools":[{"name","description","inputSchema"}]}
+//   → {"token":"…","op":"call","tool":"ask_user","arguments":{…}}
 //   ← {"ok":true,"content":"…","is_error":false}
 //   ← {"ok":false,"error":"unknown run token"}      (refused: nothing ran)
 //
@@ -17,7 +19,8 @@
 // on the same connection. A token of a closed run, of another node, or a
 // made-up one is refused, as is a tool the run does not offer. Lines are at
 // most max_line_bytes; a longer one, or one that is not a JSON object with
-// a string token and tool and an object of arguments, gets {"ok":false}
+// a string token and a known op (call: a string tool and an object of
+// arguments), gets {"ok":false}
 // with the reason and the connection is closed. Connections are bounded
 // (max_connections; over it a new one is closed at once).
 //
