@@ -25,6 +25,7 @@
 #include "cli/common.h"
 #include "config/config.h"
 #include "process/run_to_end.h"
+#include "runtime/agent/programs.h"
 #include "runtime/native/tools/sandbox.h"
 
 #ifndef TETHER_VERSION
@@ -88,6 +89,30 @@ void check_program(std::vector<check>& out, std::string_view program, std::strin
     out.push_back({std::string(program), status::warn,
                    fmt::format("{} did not answer --version within 10 s, or failed", found->string())});
   }
+}
+
+// One line per agent runtime: its CLI's version, where it was found
+// (runtime/agent/programs.h: command, prefix or path) and its path.
+void check_agent_program(std::vector<check>& out, std::string_view kind) {
+  const std::string name = fmt::format("agent {}", kind);
+  auto found = runtime::agent::find(kind);
+  if (!found) {
+    out.push_back({name, status::warn, found.error().message});
+    return;
+  }
+  auto version = runtime::agent::installed_version(*found);
+  if (!version) {
+    out.push_back({name, status::warn,
+                   fmt::format("found in {} ({}) but {}", to_string(found->where), found->path.string(),
+                               version.error().message)});
+    return;
+  }
+  out.push_back({name, status::ok,
+                 fmt::format("{}, found in {}: {}", *version, to_string(found->where), found->path.string())});
+}
+
+void check_agents(std::vector<check>& out) {
+  for (const auto kind : runtime::agent::agent_kinds()) check_agent_program(out, kind);
 }
 
 void check_server(std::vector<check>& out, const common_args& args) {
@@ -212,9 +237,7 @@ int run_doctor(const common_args& args) {
   check_sandbox(out, settings ? &*settings : nullptr);
   check_server(out, args);
   out.push_back({"sqlite", status::ok, fmt::format("{} (linked)", sqlite3_libversion())});
-  check_program(out, "codex", "only for the codex runtime");
-  check_program(out, "claude", "only for the claude runtime");
-  check_program(out, "opencode", "only for the opencode runtime");
+  check_agents(out);
   check_program(out, "node", "the agent CLIs need it");
   check_program(out, "npm", "installs the agent CLIs");
 
@@ -225,7 +248,7 @@ int run_doctor(const common_args& args) {
     if (args.json) {
       doc.push_back(json::object{{"check", c.name}, {"status", to_string(c.state)}, {"detail", c.detail}});
     } else {
-      fmt::print("{:<7} {:<18} {}\n", to_string(c.state), c.name, c.detail);
+      fmt::print("{:<7} {:<24} {}\n", to_string(c.state), c.name, c.detail);
     }
   }
   if (args.json) print_json_line(json::object{{"ok", !broken}, {"checks", std::move(doc)}});

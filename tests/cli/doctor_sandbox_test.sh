@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tether doctor reports the bash sandbox: bubblewrap works, a profile with
 # sandbox = "off" is a loud warning, and without bubblewrap every sandboxed
-# profile is named as running without one.
+# profile is named as running without one. It lists every agent runtime with
+# its version, where it was found and the path, or "not installed" and where
+# it looked.
 set -euo pipefail
 tether=$1
 dir=$(mktemp -d)
@@ -35,4 +37,24 @@ s = c["sandbox"]
 assert s["status"] == "warn" and "not installed" in s["detail"] and "WITHOUT a sandbox" in s["detail"], s
 assert "strict" in s["detail"] and "default" in s["detail"] and "loose" not in s["detail"], s
 PY
-echo "doctor sandbox: ok"
+# The agent runtimes: one fake CLI in a prefix given by TETHER_AGENTS_PREFIX,
+# the others missing (PATH holds none of them).
+mkdir -p "$dir/agents/node_modules/.bin"
+printf '#!/bin/sh\necho "codex-cli 0.171.0"\n' >"$dir/agents/node_modules/.bin/codex"
+chmod +x "$dir/agents/node_modules/.bin/codex"
+out=$(TETHER_AGENTS_PREFIX=$dir/agents PATH=/usr/bin:/bin "$tether" doctor --json --config "$dir/config.toml" \
+        --data "$dir/data" --server http://127.0.0.1:1 || true)
+python3 - "$out" "$dir/agents/node_modules/.bin" <<'PY' || fail "doctor agents: $out"
+import json, sys
+c = {x["check"]: x for x in json.loads(sys.argv[1])["checks"]}
+bin = sys.argv[2]
+codex = c["agent codex"]
+assert codex["status"] == "ok", codex
+assert codex["detail"] == "0.171.0, found in prefix: " + bin + "/codex", codex
+for kind in ["claude", "opencode", "codex-acp", "claude-agent-acp"]:
+    a = c["agent " + kind]
+    assert a["status"] == "warn", a
+    assert a["detail"].startswith(kind + " not installed (looked in " + bin), a
+    assert "PATH /usr/bin:/bin" in a["detail"], a
+PY
+echo "doctor sandbox and agents: ok"

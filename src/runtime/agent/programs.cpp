@@ -66,11 +66,11 @@ result<program> find_command(std::string_view kind, const std::string& command, 
   if (command.find('/') != std::string::npos) {
     if (runnable(command)) return program{std::string(kind), found_in::command, fs::absolute(command)};
     return error(agent_errc::not_found,
-                 fmt::format("{} not found: its command {} is not an executable file", kind, command));
+                 fmt::format("{} not installed (its command {} is not an executable file)", kind, command));
   }
   if (auto hit = on_path(command, env.path)) return program{std::string(kind), found_in::command, *hit};
   return error(agent_errc::not_found,
-               fmt::format("{} not found: its command {} is not in PATH ({})", kind, command, env.path));
+               fmt::format("{} not installed (looked for its command {} in PATH {})", kind, command, env.path));
 }
 
 // The line a failed --version leaves for the message: its first non-empty one.
@@ -170,12 +170,12 @@ result<program> find(std::string_view kind, const find_options& options, const s
     const auto bin = fs::absolute(prefix) / "node_modules" / ".bin";
     for (const auto& name : *names)
       if (runnable(bin / name)) return program{std::string(kind), found_in::prefix, bin / name};
-    looked = fmt::format("{}{}, ", bin.string(), env.agents_prefix.empty() ? "" : " ($TETHER_AGENTS_PREFIX)");
+    looked = fmt::format("{}{}, then ", bin.string(), env.agents_prefix.empty() ? "" : " ($TETHER_AGENTS_PREFIX)");
   }
   for (const auto& name : *names)
     if (auto hit = on_path(name, env.path)) return program{std::string(kind), found_in::path, *hit};
-  return error(agent_errc::not_found,
-               fmt::format("{} not found: looked for {} in {}PATH ({})", kind, joined(*names), looked, env.path));
+  return error(agent_errc::not_found, fmt::format("{} not installed (looked in {}PATH {} for {})", kind, looked,
+                                                 env.path, joined(*names)));
 }
 
 result<std::string> version(const fs::path& program, version_options options, process::spawner& spawner) {
@@ -220,6 +220,11 @@ result<std::string> package_version(const fs::path& program) {
     return error(agent_errc::no_version, fmt::format("{} has no version", (dir / "package.json").string()));
   }
   return error(agent_errc::no_version, fmt::format("no package.json above {}", program.string()));
+}
+
+result<std::string> installed_version(const program& p, version_options options) {
+  if (p.kind.ends_with("-acp")) return package_version(p.path);
+  return version(p.path, options);
 }
 
 std::optional<std::string> first_version(std::string_view text) {

@@ -51,7 +51,7 @@
 // Errors (errors.h):
 //   unknown_kind       find()/binary_names() got a kind not listed above
 //   not_found          nothing executable where find() looked; the message
-//                      names the kind and every place looked
+//                      reads "KIND not installed (looked in …)", every place named
 //   version_timed_out  --version did not finish within the limit
 //   version_failed     --version exited unsuccessfully (its status and first
 //                      output line), or no temporary HOME could be made
@@ -118,6 +118,12 @@ result<std::string> version(const std::filesystem::path& program, version_option
 // The "version" of the package.json nearest above the program's resolved
 // path (at most 4 directories up): what npm installed it as.
 result<std::string> package_version(const std::filesystem::path& program);
+
+// The version of a found program as doctor and the tests report it:
+// version() for codex, claude and opencode (running it proves the install
+// works: a placeholder left by a skipped postinstall fails), package_version()
+// for the ACP agents, which have no --version.
+result<std::string> installed_version(const program& p, version_options options = {});
 
 // The first version-looking token of `text`, without a leading 'v'.
 std::optional<std::string> first_version(std::string_view text);

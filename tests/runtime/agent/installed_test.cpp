@@ -15,9 +15,7 @@ class installed_agent : public testing::TestWithParam<std::string_view> {};
 TEST_P(installed_agent, is_found_and_reports_a_version) {
   TETHER_REQUIRE_AGENT(path, GetParam());
   EXPECT_TRUE(path.is_absolute()) << path;
-  // The ACP agents have no --version; their npm package says which one it is.
-  const bool acp = GetParam().ends_with("-acp");
-  auto v = acp ? package_version(path) : version(path);
+  auto v = installed_version(find(GetParam()).value());
   ASSERT_TRUE(v) << path << ": " << v.error().message;
   EXPECT_TRUE(first_version(*v)) << *v;
 }

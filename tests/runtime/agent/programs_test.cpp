@@ -150,7 +150,7 @@ TEST(agent_programs, not_found_names_every_place_it_looked) {
   ASSERT_FALSE(found);
   EXPECT_EQ(found.error(), agent_errc::not_found);
   const auto& m = found.error().message;
-  EXPECT_NE(m.find("codex-acp not found"), std::string::npos) << m;
+  EXPECT_NE(m.find("codex-acp not installed (looked in "), std::string::npos) << m;
   EXPECT_NE(m.find((s.prefix() / "node_modules" / ".bin").string()), std::string::npos) << m;
   EXPECT_NE(m.find("/nonexistent/a:/nonexistent/b"), std::string::npos) << m;
   EXPECT_NE(m.find("codex-acp-linux-"), std::string::npos) << m;
