@@ -52,6 +52,6 @@ inline std::filesystem::path require_agent(std::string_view kind) {
 
 }  // namespace tether::test
 
-#define TETHER_REQUIRE_AGENT(var, kind)                  \
+#define TETHER_REQUIRE_AGENT(var, kind)                 \
   const auto var = ::tether::test::require_agent(kind); \
   if (var.empty()) return

@@ -10,8 +10,8 @@
 #include <sstream>
 #include <system_error>
 
-#include <boost/json.hpp>
 #include <fmt/format.h>
+#include <boost/json.hpp>
 
 #include "process/run_to_end.h"
 
@@ -146,9 +146,12 @@ result<std::vector<std::string>> binary_names(std::string_view kind) {
 
 std::string_view to_string(found_in where) {
   switch (where) {
-    case found_in::command: return "command";
-    case found_in::prefix: return "prefix";
-    case found_in::path: return "path";
+    case found_in::command:
+      return "command";
+    case found_in::prefix:
+      return "prefix";
+    case found_in::path:
+      return "path";
   }
   return "?";
 }
@@ -174,8 +177,8 @@ result<program> find(std::string_view kind, const find_options& options, const s
   }
   for (const auto& name : *names)
     if (auto hit = on_path(name, env.path)) return program{std::string(kind), found_in::path, *hit};
-  return error(agent_errc::not_found, fmt::format("{} not installed (looked in {}PATH {} for {})", kind, looked,
-                                                 env.path, joined(*names)));
+  return error(agent_errc::not_found,
+               fmt::format("{} not installed (looked in {}PATH {} for {})", kind, looked, env.path, joined(*names)));
 }
 
 result<std::string> version(const fs::path& program, version_options options, process::spawner& spawner) {
@@ -193,8 +196,8 @@ result<std::string> version(const fs::path& program, version_options options, pr
   auto done = process::run_to_end(std::move(o), {.limit = options.limit}, spawner);
   if (!done) return done.error();
   if (done->timed_out)
-    return error(agent_errc::version_timed_out, fmt::format("{} --version did not finish within {} ms",
-                                                            program.string(), options.limit.count()));
+    return error(agent_errc::version_timed_out,
+                 fmt::format("{} --version did not finish within {} ms", program.string(), options.limit.count()));
   if (!done->status.success())
     return error(agent_errc::version_failed, fmt::format("{} --version: {}: {}", program.string(),
                                                          done->status.describe(), first_line(done->output)));

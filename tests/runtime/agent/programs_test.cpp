@@ -103,8 +103,7 @@ TEST(agent_programs, the_environment_prefix_overrides_the_given_one) {
   scratch other;
   s.in_prefix("claude");
   const auto overriding = other.in_prefix("claude");
-  auto found =
-      find("claude", {.prefix = s.prefix()}, {.path = "", .agents_prefix = other.prefix().string()});
+  auto found = find("claude", {.prefix = s.prefix()}, {.path = "", .agents_prefix = other.prefix().string()});
   ASSERT_TRUE(found) << found.error().message;
   EXPECT_EQ(found->where, found_in::prefix);
   EXPECT_EQ(found->path, overriding);
@@ -174,11 +173,14 @@ TEST(agent_programs, version_is_the_first_version_token_the_program_prints) {
 TEST(agent_programs, version_runs_with_stdin_closed_and_an_empty_throwaway_home) {
   scratch s;
   const auto seen = s.dir() / "seen";
-  const auto agent = s.script("fake-claude", "read line && exit 7\n"
-                                             "printf '%s\\n' \"$HOME\" \"$PWD\" > '" + seen.string() + "'\n"
-                                             "[ -z \"$(ls -A \"$HOME\")\" ] || exit 8\n"
-                                             "touch \"$HOME/.state\"\n"
-                                             "echo '2.1.197 (Claude Code)'");
+  const auto agent = s.script("fake-claude",
+                              "read line && exit 7\n"
+                              "printf '%s\\n' \"$HOME\" \"$PWD\" > '" +
+                                  seen.string() +
+                                  "'\n"
+                                  "[ -z \"$(ls -A \"$HOME\")\" ] || exit 8\n"
+                                  "touch \"$HOME/.state\"\n"
+                                  "echo '2.1.197 (Claude Code)'");
   auto v = version(agent);
   ASSERT_TRUE(v) << v.error().message;
   EXPECT_EQ(*v, "2.1.197");
