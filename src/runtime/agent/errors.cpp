@@ -1,0 +1,38 @@
+#include "runtime/agent/errors.h"
+
+#include <string>
+
+namespace tether::runtime::agent {
+
+namespace {
+class agent_category_impl final : public std::error_category {
+ public:
+  const char* name() const noexcept override { return "agent"; }
+  std::string message(int c) const override {
+    switch (static_cast<agent_errc>(c)) {
+      case agent_errc::socket_path_too_long:
+        return "the socket path is too long";
+      case agent_errc::not_a_socket:
+        return "the socket path is taken by something that is not a socket";
+      case agent_errc::address_in_use:
+        return "another process serves the socket";
+      case agent_errc::listen_failed:
+        return "cannot listen on the socket";
+      case agent_errc::already_started:
+        return "the bridge was already started";
+      case agent_errc::bridge_unreachable:
+        return "the tool bridge cannot be reached";
+      case agent_errc::bad_reply:
+        return "the tool bridge sent a malformed reply";
+    }
+    return "unknown agent error";
+  }
+};
+}  // namespace
+
+const std::error_category& agent_category() {
+  static const agent_category_impl c;
+  return c;
+}
+
+}  // namespace tether::runtime::agent
