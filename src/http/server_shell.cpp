@@ -444,8 +444,18 @@ void spawn(const impl_ptr& self, tcp::socket socket, std::string peer) {
 
 net::awaitable<void> accept_loop(impl_ptr self) {
   for (;;) {
-    auto [ec, socket] = co_await self->acceptor.async_accept(
-        self->options.one_thread ? self->executor : net::any_io_executor(net::make_strand(self->executor)), use_tuple);
+    // The new socket's executor is a strand (as a strand<> type: handing
+    // async_accept a strand inside an any_io_executor made Boost 1.81 free
+    // that executor twice), or the executor itself on one thread.
+    boost::system::error_code ec;
+    tcp::socket socket(self->executor);
+    if (self->options.one_thread) {
+      std::tie(ec, socket) = co_await self->acceptor.async_accept(self->executor, use_tuple);
+    } else {
+      auto [aec, s] = co_await self->acceptor.async_accept(net::make_strand(self->executor), use_tuple);
+      ec = aec;
+      socket = tcp::socket(std::move(s));
+    }
     if (self->stopping || !self->acceptor.is_open()) break;
     if (ec) {  // out of descriptors, …: breathe, then accept again
       spdlog::warn("{}: accept failed: {}", self->options.name, ec.message());
