@@ -152,7 +152,7 @@ json::object run_case(const runtime_case& rc, int turns) {
                              "\"\nmodel = \"scripted\"\n";
   tether::e2e::cluster c({}, config);
   auto created = c.call("POST", "/v1/sessions", json::object{{"profile", "bench"}});
-  const std::string s(created.json.at("id").as_string());
+  const std::string s(created.json.at("session").at("id").as_string());
   measured m;
   for (int i = 1; i <= turns; ++i) through_tether(c, s, i, m);
   const std::string root = "http://127.0.0.1:" + std::to_string(c.mock_port());

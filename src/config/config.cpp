@@ -70,7 +70,7 @@ result<void> read_tool_settings(profile& p, const toml::table& t, const std::str
   auto sandbox = text(t, where, "sandbox", std::string(runtime::native::to_string(p.sandbox)));
   if (!sandbox) return sandbox.error();
   const auto mode = runtime::native::parse_sandbox_mode(*sandbox);
-  if (!mode)
+  if (!mode || *mode == runtime::native::sandbox_mode::contain)
     return bad(fmt::format("{}.sandbox: \"{}\" is not a sandbox mode (workspace-write, read-only, off)", where,
                            *sandbox));
   p.sandbox = *mode;

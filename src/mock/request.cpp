@@ -145,6 +145,7 @@ void read_responses_item(const json::object& item, conversation& c) {
   call.id = string_field(item, "call_id");
   if (type == "function_call") {
     call.name = string_field(item, "name");
+    call.tool_namespace = string_field(item, "namespace");
     call.arguments = arguments_text(item.if_contains("arguments"));
   } else if (type == "custom_tool_call") {
     call.name = string_field(item, "name");
@@ -243,6 +244,37 @@ result<conversation> parse_chat_request(const json::value& body) {
   return c;
 }
 
+// The tools of a Responses request; a `namespace` tool's functions are
+// offered by their own names, remembering the namespace for the call.
+result<void> read_responses_tools(const json::array& tools, const std::string& ns, conversation& c) {
+  for (const auto& t : tools) {
+    if (!t.is_object()) return bad("tools entries must be objects");
+    const auto& def = t.as_object();
+    const auto type = string_field(def, "type");
+    if (type == "namespace" && ns.empty()) {
+      const auto* inner = def.if_contains("tools");
+      if (inner != nullptr && inner->is_array()) TETHER_TRY(read_responses_tools(inner->as_array(), string_field(def, "name"), c));
+      continue;
+    }
+    tool_offer offer;
+    offer.name = string_field(def, "name");
+    offer.description = string_field(def, "description");
+    offer.tool_namespace = ns;
+    if (type == "function") {
+      offer.schema = schema_of(def.if_contains("parameters"));
+    } else if (type == "custom") {
+      offer.kind = tool_kind::custom;
+    } else if (type == "local_shell") {
+      offer.name = "local_shell";
+      offer.kind = tool_kind::local_shell;
+    } else {
+      continue;  // hosted tools (web_search, …)
+    }
+    if (!offer.name.empty()) c.tools.push_back(std::move(offer));
+  }
+  return ok();
+}
+
 result<conversation> parse_responses_request(const json::value& body) {
   auto o = require_object(body);
   if (!o) return o.error();
@@ -268,25 +300,7 @@ result<conversation> parse_responses_request(const json::value& body) {
   auto tools = optional_array(obj, "tools");
   if (!tools) return tools.error();
   if (*tools != nullptr) {
-    for (const auto& t : **tools) {
-      if (!t.is_object()) return bad("tools entries must be objects");
-      const auto& def = t.as_object();
-      const auto type = string_field(def, "type");
-      tool_offer offer;
-      offer.name = string_field(def, "name");
-      offer.description = string_field(def, "description");
-      if (type == "function") {
-        offer.schema = schema_of(def.if_contains("parameters"));
-      } else if (type == "custom") {
-        offer.kind = tool_kind::custom;
-      } else if (type == "local_shell") {
-        offer.name = "local_shell";
-        offer.kind = tool_kind::local_shell;
-      } else {
-        continue;  // hosted tools (web_search, …)
-      }
-      if (!offer.name.empty()) c.tools.push_back(std::move(offer));
-    }
+    TETHER_TRY(read_responses_tools(**tools, "", c));
   }
   return c;
 }

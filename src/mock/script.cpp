@@ -157,7 +157,17 @@ std::optional<std::string> content_text(const json::value& v) {
   return out;
 }
 
-std::optional<std::string> answer_from_result(const std::string& text, const option_labels& options) {
+// Codex hands an MCP tool's result to the model under a header of its own:
+// "Wall time: 0.0054 seconds\nOutput:\n…"; the result is what follows.
+std::string_view without_codex_header(std::string_view text) {
+  if (!text.starts_with("Wall time:")) return text;
+  constexpr std::string_view marker = "\nOutput:\n";
+  const auto at = text.find(marker);
+  return at == std::string_view::npos ? text : text.substr(at + marker.size());
+}
+
+std::optional<std::string> answer_from_result(const std::string& raw, const option_labels& options) {
+  const std::string text(without_codex_header(raw));
   boost::system::error_code ec;
   const auto v = json::parse(text, ec);
   if (!ec && v.is_object()) {

@@ -166,6 +166,7 @@ tool_call make_call(const tool_offer& t, const json::object& args) {
   tool_call call;
   call.name = t.name;
   call.kind = t.kind;
+  call.tool_namespace = t.tool_namespace;
   call.arguments = json::serialize(args);
   return call;
 }
@@ -306,6 +307,7 @@ action_outcome shell_call(const conversation& c, const std::string& command, she
     tool_call call;
     call.name = t->name;
     call.kind = t->kind;
+    call.tool_namespace = t->tool_namespace;
     call.arguments = command;
     return call;
   }
@@ -436,6 +438,7 @@ action_outcome named_call(const conversation& c, const std::string& name, const 
   tool_call call;
   call.name = t->name;
   call.kind = t->kind;
+  call.tool_namespace = t->tool_namespace;
   call.arguments =
       t->kind == tool_kind::custom && input.is_string() ? std::string(input.as_string()) : json::serialize(input);
   return call;

@@ -35,6 +35,7 @@ struct tool_call {
   std::string name;
   std::string arguments;  // JSON text of the input; the raw input of a custom tool
   tool_kind kind = tool_kind::function;
+  std::string tool_namespace;  // Responses: the namespace tool the function is in ("" for none)
 };
 
 // One entry of the normalized conversation, in request order.
@@ -59,6 +60,7 @@ struct tool_offer {
   std::string description;
   boost::json::object schema;  // JSON Schema of the input; empty for custom/local_shell tools
   tool_kind kind = tool_kind::function;
+  std::string tool_namespace;  // Responses: offered inside this namespace tool ("" for none)
 };
 
 // One model request, whatever its wire format.

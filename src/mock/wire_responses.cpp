@@ -77,6 +77,7 @@ json::object output_item(const model_output& out, const response_meta& meta, boo
     case tool_kind::function:
       item["type"] = "function_call";
       item["name"] = out.call->name;
+      if (!out.call->tool_namespace.empty()) item["namespace"] = out.call->tool_namespace;
       item["arguments"] = done ? out.call->arguments : std::string();
       break;
     case tool_kind::custom:

@@ -107,6 +107,22 @@ struct node::impl {
     return p;
   }
 
+  // bubblewrap for an agent's `contain` sandbox, or nullopt (loudly).
+  std::optional<fs::path> agent_sandbox(const config::profile& prof) {
+    if (!bwrap && sandbox_problem.empty()) {
+      auto probed = runtime::native::probe_sandbox();
+      if (probed)
+        bwrap = *probed;
+      else
+        sandbox_problem = probed.error().message;
+    }
+    if (!bwrap)
+      spdlog::warn("node: WARNING: profile {}: the agent runs without bubblewrap ({}): what it starts in another "
+                   "process group can outlive a stop, and it can read the data directory",
+                   prof.name, sandbox_problem);
+    return bwrap;
+  }
+
   // The runtime kinds this node runs; each builds a profile's runtime.
   void add_kinds(const node_options& o) {
     note = o.note;
@@ -171,6 +187,7 @@ struct node::impl {
     o.bridge = *b;
     std::error_code ec;
     o.tether_program = fs::read_symlink("/proc/self/exe", ec);
+    o.bwrap = agent_sandbox(prof);
     return agent::make_per_turn_runtime(std::move(d), std::move(o));
   }
 

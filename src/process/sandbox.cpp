@@ -44,18 +44,41 @@ std::string_view to_string(sandbox_mode m) {
   switch (m) {
     case sandbox_mode::workspace_write: return "workspace-write";
     case sandbox_mode::read_only: return "read-only";
+    case sandbox_mode::contain: return "contain";
     case sandbox_mode::off: return "off";
   }
   return "?";
 }
 
 std::optional<sandbox_mode> parse_sandbox_mode(std::string_view name) {
-  for (const auto m : {sandbox_mode::workspace_write, sandbox_mode::read_only, sandbox_mode::off})
+  for (const auto m : {sandbox_mode::workspace_write, sandbox_mode::read_only, sandbox_mode::contain, sandbox_mode::off})
     if (to_string(m) == name) return m;
   return std::nullopt;
 }
 
+namespace {
+
+std::vector<std::string> contain_argv(const sandbox& box, const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {box.bwrap.string(), "--die-with-parent", "--unshare-pid", "--unshare-ipc",
+                                   "--unshare-uts", "--cap-drop", "ALL", "--bind", "/", "/", "--proc", "/proc",
+                                   "--dev", "/dev"};
+  if (!box.hidden.empty()) {
+    argv.insert(argv.end(), {"--tmpfs", box.hidden.string()});
+    auto exposed = box.exposed;
+    std::stable_sort(exposed.begin(), exposed.end(),
+                     [](const fs::path& a, const fs::path& b) { return depth(a) < depth(b); });
+    for (const auto& p : exposed)
+      if (inside(p, box.hidden)) argv.insert(argv.end(), {"--bind", p.string(), p.string()});
+  }
+  if (!box.root.empty()) argv.insert(argv.end(), {"--chdir", box.root.string()});
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
+}
+
+}  // namespace
+
 std::vector<std::string> sandbox_argv(const sandbox& box, const std::vector<std::string>& command) {
+  if (box.mode == sandbox_mode::contain) return contain_argv(box, command);
   std::vector<std::string> argv = {box.bwrap.string(), "--die-with-parent", "--unshare-pid", "--unshare-ipc",
                                    "--unshare-uts", "--unshare-cgroup-try",
                                    // A root server's child would otherwise keep every capability

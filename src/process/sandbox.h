@@ -17,6 +17,15 @@
 //                    replaced by an empty tmpfs wherever it would be visible,
 //                    and --die-with-parent so the tree dies with its spawner.
 //   read-only        the same with `root` mounted read-only.
+//   contain          for programs that bring their own tools (agent CLIs):
+//                    the host's whole filesystem as it is (read-write) and
+//                    its network, but new PID, IPC and UTS namespaces, every
+//                    capability dropped, `hidden` under an empty tmpfs with
+//                    the `exposed` paths inside it mounted back read-write,
+//                    and --die-with-parent. What it contains is the process
+//                    tree: when the program exits or is killed, everything
+//                    it started dies with its PID namespace, whatever
+//                    process group or session it moved to.
 //   off              no sandbox: argv runs as it is.
 // The sandbox does not choose the environment: spawn_options::env is the
 // whole of it, sandbox or not.
@@ -32,9 +41,9 @@
 
 namespace tether::process {
 
-enum class sandbox_mode { workspace_write, read_only, off };
+enum class sandbox_mode { workspace_write, read_only, contain, off };
 
-// "workspace-write", "read-only", "off".
+// "workspace-write", "read-only", "contain", "off".
 std::string_view to_string(sandbox_mode m);
 std::optional<sandbox_mode> parse_sandbox_mode(std::string_view name);
 
@@ -44,6 +53,8 @@ struct sandbox {
   std::filesystem::path bwrap;   // the bubblewrap binary, a path (find_bwrap, probe_sandbox)
   std::filesystem::path root;    // canonical; the directory the child works in and may write (by mode)
   std::filesystem::path hidden;  // canonical; never visible inside (empty: none)
+  // contain: paths inside `hidden` that stay visible, read-write (canonical).
+  std::vector<std::filesystem::path> exposed;
 };
 
 // The bubblewrap command line that runs `command` under `box` (mode not off).

@@ -12,9 +12,10 @@
 //   2. The prompt (prompt.h) goes to the agent's stdin, then EOF. The agent
 //      resumes its own session when the turn carries this runtime's binding.
 //   3. The process: argv from the dialect plus the profile's `args`, in the
-//      session's workspace, its own process group, recorded in DATA/run/procs
-//      before it runs (a SIGKILLed server's next start kills it), dying with
-//      the server. Its environment is built, not inherited: PATH, LANG, LC_*,
+//      session's workspace, its own process group and (with bubblewrap) its
+//      own PID namespace with the rest of the data directory hidden,
+//      recorded in DATA/run/procs before it runs (a SIGKILLed server's next
+//      start kills it), dying with the server. Its environment is built, not inherited: PATH, LANG, LC_*,
 //      TERM, TZ, USER, LOGNAME, the profile's `env` names and `set_env`, the
 //      dialect's variables and the model key under the dialect's variable.
 //      Tether's own secrets (the API token, every profile's api_key_env) are
@@ -53,6 +54,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,12 @@ struct agent_options {
   std::filesystem::path tether_program;  // `tether mcp` runs this binary
   std::chrono::milliseconds grace{2000};
   std::size_t max_line_bytes = 8U << 20U;
+  // bubblewrap, when it runs here: the agent runs in a `contain` sandbox
+  // (process/sandbox.h): its whole tree dies with it, and the data
+  // directory is hidden but for the session's home, its workspace and the
+  // tool bridge's socket. Absent: no sandbox (a warning at start-up), and
+  // what the agent starts in another process group outlives a stop.
+  std::optional<std::filesystem::path> bwrap;
 };
 
 std::unique_ptr<session::runtime> make_per_turn_runtime(std::unique_ptr<dialect> d, agent_options o);

@@ -38,10 +38,13 @@ constexpr std::size_t stderr_tail_lines = 20;
 constexpr std::size_t stderr_line_bytes = 500;
 constexpr std::size_t max_tool_output_bytes = 64U * 1024U;
 constexpr auto stderr_drain = std::chrono::seconds(1);
+constexpr auto garbage_grace = std::chrono::seconds(2);
 
+// What the agent's ask_user call returns: no answer yet (JSON, so a model
+// reading it cannot take the message for the answer).
 constexpr std::string_view asked_reply =
-    "The question was sent to the user. End your turn now: do not call more tools and do not keep working. The "
-    "user's answer will arrive as your next message.";
+    R"({"status":"waiting_for_user","message":"The question was sent to the user. End your turn now: do not call )"
+    R"(more tools and do not keep working. The user's answer will arrive as your next message."})";
 
 std::string capped(std::string s, std::size_t limit) {
   if (s.size() <= limit) return s;
@@ -232,6 +235,17 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   so.stdin_mode = process::input::pipe;
   so.grace = o_.grace;
   so.gate = process::start_gate::gated;
+  if (o_.bwrap) {
+    std::error_code ec;
+    process::sandbox box;
+    box.mode = process::sandbox_mode::contain;
+    box.bwrap = *o_.bwrap;
+    box.root = dirs->workspace;
+    box.hidden = std::filesystem::weakly_canonical(o_.data_dir, ec);
+    box.exposed = {dirs->home, dirs->workspace};
+    if (o_.bridge != nullptr) box.exposed.push_back(o_.bridge->socket_path());
+    so.sandbox = std::move(box);
+  }
   const auto records = o_.data_dir / "run" / "procs";
   {
     auto spawned = native::spawn_recorded(so, records);
@@ -321,7 +335,10 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
       record_error = r.error().message;
     }
   }
-  if (broken || record_error) st->proc->signal(SIGKILL);
+  // Garbage: it may be dying (a crash prints its reason to stderr as it
+  // goes), so it gets a moment to exit on its own before it is stopped.
+  if (broken) co_await st->proc->wait_exit(std::chrono::steady_clock::now() + garbage_grace);
+  if (record_error) st->proc->signal(SIGKILL);
   const auto exit = co_await st->proc->stop();
   native::forget_process(records, pid);
   st->finished = true;
