@@ -178,6 +178,15 @@ json::object session_view(const session::session_summary& s) {
   o["metadata"] = row.metadata;
   o["status"] = std::string(session::to_string(s.status));
   o["generation"] = row.generation;
+  // The external agent session the next turn resumes (absent after a reset).
+  if (row.binding) {
+    o["binding"] = json::object{{"runtime", row.binding->runtime},
+                                {"external_session_id", row.binding->external_session_id},
+                                {"generation", row.binding->generation},
+                                {"last_seen_seq", row.binding->last_seen_seq.value}};
+  } else {
+    o["binding"] = nullptr;
+  }
   o["last_seq"] = row.last_seq.value;
   o["pending_inputs"] = s.pending_inputs;
   o["created_at"] = row.created_at;

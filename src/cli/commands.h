@@ -84,4 +84,11 @@ void add_serve_command(CLI::App& app, int& exit_code);
 // bad definition or selection, 130 after Ctrl-C.
 void add_e2e_command(CLI::App& app, int& exit_code);
 
+// `tether mcp`: the stdio MCP server an agent program runs for a turn's
+// tools (newline-delimited JSON-RPC 2.0 on stdin/stdout, logs on stderr),
+// which asks the turn's tool bridge at $TETHER_TOOLS_SOCKET with
+// $TETHER_RUN_TOKEN (mcp_command.cpp). Exit 0 at EOF of stdin, 2 when either
+// variable is missing, 1 when stdout is gone.
+void add_mcp_command(CLI::App& app, int& exit_code);
+
 }  // namespace tether::cli

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -111,8 +112,55 @@ void check_agent_program(std::vector<check>& out, std::string_view kind) {
                  fmt::format("{}, found in {}: {}", *version, to_string(found->where), found->path.string())});
 }
 
+// A one-line turn of each agent runtime whose CLI is installed, through
+// `tether run` against the built-in scripted model, in a temporary data
+// directory (removed afterwards).
+void check_agent_smoke(std::vector<check>& out, std::string_view runtime_kind, std::string_view program) {
+  const std::string name = fmt::format("runtime {}", runtime_kind);
+  if (!runtime::agent::find(program)) {
+    out.push_back({name, status::warn, fmt::format("not checked: {} is not installed", program)});
+    return;
+  }
+  std::error_code ec;
+  char pattern[] = "/tmp/tether-doctor-XXXXXX";
+  const char* made = ::mkdtemp(pattern);
+  if (made == nullptr) {
+    out.push_back({name, status::warn, "not checked: no temporary directory"});
+    return;
+  }
+  const fs::path dir(made);
+  {
+    std::ofstream cfg(dir / "tether.toml");
+    cfg << "[profiles.smoke]\nruntime = \"" << runtime_kind << "\"\nidle_timeout_ms = 60000\n";
+  }
+  constexpr std::string_view marker = "TETHER_SMOKE_OK";
+  process::spawn_options o;
+  o.argv = {fs::read_symlink("/proc/self/exe", ec).string(), "run", "--data", (dir / "data").string(), "--config",
+            (dir / "tether.toml").string(), "--profile", "smoke", fmt::format("Reply with exactly: {}", marker)};
+  o.env = process::inherited_environment();
+  o.cwd = dir;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto done = process::run_to_end(o, {.limit = std::chrono::seconds(120)});
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  fs::remove_all(dir, ec);
+  if (done && !done->timed_out && done->status.success() && done->output.find(marker) != std::string::npos) {
+    out.push_back({name, status::ok, fmt::format("a turn against the scripted model answered in {} ms", ms.count())});
+    return;
+  }
+  std::string why = !done ? done.error().message : done->timed_out ? "no answer within 120 s" : done->status.describe();
+  if (done && !done->output.empty()) {
+    auto last = done->output.substr(done->output.size() > 300 ? done->output.size() - 300 : 0);
+    while (!last.empty() && last.back() == '\n') last.pop_back();
+    why += ": " + last;
+  }
+  out.push_back({name, status::warn, "a turn against the scripted model failed: " + why});
+}
+
 void check_agents(std::vector<check>& out) {
   for (const auto kind : runtime::agent::agent_kinds()) check_agent_program(out, kind);
+  check_agent_smoke(out, "codex-exec", "codex");
+  check_agent_smoke(out, "claude-print", "claude");
+  check_agent_smoke(out, "opencode-run", "opencode");
 }
 
 void check_server(std::vector<check>& out, const common_args& args) {

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   tether::cli::add_doctor_command(app, exit_code);
   tether::cli::add_serve_command(app, exit_code);
   tether::cli::add_e2e_command(app, exit_code);
+  tether::cli::add_mcp_command(app, exit_code);
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (const CLI::ParseError& e) {

@@ -125,6 +125,76 @@ result<void> read_native(profile& p, const toml::table& t, const std::string& wh
   return read_tool_settings(p, t, where);
 }
 
+result<std::vector<std::string>> string_list(const toml::table& t, std::string_view where, std::string_view key) {
+  std::vector<std::string> out;
+  const auto* node = t.get(key);
+  if (node == nullptr) return out;
+  const auto* list = node->as_array();
+  if (list == nullptr) return bad(fmt::format("{}.{} must be an array of strings", where, key));
+  for (const auto& item : *list) {
+    const auto v = item.value<std::string>();
+    if (!v) return bad(fmt::format("{}.{} must be an array of strings", where, key));
+    out.push_back(*v);
+  }
+  return out;
+}
+
+// The keys of the agent-program kinds; `wire` only where the program lets
+// one choose (checked by the kind's key set).
+result<void> read_agent(profile& p, const toml::table& t, const std::string& where) {
+  auto& a = p.agent;
+  for (auto [key, field] : {std::pair{"base_url", &p.base_url}, {"api_key_env", &p.api_key_env},
+                            {"command", &a.command}, {"wire", &a.wire}}) {
+    auto v = text(t, where, key, *field);
+    if (!v) return v.error();
+    *field = *v;
+  }
+  if (!p.base_url.empty() && !p.base_url.starts_with("http://") && !p.base_url.starts_with("https://"))
+    return bad(fmt::format("{}.base_url must start with http:// or https://", where));
+  if (!p.api_key_env.empty() && !is_variable_name(p.api_key_env))
+    return bad(fmt::format("{}.api_key_env must be a variable name", where));
+  if (!a.wire.empty() && a.wire != "chat" && a.wire != "responses" && a.wire != "messages")
+    return bad(fmt::format("{}.wire: \"{}\" is not a wire format (chat, responses, messages)", where, a.wire));
+  auto model = text(t, where, "model", p.model);
+  if (!model) return model.error();
+  p.model = *model;
+  auto perms = text(t, where, "permissions", std::string(to_string(a.permissions)));
+  if (!perms) return perms.error();
+  if (*perms == "approve-all") {
+    a.permissions = agent_permissions::approve_all;
+  } else if (*perms == "approve-reads") {
+    a.permissions = agent_permissions::approve_reads;
+  } else if (*perms == "deny-all") {
+    a.permissions = agent_permissions::deny_all;
+  } else {
+    return bad(fmt::format("{}.permissions: \"{}\" is not one of approve-all, approve-reads, deny-all", where,
+                           *perms));
+  }
+  auto args = string_list(t, where, "args");
+  if (!args) return args.error();
+  a.args = std::move(*args);
+  auto names = string_list(t, where, "env");
+  if (!names) return names.error();
+  for (const auto& n : *names)
+    if (!is_variable_name(n))
+      return bad(fmt::format("{}.env: every entry must be a variable name (letters, digits, _)", where));
+  p.env = std::move(*names);
+  if (const auto* node = t.get("set_env")) {
+    const auto* table = node->as_table();
+    if (table == nullptr) return bad(fmt::format("{}.set_env must be a table of NAME = \"value\"", where));
+    for (const auto& [key, value] : *table) {
+      const auto v = value.value<std::string>();
+      if (!v || !is_variable_name(key.str()))
+        return bad(fmt::format("{}.set_env must be a table of NAME = \"value\"", where));
+      a.set_env.emplace(std::string(key.str()), *v);
+    }
+  }
+  auto idle = integer(t, where, "idle_timeout_ms", a.idle_timeout_ms, 100);
+  if (!idle) return idle.error();
+  a.idle_timeout_ms = *idle;
+  return ok();
+}
+
 // One row per runtime kind a profile may name: the keys its profiles take
 // besides `runtime`, and how they are read. A kind brings its own key set,
 // so a key of another kind (or a typo) is refused by name. The first row is
@@ -135,12 +205,23 @@ struct runtime_kind {
   result<void> (*read)(profile& p, const toml::table& t, const std::string& where);
 };
 
+const std::set<std::string_view> agent_keys{"command",  "model", "base_url", "api_key_env",    "permissions",
+                                            "args",     "env",   "set_env",  "idle_timeout_ms"};
+
+std::set<std::string_view> with(std::set<std::string_view> keys, std::string_view key) {
+  keys.insert(key);
+  return keys;
+}
+
 const std::vector<runtime_kind>& runtime_kind_table() {
   static const std::vector<runtime_kind> kinds{
       {"native",
        {"provider", "base_url", "model", "api_key_env", "ca_file", "max_steps", "context_window", "sandbox", "network",
         "env"},
        read_native},
+      {"codex-exec", agent_keys, read_agent},
+      {"claude-print", agent_keys, read_agent},
+      {"opencode-run", with(agent_keys, "wire"), read_agent},
   };
   return kinds;
 }
@@ -184,6 +265,18 @@ result<std::optional<std::vector<std::filesystem::path>>> workspace_roots(const 
 }
 
 }  // namespace
+
+std::string_view to_string(agent_permissions p) {
+  switch (p) {
+    case agent_permissions::approve_all:
+      return "approve-all";
+    case agent_permissions::approve_reads:
+      return "approve-reads";
+    case agent_permissions::deny_all:
+      return "deny-all";
+  }
+  return "approve-all";
+}
 
 std::vector<std::string_view> runtime_kinds() {
   std::vector<std::string_view> out;

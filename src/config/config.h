@@ -45,9 +45,38 @@
 
 namespace tether::config {
 
+// What an agent program may do unasked (the agent kinds' `permissions`).
+enum class agent_permissions { approve_all, approve_reads, deny_all };
+std::string_view to_string(agent_permissions p);
+
+// The settings of the agent-program kinds (codex-exec, claude-print,
+// opencode-run) beside base_url, model, api_key_env and env (names passed
+// through to the agent, like native's tools):
+//
+//   [profiles.codex]
+//   runtime     = "codex-exec"
+//   command     = "/opt/codex/bin/codex"   # absent: the installed binary (tether doctor shows which)
+//   model       = "gpt-5.5"
+//   base_url    = "https://api.openai.com/v1"   # absent: the built-in scripted model
+//   api_key_env = "OPENAI_API_KEY"
+//   wire        = "chat"                 # opencode-run only: "chat" | "responses" | "messages"
+//   permissions = "approve-all"          # | "approve-reads" | "deny-all"
+//   args        = ["--some-flag"]        # appended to the agent's command line
+//   env         = ["GOPATH"]             # passed through from Tether's environment
+//   set_env     = { FOO = "bar" }        # set in the agent's environment
+//   idle_timeout_ms = 600000             # no output for this long: the turn fails
+struct agent_settings {
+  std::string command;
+  std::string wire;  // opencode-run: chat | responses | messages ("" = chat)
+  agent_permissions permissions = agent_permissions::approve_all;
+  std::vector<std::string> args;
+  std::map<std::string, std::string, std::less<>> set_env;
+  std::int64_t idle_timeout_ms = 600'000;
+};
+
 // A profile: its name and runtime kind, then the settings of that kind (the
-// native runtime's: provider through env). A later kind adds its own
-// settings beside them.
+// native runtime's: provider through env; an agent program's: `agent` with
+// base_url, model, api_key_env and env).
 struct profile {
   std::string name;
   std::string runtime = "native";  // one of runtime_kinds()
@@ -61,6 +90,7 @@ struct profile {
   runtime::native::sandbox_mode sandbox = runtime::native::sandbox_mode::workspace_write;
   bool network = false;
   std::vector<std::string> env;  // names of variables tools may see (never a profile's api_key_env)
+  agent_settings agent;          // the agent kinds'
 
   [[nodiscard]] bool scripted() const { return base_url.empty(); }
 };

@@ -150,7 +150,11 @@ json::object encode_one(const execution_finished& p) {
   return o;
 }
 json::object encode_one(const step_started& p) { return {{"execution_id", p.execution.str()}, {"step", p.step}}; }
-json::object encode_one(const step_ended& p) { return {{"finish", p.finish}, {"usage", usage_json(p.usage)}}; }
+json::object encode_one(const step_ended& p) {
+  json::object o{{"finish", p.finish}, {"usage", usage_json(p.usage)}};
+  if (p.agent_cost_usd) o["agent_cost_usd"] = *p.agent_cost_usd;
+  return o;
+}
 json::object encode_one(const step_failed& p) { return {{"error", p.error}}; }
 json::object encode_one(const step_retry_scheduled& p) {
   return {{"attempt", p.attempt}, {"at", p.at_ms}, {"error", p.error}};
@@ -251,6 +255,7 @@ void decode_one(reader& r, step_started& p) {
 void decode_one(reader& r, step_ended& p) {
   p.finish = r.str("finish");
   p.usage = r.usage("usage");
+  p.agent_cost_usd = r.number("agent_cost_usd");
 }
 void decode_one(reader& r, step_failed& p) { p.error = r.str("error"); }
 void decode_one(reader& r, step_retry_scheduled& p) {

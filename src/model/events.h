@@ -158,6 +158,9 @@ struct step_started { TETHER_EVENT("step.started", 1, durable)
 struct step_ended { TETHER_EVENT("step.ended", 1, durable)
   std::string finish;
   model::usage usage;
+  // An agent program's own estimate of the step's cost, kept beside
+  // Tether's (usage.cost_usd); absent when it gives none.
+  std::optional<double> agent_cost_usd;
 };
 struct step_failed { TETHER_EVENT("step.failed", 1, durable)
   std::string error;

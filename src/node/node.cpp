@@ -13,6 +13,9 @@
 
 #include "mock/server.h"
 #include "node/data_dir.h"
+#include "runtime/agent/agent_runtime.h"
+#include "runtime/agent/programs.h"
+#include "runtime/agent/tool_bridge.h"
 #include "runtime/native/native_runtime.h"
 #include "runtime/native/tools/process_records.h"
 #include "runtime/native/tools/sandbox.h"
@@ -49,6 +52,7 @@ struct node::impl {
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
   std::vector<std::thread> threads;
   std::unique_ptr<session::session_service> service;
+  std::unique_ptr<runtime::agent::tool_bridge> bridge;  // started with the first agent profile
   bool closed = false;
 
   // Starts the scripted model once, on first use by a profile.
@@ -107,6 +111,67 @@ struct node::impl {
   void add_kinds(const node_options& o) {
     note = o.note;
     runtimes.add_kind("native", [this](const config::profile& prof) { return native_runtime_for(prof); });
+    runtimes.add_kind("codex-exec", [this](const config::profile& prof) {
+      return agent_runtime_for(prof, runtime::agent::make_codex_exec());
+    });
+    runtimes.add_kind("claude-print", [this](const config::profile& prof) {
+      return agent_runtime_for(prof, runtime::agent::make_claude_print());
+    });
+    runtimes.add_kind("opencode-run", [this](const config::profile& prof) {
+      return agent_runtime_for(prof, runtime::agent::make_opencode_run());
+    });
+  }
+
+  // The bridge `tether mcp` reaches the turns through, on first use.
+  result<runtime::agent::tool_bridge*> tool_bridge() {
+    if (!bridge) {
+      auto b = std::make_unique<runtime::agent::tool_bridge>(io.get_executor(), data / "run" / "tools.sock");
+      if (auto r = b->start(); !r) return r.error();
+      bridge = std::move(b);
+    }
+    return bridge.get();
+  }
+
+  result<std::string> model_key(const config::profile& prof) {
+    if (prof.api_key_env.empty()) return std::string();
+    const char* key = std::getenv(prof.api_key_env.c_str());
+    if (key == nullptr || *key == '\0')
+      return make_error(util_errc::invalid_argument, prof.api_key_env + " is not set (profile " + prof.name + ")");
+    return std::string(key);
+  }
+
+  result<std::unique_ptr<session::runtime>> agent_runtime_for(const config::profile& prof,
+                                                              std::unique_ptr<runtime::agent::dialect> d) {
+    namespace agent = runtime::agent;
+    auto program = agent::find(d->program(), {.command = prof.agent.command});
+    if (!program)
+      return make_error(util_errc::invalid_argument, "profile " + prof.name + ": " + program.error().message +
+                                                         " (scripts/install-agents installs it)");
+    agent::agent_options o;
+    o.profile = prof.name;
+    o.settings = prof.agent;
+    o.program = program->path;
+    o.endpoint.model = prof.model;
+    if (prof.scripted()) {
+      auto base = scripted_base();  // ".../v1"
+      if (!base) return base.error();
+      o.endpoint.base_url = d->scripted_base_url(base->substr(0, base->size() - 3));
+    } else {
+      o.endpoint.base_url = prof.base_url;
+    }
+    auto key = model_key(prof);
+    if (!key) return key.error();
+    o.api_key = std::move(*key);
+    o.pass_env = prof.env;
+    o.withheld = withheld;
+    o.data_dir = data;
+    o.prices = settings.prices;
+    auto b = tool_bridge();
+    if (!b) return make_error(util_errc::invalid_argument, "profile " + prof.name + ": " + b.error().message);
+    o.bridge = *b;
+    std::error_code ec;
+    o.tether_program = fs::read_symlink("/proc/self/exe", ec);
+    return agent::make_per_turn_runtime(std::move(d), std::move(o));
   }
 
   result<void> add_profile(const node_options& o, config::profile prof) {
@@ -211,6 +276,7 @@ void node::close() {
   if (impl_->closed) return;
   impl_->closed = true;
   run(impl_->service->stop());
+  if (impl_->bridge) run(impl_->bridge->stop());
   impl_->store->stop();
   impl_->guard.reset();
   for (auto& t : impl_->threads) t.join();

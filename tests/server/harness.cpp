@@ -178,7 +178,8 @@ finished_run run_to_exit(const std::vector<std::string>& argv, const fs::path& l
 
 // ---- cluster ----
 
-cluster::cluster(std::vector<std::string> serve_args) : serve_args_(std::move(serve_args)) {
+cluster::cluster(std::vector<std::string> serve_args, const std::string& extra_config)
+    : serve_args_(std::move(serve_args)) {
   std::random_device rd;
   dir_ = fs::temp_directory_path() / ("tether-e2e-" + std::to_string(rd()));
   fs::create_directories(dir_);
@@ -189,6 +190,11 @@ cluster::cluster(std::vector<std::string> serve_args) : serve_args_(std::move(se
   std::ofstream cfg(dir_ / "tether.toml");
   cfg << "[profiles.default]\nprovider = \"openai-chat\"\nbase_url = \"http://127.0.0.1:" << mock_port_
       << "/v1\"\nmodel = \"scripted\"\n";
+  std::string extra = extra_config;
+  const std::string root = "http://127.0.0.1:" + std::to_string(mock_port_);
+  for (auto at = extra.find("{mock}"); at != std::string::npos; at = extra.find("{mock}", at + root.size()))
+    extra.replace(at, 6, root);
+  cfg << extra;
   cfg.close();
   start_server();
 }

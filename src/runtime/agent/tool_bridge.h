@@ -17,12 +17,15 @@
 // A request names a tool of the run's tool list; the run's handler runs it on
 // the executor the run was opened with (the turn's) and its reply goes back
 // on the same connection. A token of a closed run, of another node, or a
-// made-up one is refused, as is a tool the run does not offer. Lines are at
-// most max_line_bytes; a longer one, or one that is not a JSON object with
-// a string token and a known op (call: a string tool and an object of
-// arguments), gets {"ok":false}
-// with the reason and the connection is closed. Connections are bounded
-// (max_connections; over it a new one is closed at once).
+// made-up one is refused ("unknown run token"), as is a tool the run does
+// not offer; the connection stays open for the next request. Lines are at
+// most max_line_bytes (a trailing '\r' is dropped, empty lines are skipped);
+// a longer one, or one that is not a JSON object with a string token and a
+// known op (call: a string tool and an object of arguments), gets
+// {"ok":false} with the reason and the connection is closed. Connections are
+// bounded (max_connections; over it a new one is sent {"ok":false,"error":
+// "too many connections to the tool bridge"} and closed at once). Requests
+// on one connection are answered in order, one at a time.
 //
 //   tool_bridge bridge(io.get_executor(), data / "run" / "tools.sock");
 //   TETHER_TRY(bridge.start());
@@ -31,16 +34,39 @@
 //   // the ticket's destruction closes the run: later calls are refused
 //   co_await bridge.stop();
 //
-// Threads: start()/stop() on the owner's side; open() from any thread; a
-// handler runs on the run's executor, one call at a time per run (a second
-// call of the same run waits for the first). A run closed while its handler
-// runs lets the handler finish; its reply is still sent.
+// Threads: start()/stop() on the owner's side; open(), tools_of() and a
+// ticket's close() from any thread; connections run on strands of the
+// bridge's executor. A handler runs on the run's executor, one call at a time
+// per run (a second call of the same run waits for the first, in arrival
+// order). A run closed while its handler runs lets the handler finish; its
+// reply is still sent. A call still waiting when its run closes is refused
+// ("the run is closed"). A handler that throws answers its call with
+// is_error and the exception's text (and is logged); it must not, though.
+//
+// Lifetimes: the bridge keeps a run's handler (and what it captured) until
+// the ticket is gone and its last call has finished, which may be after the
+// ticket's destruction; whatever the handler uses must outlive that too
+// (own it through the capture, or keep the turn alive until its calls end).
+//
+// stop() closes the listener and every connection, waits until every
+// connection coroutine and the accept loop have ended (a gate, no polling),
+// then removes the socket file (only if it is still the one it bound). It
+// does not wait for a handler still running: its connection ends unanswered
+// and its reply, when the handler returns, is dropped. A stopped bridge
+// cannot be started again; the destructor of a started bridge that was not
+// stopped closes the listener and the connections but cannot wait.
+//
+// Errors of start(): agent_errc::socket_path_too_long (naming the path),
+// not_a_socket (something else sits at the path; it is left alone),
+// address_in_use (a live process accepts on the path), listen_failed,
+// already_started. See listen_socket.h for how the file is made.
 #pragma once
 
 #include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,21 +74,10 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 
+#include "runtime/agent/types.h"
 #include "util/result.h"
 
 namespace tether::runtime::agent {
-
-// A tool as MCP lists it (tools/list): name, description, JSON schema of its input.
-struct tool_spec {
-  std::string name;
-  std::string description;
-  boost::json::value input_schema;
-};
-
-struct tool_reply {
-  std::string content;  // text for the agent
-  bool is_error = false;
-};
 
 using tool_handler = std::function<boost::asio::awaitable<tool_reply>(std::string tool, boost::json::value arguments)>;
 
@@ -71,7 +86,7 @@ class run_ticket {
  public:
   run_ticket() = default;
   run_ticket(run_ticket&&) noexcept = default;
-  run_ticket& operator=(run_ticket&&) noexcept = default;
+  run_ticket& operator=(run_ticket&& o) noexcept;  // closes the run this ticket held
   ~run_ticket();
   [[nodiscard]] const std::string& token() const { return token_; }
   void close();
@@ -94,11 +109,12 @@ class tool_bridge {
   tool_bridge& operator=(const tool_bridge&) = delete;
 
   // Binds the socket (a stale socket file is replaced; a path over the
-  // sun_path limit is an error naming it).
+  // sun_path limit is an error naming it). On the calling thread.
   result<void> start();
   boost::asio::awaitable<void> stop();
   [[nodiscard]] const std::filesystem::path& socket_path() const;
 
+  // A new run with a fresh token; before start() too (nothing reaches it until then).
   run_ticket open(boost::asio::any_io_executor run_executor, std::vector<tool_spec> tools, tool_handler handler);
   // The tools of an open run (what `tether mcp` lists), or nullopt for an unknown token.
   [[nodiscard]] std::optional<std::vector<tool_spec>> tools_of(const std::string& token) const;

@@ -5,6 +5,7 @@
 
 #include "model/questions.h"
 #include "runtime/native/tools/args.h"
+#include "runtime/native/tools/ask_user.h"
 #include "runtime/native/tools/local_tools.h"
 
 namespace tether::runtime::native::tool_detail {
@@ -23,28 +24,48 @@ class ask_user_tool final : public tool {
   tool_spec spec_;
 };
 
-// The arguments are read here; what makes a valid question is model/questions.h's.
 tool_outcome ask(const json::value& input) {
-  auto args = tool_args::parse(input, {"question", "options", "multi_select", "allow_other"});
-  if (!args) return failed(args.error());
-  auto text = args->required_string("question");
-  if (!text) return failed(text.error());
-  auto multi_select = args->optional_bool("multi_select");
-  if (!multi_select) return failed(multi_select.error());
-  auto allow_other = args->optional_bool("allow_other");
-  if (!allow_other) return failed(allow_other.error());
-  auto q = model::make_question("q1", *text, args->find("options"), *multi_select, *allow_other);
-  if (!q) return failed(q.error());
-
+  auto payload = ask_user_question(input);
+  if (!payload) return failed(payload.error());
   tool_outcome out;
   out.status = tool_status::waiting;
-  out.content = "waiting for the user to answer: " + q->text;
+  out.content = "waiting for the user to answer: " + payload->questions.front().text;
   out.interaction_kind = "question";
-  out.interaction_payload = model::to_json(model::question_payload{{std::move(*q)}});
+  out.interaction_payload = model::to_json(*payload);
   return out;
 }
 
 ask_user_tool::ask_user_tool() {
+  spec_.name = "ask_user";
+  spec_.description = std::string(ask_user_description());
+  spec_.parameters = ask_user_parameters();
+}
+
+boost::asio::awaitable<tool_outcome> ask_user_tool::run(json::value input, tool_context ctx) const {
+  if (ctx.stop.stop_requested()) co_return interrupted();
+  co_return ask(input);
+}
+
+}  // namespace
+
+std::unique_ptr<tool> make_ask_user_tool() { return std::make_unique<ask_user_tool>(); }
+
+}  // namespace tether::runtime::native::tool_detail
+
+namespace tether::runtime::native {
+
+namespace json = boost::json;
+using tool_detail::boolean_property;
+using tool_detail::object_schema;
+using tool_detail::string_property;
+
+std::string_view ask_user_description() {
+  return "Ask the user a question and wait for the answer. Use it when you need a decision or information only the "
+         "user has; your turn ends here and continues when they answer. Don't use it for things you can find out "
+         "yourself.";
+}
+
+json::object ask_user_parameters() {
   json::object option_props;
   option_props["id"] = string_property("Short stable id of the option. Default: the label in lowercase.");
   option_props["label"] = string_property("The option as shown to the user.");
@@ -62,21 +83,21 @@ ask_user_tool::ask_user_tool() {
   props["allow_other"] = boolean_property(
       "The user may answer in their own words instead of picking an option. Default: false when options are "
       "given, true when there are none.");
-  spec_.name = "ask_user";
-  spec_.description =
-      "Ask the user a question and wait for the answer. Use it when you need a decision or information only the "
-      "user has; your turn ends here and continues when they answer. Don't use it for things you can find out "
-      "yourself.";
-  spec_.parameters = object_schema(std::move(props), {"question"});
+  return object_schema(std::move(props), {"question"});
 }
 
-boost::asio::awaitable<tool_outcome> ask_user_tool::run(json::value input, tool_context ctx) const {
-  if (ctx.stop.stop_requested()) co_return interrupted();
-  co_return ask(input);
+result<model::question_payload> ask_user_question(const json::value& input) {
+  auto args = tool_detail::tool_args::parse(input, {"question", "options", "multi_select", "allow_other"});
+  if (!args) return args.error();
+  auto text = args->required_string("question");
+  if (!text) return text.error();
+  auto multi_select = args->optional_bool("multi_select");
+  if (!multi_select) return multi_select.error();
+  auto allow_other = args->optional_bool("allow_other");
+  if (!allow_other) return allow_other.error();
+  auto q = model::make_question("q1", *text, args->find("options"), *multi_select, *allow_other);
+  if (!q) return q.error();
+  return model::question_payload{{std::move(*q)}};
 }
 
-}  // namespace
-
-std::unique_ptr<tool> make_ask_user_tool() { return std::make_unique<ask_user_tool>(); }
-
-}  // namespace tether::runtime::native::tool_detail
+}  // namespace tether::runtime::native

@@ -191,31 +191,6 @@ result<process::spawn_options> command_line(const std::string& command, const to
   return o;
 }
 
-// Spawns gated, records the process durably (when records are kept), then
-// opens the gate: a command never runs unrecorded. On ctx.blocking (fsync).
-result<process::spawned> start_recorded(const process::spawn_options& o, const std::filesystem::path& records) {
-  auto spawned = process::system_spawner().spawn(o);
-  if (!spawned) return spawned.error();
-  if (!records.empty()) {
-    const auto id = identify_process(spawned->pid);
-    const auto self = identify_process(::getpid());
-    result<void> recorded = id && self ? record_process(records, *id, *self)
-                                       : result<void>(make_error(util_errc::invalid_argument, "no /proc entry"));
-    if (!recorded) {
-      spawned->gate.reset();  // the child sees EOF at its gate and exits without running anything
-      (void)process::reap(spawned->release());
-      return make_error(util_errc::invalid_argument,
-                           "cannot record the process before it starts: " + recorded.error().message);
-    }
-  }
-  const pid_t pid = spawned->pid;
-  if (auto opened = spawned->open_gate(); !opened) {  // reaps the child on failure
-    forget_process(records, pid);
-    return opened.error();
-  }
-  return std::move(spawned).value();
-}
-
 // The spawned child travels through a holder the caller owns, not as a
 // co_await result: g++ 12 corrupted the awaiting frame when a value owning a
 // process came back through co_spawn (and once, through a conditional
@@ -223,7 +198,7 @@ result<process::spawned> start_recorded(const process::spawn_options& o, const s
 using spawn_holder = std::shared_ptr<std::optional<result<process::spawned>>>;
 
 awaitable<void> start_recorded_into(spawn_holder out, process::spawn_options o, std::filesystem::path records) {
-  out->emplace(start_recorded(o, records));
+  out->emplace(spawn_recorded(o, records));
   co_return;
 }
 
@@ -239,7 +214,7 @@ awaitable<tool_outcome> run_command(std::string command, std::chrono::millisecon
     co_await asio::co_spawn(ctx.blocking, start_recorded_into(started, std::move(line).value(), ctx.sandbox.records),
                             asio::use_awaitable);
   } else {
-    started->emplace(start_recorded(line.value(), ctx.sandbox.records));
+    started->emplace(spawn_recorded(line.value(), ctx.sandbox.records));
   }
   if (!started->has_value()) co_return failed("internal error: the command was not started");
   if (!**started) co_return failed((**started).error());

@@ -174,4 +174,27 @@ cleanup_report kill_recorded_groups(const fs::path& dir) {
   return report;
 }
 
+result<process::spawned> spawn_recorded(const process::spawn_options& o, const std::filesystem::path& dir) {
+  auto spawned = process::system_spawner().spawn(o);
+  if (!spawned) return spawned.error();
+  if (!dir.empty()) {
+    const auto id = identify_process(spawned->pid);
+    const auto self = identify_process(::getpid());
+    result<void> recorded = id && self ? record_process(dir, *id, *self)
+                                       : result<void>(make_error(util_errc::invalid_argument, "no /proc entry"));
+    if (!recorded) {
+      spawned->gate.reset();  // the child sees EOF at its gate and exits without running anything
+      (void)process::reap(spawned->release());
+      return make_error(util_errc::invalid_argument,
+                        "cannot record the process before it starts: " + recorded.error().message);
+    }
+  }
+  const pid_t pid = spawned->pid;
+  if (auto opened = spawned->open_gate(); !opened) {  // reaps the child on failure
+    forget_process(dir, pid);
+    return opened.error();
+  }
+  return std::move(spawned).value();
+}
+
 }  // namespace tether::runtime::native

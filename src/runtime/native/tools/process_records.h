@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "process/spawn.h"
 #include "util/result.h"
 
 namespace tether::runtime::native {
@@ -58,5 +59,11 @@ struct cleanup_report {
 
 // See above. A missing directory is an empty one.
 cleanup_report kill_recorded_groups(const std::filesystem::path& dir);
+
+// Spawns `o` gated, records the child in `dir` durably (nothing recorded
+// when `dir` is empty), then opens the gate: the child never runs
+// unrecorded. Blocks for the fsyncs. Remove the record (forget_process) once
+// the child is reaped.
+result<process::spawned> spawn_recorded(const process::spawn_options& o, const std::filesystem::path& dir);
 
 }  // namespace tether::runtime::native

@@ -1,0 +1,86 @@
+// The agent-program runtimes that start one process per turn: codex-exec,
+// claude-print, opencode-run (dialect.h says what differs between them).
+//
+//   agent::agent_options o;                 // from the profile (node.cpp)
+//   o.program = "/…/codex"; o.endpoint = {base_url, model, ""}; o.api_key = key;
+//   auto rt = agent::make_per_turn_runtime(agent::make_codex_exec(), std::move(o));
+//
+// One turn:
+//   1. The session's own home, DATA/agents/<session>/home (0700): HOME,
+//      XDG_*, the agent's config dirs all point into it, so sessions never
+//      share agent state and nothing touches the real home.
+//   2. The prompt (prompt.h) goes to the agent's stdin, then EOF. The agent
+//      resumes its own session when the turn carries this runtime's binding.
+//   3. The process: argv from the dialect plus the profile's `args`, in the
+//      session's workspace, its own process group, recorded in DATA/run/procs
+//      before it runs (a SIGKILLed server's next start kills it), dying with
+//      the server. Its environment is built, not inherited: PATH, LANG, LC_*,
+//      TERM, TZ, USER, LOGNAME, the profile's `env` names and `set_env`, the
+//      dialect's variables and the model key under the dialect's variable.
+//      Tether's own secrets (the API token, every profile's api_key_env) are
+//      never among them.
+//   4. Its stdout, line by line (at most max_line_bytes each), through the
+//      dialect's mapper onto events: step.started; runtime.bound {kind, the
+//      agent's session id, generation, last_seen_seq} when the agent names
+//      its session; text.ended per assistant message (text.delta where the
+//      protocol streams); tool.called (kind agent) and tool.succeeded /
+//      tool.failed per tool the agent runs; at the end step.ended with the
+//      usage priced with Tether's table (cost_status estimated or unpriced;
+//      the agent's own estimate, when it gives one, is kept in
+//      step.ended.agent_cost_usd), or step.failed with the reason.
+//   5. Its questions: Tether's ask_user reaches the turn through the tool
+//      bridge (tool_bridge.h): tool.called + interaction.requested are
+//      recorded, the agent is told to end its turn, and the turn returns
+//      waiting. The answer is the next turn's prompt, in the same agent
+//      session.
+//
+// Failures, each a step.failed and turn failed, never a hung session:
+//   the binary is missing; it exits non-zero or without completing the turn;
+//   it prints something that is not its protocol (it is killed); it prints
+//   nothing for the profile's idle_timeout_ms (it is killed); the agent
+//   reports an error. The message names the program and ends with the last
+//   lines of its stderr. The model key is replaced by "[redacted]" in
+//   everything recorded.
+//
+// Stop: the turn's stop token sends SIGTERM to the agent's group, SIGKILL
+// after `grace`; the turn returns interrupted, and the binding recorded
+// earlier lets the next turn resume the same agent session.
+//
+// The runtime keeps no process between turns: forget() has nothing to drop
+// (a reset is seen through the binding's generation), stop() nothing to end.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "runtime/agent/dialect.h"
+#include "runtime/native/providers/pricing.h"
+#include "session/runtime.h"
+
+namespace tether::runtime::agent {
+
+class tool_bridge;
+
+struct agent_options {
+  std::string profile;
+  config::agent_settings settings;
+  std::filesystem::path program;   // the agent's binary (programs.h finds it)
+  model_endpoint endpoint;         // key_variable is the dialect's
+  std::string api_key;             // the value; "" for the scripted model (a placeholder is sent)
+  std::vector<std::string> pass_env;  // names of Tether's variables the agent gets
+  std::vector<std::string> withheld;  // never passed, whatever pass_env says (secrets)
+  std::filesystem::path data_dir;
+  runtime::native::price_table prices = runtime::native::price_table::defaults();
+  tool_bridge* bridge = nullptr;          // null: the agent gets no Tether tools
+  std::filesystem::path tether_program;  // `tether mcp` runs this binary
+  std::chrono::milliseconds grace{2000};
+  std::size_t max_line_bytes = 8U << 20U;
+};
+
+std::unique_ptr<session::runtime> make_per_turn_runtime(std::unique_ptr<dialect> d, agent_options o);
+
+}  // namespace tether::runtime::agent

@@ -1,0 +1,276 @@
+// The agent-program runtimes through the real binaries (codex, claude,
+// opencode from scripts/install-agents) against `tether mock-llm`, driven
+// through a real `tether serve`: every case runs once per runtime.
+#include <signal.h>
+
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "server/harness.h"
+#include "support/agents.h"
+
+namespace tether::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+struct agent_case {
+  std::string profile;  // also the test's name
+  std::string kind;     // the profile's runtime
+  std::string binary;   // programs.h's kind
+  std::string base;     // the model endpoint under the mock's root
+};
+
+std::ostream& operator<<(std::ostream& os, const agent_case& c) { return os << c.profile; }
+
+const agent_case codex{"codex", "codex-exec", "codex", "/v1"};
+const agent_case claude{"claude", "claude-print", "claude", ""};
+const agent_case opencode{"opencode", "opencode-run", "opencode", "/v1"};
+
+std::string profile_config(const agent_case& a, const std::string& extra = "") {
+  return "\n[profiles." + a.profile + "]\nruntime = \"" + a.kind + "\"\nbase_url = \"{mock}" + a.base +
+         "\"\nmodel = \"scripted\"\nidle_timeout_ms = 120000\n" + extra;
+}
+
+// The pids of processes whose environment points into this data directory's
+// agent homes: the agents and whatever they started.
+std::vector<int> agent_processes(const fs::path& data) {
+  const std::string needle = "HOME=" + (data / "agents").string();
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const auto name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "environ", std::ios::binary);
+    const std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (env.find(needle) != std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// No agent process is left (they may take a moment to be reaped by init).
+void expect_no_agent_left(const cluster& c) {
+  auto left = agent_processes(c.dir() / "data");
+  for (int i = 0; i < 50 && !left.empty(); ++i) {
+    std::this_thread::sleep_for(100ms);
+    left = agent_processes(c.dir() / "data");
+  }
+  EXPECT_TRUE(left.empty()) << left.size() << " agent process(es) left, first pid " << (left.empty() ? 0 : left[0]);
+}
+
+class AgentRuntime : public ::testing::TestWithParam<agent_case> {
+ protected:
+  std::string create(cluster& c) {
+    auto r = c.call("POST", "/v1/sessions", json::object{{"profile", GetParam().profile}});
+    EXPECT_EQ(r.status, 201u) << r.body;
+    return std::string(r.json.at("id").as_string());
+  }
+  static json::object last_execution(cluster& c, const std::string& s) {
+    const auto all = c.executions(s);
+    return all.empty() ? json::object{} : all.back().as_object();
+  }
+  static std::string binding(cluster& c, const std::string& s) {
+    const auto v = c.session(s);
+    const auto* b = v.if_contains("binding");
+    if (b == nullptr || !b->is_object()) return {};
+    return std::string(b->at("external_session_id").as_string());
+  }
+  // The text of the last user message of the last model request (what the agent sent as the turn's prompt).
+  static std::string last_prompt(cluster& c) {
+    const auto reqs = c.model_requests();
+    if (reqs.empty()) return {};
+    return json::serialize(reqs.back());
+  }
+};
+
+TEST_P(AgentRuntime, RepliesAndRecordsWhatRan) {
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  cluster c({}, profile_config(GetParam()));
+  const auto s = create(c);
+  c.send(s, "Reply with exactly: PONG " + GetParam().profile);
+  const auto idle = c.wait_idle(s, 120s);
+  EXPECT_EQ(idle.at("status").as_string(), "idle");
+  EXPECT_EQ(c.last_answer(s), "PONG " + GetParam().profile);
+  const auto x = last_execution(c, s);
+  EXPECT_EQ(x.at("runtime").as_string(), GetParam().kind);
+  EXPECT_EQ(x.at("outcome").as_string(), "succeeded") << json::serialize(x);
+  const auto& u = x.at("usage").as_object();
+  EXPECT_GT(u.at("input_tokens").as_int64(), 0) << json::serialize(u);
+  EXPECT_GT(u.at("output_tokens").as_int64(), 0) << json::serialize(u);
+  EXPECT_FALSE(binding(c, s).empty());
+  expect_no_agent_left(c);
+}
+
+TEST_P(AgentRuntime, WritesAFileWithItsOwnTool) {
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  cluster c({}, profile_config(GetParam()));
+  const auto s = create(c);
+  const auto workspace = c.dir() / "data" / "workspaces" / s;
+  c.send(s, "Write file " + (workspace / "note.txt").string() + ": written by the agent\nReply with exactly: WROTE");
+  c.wait_idle(s, 120s);
+  EXPECT_EQ(c.last_answer(s), "WROTE");
+  std::ifstream in(workspace / "note.txt");
+  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "written by the agent");
+  // The agent's tool call is recorded, as an agent-run call that succeeded.
+  bool seen = false;
+  for (const auto& m : c.messages(s))
+    if (const auto* calls = m.as_object().if_contains("tool_calls"))
+      for (const auto& call : calls->as_array()) {
+        seen = true;
+        EXPECT_EQ(call.at("status").as_string(), "succeeded") << json::serialize(call);
+      }
+  EXPECT_TRUE(seen) << json::serialize(c.messages(s));
+  expect_no_agent_left(c);
+}
+
+TEST_P(AgentRuntime, RecallsAPhraseFromItsOwnResumedSession) {
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  cluster c({}, profile_config(GetParam()));
+  const auto s = create(c);
+  c.send(s, "Remember the phrase: violet harbour");
+  c.wait_idle(s, 120s);
+  const auto first = binding(c, s);
+  ASSERT_FALSE(first.empty());
+  c.send(s, "Recall the phrase.");
+  c.wait_idle(s, 120s);
+  EXPECT_EQ(c.last_answer(s), "violet harbour");
+  EXPECT_EQ(binding(c, s), first);  // the same agent session
+  // Tether sent only the new input: the phrase came from the agent's own history.
+  const auto reqs = c.model_requests();
+  ASSERT_FALSE(reqs.empty());
+  EXPECT_EQ(json::serialize(reqs.back()).find("conversation so far"), std::string::npos);
+  expect_no_agent_left(c);
+}
+
+TEST_P(AgentRuntime, RecallsAfterTheServerIsKilled) {
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  cluster c({}, profile_config(GetParam()));
+  const auto s = create(c);
+  c.send(s, "Remember the phrase: amber lantern");
+  c.wait_idle(s, 120s);
+  const auto first = binding(c, s);
+  c.kill_server(SIGKILL);
+  c.start_server();
+  c.send(s, "Recall the phrase.");
+  c.wait_idle(s, 120s);
+  EXPECT_EQ(c.last_answer(s), "amber lantern");
+  EXPECT_EQ(binding(c, s), first);
+  expect_no_agent_left(c);
+}
+
+TEST_P(AgentRuntime, StopsMidTurnAndTheNextTurnResumes) {
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  cluster c({}, profile_config(GetParam()));
+  const auto s = create(c);
+  c.send(s, "Remember the phrase: quiet meadow");
+  c.wait_idle(s, 120s);
+  const auto first = binding(c, s);
+  const auto before = c.model_requests().size();
+  const auto flag = c.dir() / "never-created";
+  c.send(s, "Wait for file " + flag.string() + "\nReply with exactly: should not get here");
+  // The agent is mid-turn: its model request arrived and its tool runs.
+  const auto until = std::chrono::steady_clock::now() + 120s;
+  while (c.model_requests().size() <= before && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(100ms);
+  std::this_thread::sleep_for(500ms);
+  ASSERT_FALSE(agent_processes(c.dir() / "data").empty());
+  EXPECT_EQ(c.call("POST", "/v1/sessions/" + s + "/interrupt").status, 202u);
+  c.wait_idle(s, 60s);
+  EXPECT_EQ(last_execution(c, s).at("outcome").as_string(), "interrupted");
+  expect_no_agent_left(c);
+  c.send(s, "Recall the phrase.");
+  c.wait_idle(s, 120s);
+  EXPECT_EQ(c.last_answer(s), "quiet meadow");
+  EXPECT_EQ(binding(c, s), first);
+}
+
+TEST_P(AgentRuntime, ResetStartsAFreshAgentSession) {
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  cluster c({}, profile_config(GetParam()));
+  const auto s = create(c);
+  c.send(s, "Remember the phrase: copper kettle");
+  c.wait_idle(s, 120s);
+  const auto first = binding(c, s);
+  EXPECT_EQ(c.call("POST", "/v1/sessions/" + s + "/reset").status, 200u);
+  c.send(s, "Recall the phrase.");
+  c.wait_idle(s, 120s);
+  EXPECT_EQ(c.last_answer(s), "NO_PHRASE");
+  const auto second = binding(c, s);
+  EXPECT_FALSE(second.empty());
+  EXPECT_NE(second, first);
+  expect_no_agent_left(c);
+}
+
+TEST_P(AgentRuntime, AsksThroughTetherAndResumesWithTheAnswer) {
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  cluster c({}, profile_config(GetParam()));
+  const auto s = create(c);
+  c.send(s, "Ask: Which colour? | Red | Blue\nReply with the answer.");
+  auto v = c.wait_for(
+      "/v1/sessions/" + s + "/interactions",
+      [](const json::value& v) { return !v.at("interactions").as_array().empty(); }, 120s);
+  const auto& it = v.at("interactions").at(0);
+  EXPECT_EQ(it.at("kind").as_string(), "question");
+  const auto waiting = c.wait_idle(s, 120s);
+  EXPECT_EQ(waiting.at("status").as_string(), "waiting");
+  EXPECT_EQ(last_execution(c, s).at("outcome").as_string(), "waiting");
+  const auto first = binding(c, s);
+  const json::object answer{
+      {"answers", json::array{json::object{{"question_id", "q1"}, {"option_ids", json::array{"blue"}}}}}};
+  const auto r = c.call("POST", "/v1/interactions/" + std::string(it.at("id").as_string()) + "/answer", answer);
+  EXPECT_EQ(r.status, 200u) << r.body;
+  c.wait_idle(s, 120s);
+  EXPECT_EQ(c.last_answer(s), "Blue");
+  EXPECT_EQ(binding(c, s), first);
+  expect_no_agent_left(c);
+}
+
+TEST_P(AgentRuntime, ReportsUsageWithCachedTokensOnTheSecondTurn) {
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  cluster c({}, profile_config(GetParam()));
+  const auto s = create(c);
+  c.send(s, "Reply with exactly: one");
+  c.wait_idle(s, 120s);
+  c.send(s, "Reply with exactly: two");
+  c.wait_idle(s, 120s);
+  const auto u = last_execution(c, s).at("usage").as_object();
+  EXPECT_GT(u.at("input_tokens").as_int64(), 0);
+  EXPECT_GT(u.at("cached_input_tokens").as_int64(), 0) << json::serialize(u);
+  EXPECT_LE(u.at("cached_input_tokens").as_int64(), u.at("input_tokens").as_int64());
+  // The scripted model has no price: Tether says so rather than making one up.
+  EXPECT_EQ(u.at("cost_status").as_string(), "unpriced") << json::serialize(u);
+}
+
+TEST_P(AgentRuntime, ACrashingAgentFailsTheRunWithTheReason) {
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  const auto script = fs::temp_directory_path() / ("tether-crashing-agent-" + GetParam().profile + ".sh");
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\necho 'this is not json at all'\necho 'agent: something broke badly' >&2\nexit 1\n";
+  }
+  fs::permissions(script, fs::perms::owner_all);
+  cluster c({}, profile_config(GetParam(), "command = \"" + script.string() + "\"\n"));
+  const auto s = create(c);
+  c.send(s, "Reply with exactly: never");
+  c.wait_idle(s, 60s);
+  const auto x = last_execution(c, s);
+  EXPECT_EQ(x.at("outcome").as_string(), "failed");
+  const std::string error(x.at("error").as_string());
+  EXPECT_NE(error.find("not its JSON output"), std::string::npos) << error;
+  EXPECT_NE(error.find("something broke badly"), std::string::npos) << error;
+  // The session goes on: a later input is admitted and runs (and fails the same way).
+  EXPECT_EQ(c.session(s).at("status").as_string(), "idle");
+  expect_no_agent_left(c);
+  fs::remove(script);
+}
+
+INSTANTIATE_TEST_SUITE_P(Agents, AgentRuntime, ::testing::Values(codex, claude, opencode),
+                         [](const ::testing::TestParamInfo<agent_case>& i) { return i.param.profile; });
+
+}  // namespace
+}  // namespace tether::e2e
