@@ -74,7 +74,10 @@ result<void> set_up(cell_env& env) {
   std::error_code ec;
   fs::create_directories(env.plan->artifacts_dir, ec);
   fs::create_directories(env.plan->scratch_root, ec);
-  env.dir = env.plan->scratch_root / (env.values.cell + "-" + env.values.nonce);
+  // Named by the nonce alone: the server's Unix sockets live under DATA/run,
+  // and a socket path holds at most 107 bytes (the cell's name is kept in
+  // the artifacts directory and the config's first line).
+  env.dir = env.plan->scratch_root / env.values.nonce;
   env.data = env.dir / "data";
   env.workspace = env.dir / "workspace";
   fs::create_directories(env.data, ec);

@@ -3,7 +3,8 @@
 //   cell_plan plan{...};
 //   cell_result r = e2e::run_cell(plan, cancelled);
 //
-// The cell gets its own temporary directory (data, workspace, config), its
+// The cell gets its own temporary directory (data, workspace, config; named
+// SCRATCH/<nonce>, short, since the server's Unix sockets live in it), its
 // own scripted model (`tether mock-llm` on a free loopback port, for a
 // profile whose model_server is "mock"), its own `tether serve` (port 0,
 // a random token, the profile as the server's `default` profile, the API key
