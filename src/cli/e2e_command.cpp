@@ -2,10 +2,12 @@
 //
 //   tether e2e run [--suites DIR] [--suite S] [--profile P] [--env E]
 //                  [--case C] [--jobs N] [--out DIR] [--screenshot] [--tether PATH]
-//       runs the selected cells, writes their records, the campaign, the
+//       runs the selected cells (each filter: one id or several, separated
+//       by commas), writes their records, the campaign, the
 //       history and the dashboard (OUT/dashboard.html; with --screenshot also
 //       OUT/dashboard.png through headless Chromium). Exit 0 only when every
-//       selected cell passed; 1 otherwise; 2 for a bad definition or
+//       selected cell passed (cells not applicable to their runtime are not
+//       run and do not count); 1 otherwise; 2 for a bad definition or
 //       selection; 130 after Ctrl-C (every process it started is stopped).
 //   tether e2e report [--out DIR] [--screenshot]
 //       renders the dashboard again from OUT.
@@ -75,8 +77,8 @@ int run(e2e_args a) {
                                                                                                    : exit_failed;
   }
   const auto& t = c->totals;
-  fmt::print("campaign {}: {} selected, {} passed, {} failed, {} incomplete, {} retried\n", c->id, t.selected, t.passed,
-             t.failed, t.incomplete, t.retries);
+  fmt::print("campaign {}: {} selected, {} passed, {} failed, {} incomplete, {} not applicable, {} retried\n", c->id,
+             t.selected, t.passed, t.failed, t.incomplete, t.not_applicable, t.retries);
   fmt::print("results: {}\n", (a.run.out / "campaigns" / c->id).string());
   const int shown = report(a.run.out, a.screenshot);
   if (cancelled()) return exit_interrupted;
@@ -96,7 +98,9 @@ int list(const fs::path& suites) {
     for (const auto& p : s.profiles)
       for (const auto& e : s.environments)
         for (const auto& k : s.cases) {
-          fmt::print("  {}.{}.{}.{}  {}\n", s.id, p, e, k.id, k.title);
+          const auto na = k.not_applicable.find(cat->profiles.at(p).runtime);
+          fmt::print("  {}.{}.{}.{}  {}{}\n", s.id, p, e, k.id, k.title,
+                     na == k.not_applicable.end() ? "" : " (not applicable: " + na->second + ")");
           ++n;
         }
   }
@@ -113,10 +117,10 @@ void add_e2e_command(CLI::App& app, int& exit_code) {
 
   auto* r = e2e->add_subcommand("run", "Run the selected cells and write their results and the dashboard");
   r->add_option("--suites", a->run.suites_dir, "Directory of the suite definitions")->capture_default_str();
-  r->add_option("--suite", a->run.suite, "Only this suite");
-  r->add_option("--profile", a->run.profile, "Only this profile");
-  r->add_option("--env", a->run.environment, "Only this environment");
-  r->add_option("--case", a->run.kase, "Only this case");
+  r->add_option("--suite", a->run.suite, "Only these suites (ids separated by commas)");
+  r->add_option("--profile", a->run.profile, "Only these profiles (ids separated by commas)");
+  r->add_option("--env", a->run.environment, "Only these environments (ids separated by commas)");
+  r->add_option("--case", a->run.kase, "Only these cases (ids separated by commas)");
   r->add_option("--jobs", a->run.jobs, "Cells at once")->capture_default_str()->check(CLI::Range(1, 64));
   r->add_option("--out", a->run.out, "Results directory")->capture_default_str();
   r->add_flag("--screenshot", a->screenshot, "Also render the dashboard to a PNG with headless Chromium");

@@ -27,6 +27,7 @@ json::object tally_json(const suite_tally& t, bool with_id) {
   o["passed"] = t.passed;
   o["failed"] = t.failed;
   o["incomplete"] = t.incomplete;
+  o["notApplicable"] = t.not_applicable;
   o["retries"] = t.retries;
   return o;
 }
@@ -37,6 +38,7 @@ void read_tally(json_reader& r, suite_tally& t, bool with_id) {
   t.passed = static_cast<int>(r.integer("passed"));
   t.failed = static_cast<int>(r.integer("failed"));
   t.incomplete = static_cast<int>(r.integer("incomplete"));
+  t.not_applicable = static_cast<int>(r.integer("notApplicable", 0));  // absent before not_applicable existed
   t.retries = static_cast<int>(r.integer("retries", 0));
 }
 
@@ -148,6 +150,10 @@ campaign summarize(std::string id, const std::vector<cell_result>& results) {
       ++s.retries;
       continue;
     }
+    if (ref.status == cell_status::not_applicable) {
+      ++s.not_applicable;
+      continue;
+    }
     ++s.selected;
     switch (ref.status) {
       case cell_status::passed:
@@ -160,6 +166,8 @@ campaign summarize(std::string id, const std::vector<cell_result>& results) {
       case cell_status::skipped:
         ++s.incomplete;
         break;
+      case cell_status::not_applicable:
+        break;  // counted above
     }
   }
   for (const auto& s : c.suites) {
@@ -167,6 +175,7 @@ campaign summarize(std::string id, const std::vector<cell_result>& results) {
     c.totals.passed += s.passed;
     c.totals.failed += s.failed;
     c.totals.incomplete += s.incomplete;
+    c.totals.not_applicable += s.not_applicable;
     c.totals.retries += s.retries;
   }
   return c;

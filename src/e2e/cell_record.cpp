@@ -57,6 +57,8 @@ std::string_view to_string(cell_status s) {
       return "error";
     case cell_status::skipped:
       return "skipped";
+    case cell_status::not_applicable:
+      return "not_applicable";
   }
   return "error";
 }
@@ -80,7 +82,8 @@ std::string_view to_string(failure_class f) {
 }
 
 std::optional<cell_status> parse_cell_status(std::string_view s) {
-  for (auto c : {cell_status::passed, cell_status::failed, cell_status::error, cell_status::skipped})
+  for (auto c : {cell_status::passed, cell_status::failed, cell_status::error, cell_status::skipped,
+                 cell_status::not_applicable})
     if (to_string(c) == s) return c;
   return std::nullopt;
 }
@@ -169,7 +172,7 @@ json::value to_json(const cell_result& r) {
   o["caseId"] = r.case_id;
   o["caseTitle"] = r.case_title;
   o["runtime"] = r.runtime;
-  o["provider"] = r.provider;
+  o["provider"] = string_or_null(r.provider);
   o["model"] = r.model;
   o["sessionId"] = string_or_null(r.session_id);
   json::array run_ids;
@@ -212,6 +215,7 @@ json::value to_json(const cell_result& r) {
   o["matcherResults"] = std::move(matchers);
   o["failureClass"] = r.failure ? json::value(to_string(*r.failure)) : json::value(nullptr);
   o["error"] = string_or_null(r.error);
+  o["notApplicableReason"] = string_or_null(r.not_applicable_reason);
   o["cleanup"] =
       json::object{{"status", r.cleanup_passed ? "passed" : "failed"}, {"details", string_or_null(r.cleanup_details)}};
   o["billing"] = json::object{{"llm", llm_json(r.llm)}, {"runtime", runtime_json(r.runtime_cost)}};
@@ -280,6 +284,7 @@ result<cell_result> cell_result_from_json(const json::value& v) {
   });
   c.failure = r.enumeration("failureClass", parse_failure_class, optional_field);
   c.error = r.opt_str("error");
+  c.not_applicable_reason = r.opt_str("notApplicableReason");
   if (auto cl = r.object("cleanup", optional_field)) {
     c.cleanup_passed = cl->opt_str("status") != "failed";
     c.cleanup_details = cl->opt_str("details");

@@ -241,10 +241,10 @@ matcher_result equals(const matcher_spec& spec, const std::string& wanted, const
 
 // What actually ran: every run's runtime (the session's, when there was no
 // run), never the profile's word for it.
-matcher_result runtime_ran(const matcher_spec& spec, const observation& o) {
-  if (o.runs.empty()) return equals(spec, spec.value, o.runtime, "the session's runtime");
-  auto r = start(spec, fmt::format("runtime {}", spec.value));
-  r.expected = spec.value;
+matcher_result runtime_ran(const matcher_spec& spec, const std::string& wanted, const observation& o) {
+  if (o.runs.empty()) return equals(spec, wanted, o.runtime, "the session's runtime");
+  auto r = start(spec, fmt::format("runtime {}", wanted));
+  r.expected = wanted;
   std::vector<std::string> seen;
   for (const auto& run : o.runs)
     if (std::find(seen.begin(), seen.end(), run.runtime) == seen.end()) seen.push_back(run.runtime);
@@ -252,9 +252,9 @@ matcher_result runtime_ran(const matcher_spec& spec, const observation& o) {
   for (const auto& s : seen) actual += (actual.empty() ? "" : ", ") + (s.empty() ? std::string("(none)") : s);
   r.actual = trim_for_display(actual);
   for (const auto& run : o.runs)
-    if (run.runtime != spec.value)
-      return fail(
-          r, fmt::format("run {} ran {}, not {}", run.id, run.runtime.empty() ? "(none)" : run.runtime, spec.value));
+    if (run.runtime != wanted)
+      return fail(r,
+                  fmt::format("run {} ran {}, not {}", run.id, run.runtime.empty() ? "(none)" : run.runtime, wanted));
   return pass(r);
 }
 
@@ -329,9 +329,12 @@ matcher_result judge(const matcher_spec& spec, const observation& o, const templ
     case matcher_kind::interaction_status:
       return interaction_status(spec, o);
     case matcher_kind::runtime:
-      return runtime_ran(spec, o);
-    case matcher_kind::environment:
-      return equals(spec, spec.value, o.environment, "the environment");
+    case matcher_kind::environment: {
+      auto value = expand(spec.value, values);
+      if (!value) return not_expanded(spec, spec.value, value.error());
+      if (spec.kind == matcher_kind::environment) return equals(spec, *value, o.environment, "the environment");
+      return runtime_ran(spec, *value, o);
+    }
     case matcher_kind::usage_reported:
       return usage_reported(spec, o);
   }

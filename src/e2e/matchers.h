@@ -25,8 +25,11 @@
 //   run_count           the number of runs equals `count`
 //   session_status      the session's final status equals `status`
 //   interaction_status  the last interaction's status equals `status`
-//   runtime             the profile's runtime equals `value`
-//   environment         the environment id equals `value`
+//   runtime             every run ran the runtime `value` (the execution
+//                       view's runtime; the session's when there was no run).
+//                       `value` is a template: "{runtime}" is the cell's
+//                       profile's runtime kind
+//   environment         the environment id equals `value` (a template)
 //   usage_reported      every run reported token usage (input + output > 0)
 //
 // Each result says what was expected, what was seen (trimmed to 400 bytes

@@ -71,11 +71,12 @@ result<fs::path> write_report(const fs::path& out) {
 
 namespace {
 
-enum class verdict { pass, fail, incomplete };
+enum class verdict { pass, fail, incomplete, not_applicable };
 
 verdict verdict_of(const cell_result& r) {
   if (r.status == cell_status::passed) return r.cleanup_passed ? verdict::pass : verdict::fail;
   if (r.status == cell_status::failed) return verdict::fail;
+  if (r.status == cell_status::not_applicable) return verdict::not_applicable;
   return verdict::incomplete;
 }
 std::string_view css(verdict v) {
@@ -86,6 +87,8 @@ std::string_view css(verdict v) {
       return "fail";
     case verdict::incomplete:
       return "incomplete";
+    case verdict::not_applicable:
+      return "na";
   }
   return "incomplete";
 }
@@ -97,8 +100,20 @@ std::string_view mark(verdict v) {
       return "✗";
     case verdict::incomplete:
       return "!";
+    case verdict::not_applicable:
+      return "–";
   }
   return "!";
+}
+// The pill's word for a cell's state.
+std::string status_label(const cell_result& r) {
+  if (r.status == cell_status::passed && !r.cleanup_passed) return "cleanup failed";
+  if (r.status == cell_status::not_applicable) return "not applicable";
+  return std::string(to_string(r.status));
+}
+// " · 3 not applicable", or "" when every selected cell applied.
+std::string not_applicable_note(const suite_tally& t) {
+  return t.not_applicable > 0 ? fmt::format(" · {} not applicable", t.not_applicable) : "";
 }
 
 // "2026-11-30 09:01:02 UTC"
@@ -145,11 +160,12 @@ std::string header(const report_data& d) {
       R"(<header class="top"><div><div class="eyebrow">Tether qualification</div>)"
       R"(<h1>Campaign <code>{}</code></h1><div class="meta">{} · {} · source <code>{}</code> on <code>{}</code>{}</div>)"
       R"(<div class="meta">latest green campaign: {}</div></div>)"
-      R"(<div class="badge {}">{}<span>{} of {} cells passed</span></div></header>)",
+      R"(<div class="badge {}">{}<span>{} of {} cells passed{}</span></div></header>)",
       escape(c.id), when(c.started_at_ms), html::duration(c.finished_at_ms - c.started_at_ms),
       escape(short_hash(c.source_sha)), escape(c.source_ref), sel,
       d.hist.latest_green.empty() ? "none yet" : "<code>" + escape(d.hist.latest_green) + "</code>",
-      green ? "green" : "red", green ? "GREEN" : "RED", c.totals.passed, c.totals.selected);
+      green ? "green" : "red", green ? "GREEN" : "RED", c.totals.passed, c.totals.selected,
+      not_applicable_note(c.totals));
 }
 
 std::string summary(const report_data& d) {
@@ -157,7 +173,8 @@ std::string summary(const report_data& d) {
   html::usage_sum u;
   for (const auto& r : d.latest_cells) u.add(r);
   std::string s = R"(<section class="tiles">)";
-  s += tile("Pass rate", rate(t.passed, t.selected), fmt::format("{} cells selected", t.selected),
+  s += tile("Pass rate", rate(t.passed, t.selected),
+            fmt::format("{} cells selected{}", t.selected, not_applicable_note(t)),
             t.selected > 0 && t.passed == t.selected ? "pass" : "fail");
   s += tile("Passed", std::to_string(t.passed), "", "pass");
   s += tile("Failed", std::to_string(t.failed), "", t.failed ? "fail" : "");
@@ -197,8 +214,11 @@ std::string matrix(const std::vector<const cell_result*>& finals) {
       for (const auto* r : finals) {
         if (r->profile_id != p || r->environment_id != e) continue;
         const verdict v = verdict_of(*r);
+        const std::string title = v == verdict::not_applicable
+                                      ? r->case_title + " — not applicable: " + r->not_applicable_reason
+                                      : r->case_title;
         s += fmt::format(R"(<a class="chip {}" href="#{}" title="{}">{} {}{}</a>)", css(v),
-                         escape(r->cell + ".attempt-" + std::to_string(r->attempt)), escape(r->case_title), mark(v),
+                         escape(r->cell + ".attempt-" + std::to_string(r->attempt)), escape(title), mark(v),
                          escape(r->case_id), r->attempt > 1 ? R"( <span class="retry">↻</span>)" : "");
       }
       s += "</td>";
@@ -262,7 +282,10 @@ std::string cell_details(const cell_result& r, bool final_attempt) {
   facts += fact("profile", escape(r.profile_id));
   facts += fact("environment", escape(r.environment_id));
   facts += fact("runtime", escape(r.runtime));
-  facts += fact("provider · model", escape(r.provider) + " · " + escape(r.model));
+  // An agent program has no provider of Tether's: it speaks its own wire protocol.
+  facts += fact("provider · model",
+                (r.provider.empty() ? R"(<span class="muted">the agent's own</span>)" : escape(r.provider)) + " · " +
+                    escape(r.model));
   facts += fact("session", r.session_id.empty() ? "" : "<code>" + escape(r.session_id) + "</code>");
   facts += fact("nonce", "<code>" + escape(r.nonce) + "</code>");
   facts += fact("started", when(r.started_at_ms));
@@ -274,19 +297,21 @@ std::string cell_details(const cell_result& r, bool final_attempt) {
                                (r.cleanup_details.empty() ? "" : " — " + escape(r.cleanup_details)));
   facts += fact("cost", escape(html::cost(r.llm.reported_cost_usd, r.llm.cost_status)));
   facts += fact("artifacts", r.artifacts.empty() ? "" : "<code>" + escape(r.artifacts) + "</code>");
+  if (v == verdict::not_applicable)
+    facts += fact("not applicable", fmt::format(R"(<span class="na">{}</span>)", escape(r.not_applicable_reason)));
   std::string attempt = "attempt " + std::to_string(r.attempt);
   if (!final_attempt) attempt += ", retried";
   return fmt::format(
-      R"(<details class="cell is-{}" id="{}"{}><summary><span class="pill {}">{} {}</span> <code>{}</code>)"
+      R"(<details class="cell is-{}" id="{}"{}><summary><span class="pill {}" title="{}">{} {}</span> <code>{}</code>)"
       R"( <span class="title">{}</span><span class="muted"> · {} · {}</span></summary>)"
       R"(<div class="body"><dl class="facts">{}</dl><h4>Matchers</h4>{}<h4>Turns</h4>{})"
       R"(<h4>Usage</h4>{}<details class="raw"><summary>usage and billing JSON</summary><pre class="json">{}</pre>)"
       R"(</details></div></details>)",
       css(v), escape(r.cell + ".attempt-" + std::to_string(r.attempt)),
-      v != verdict::pass && final_attempt ? " open" : "", css(v), mark(v),
-      escape(r.status == cell_status::passed && !r.cleanup_passed ? "cleanup failed" : to_string(r.status)),
-      escape(r.cell), escape(r.case_title), attempt, html::duration(r.duration_ms), facts, matcher_table(r),
-      turn_table(r), usage_table(r), escape(pretty_json(usage)));
+      v != verdict::pass && v != verdict::not_applicable && final_attempt ? " open" : "", css(v),
+      escape(r.not_applicable_reason), mark(v), escape(status_label(r)), escape(r.cell), escape(r.case_title), attempt,
+      html::duration(r.duration_ms), facts, matcher_table(r), turn_table(r), usage_table(r),
+      escape(pretty_json(usage)));
 }
 
 std::string suite_section(const suite_tally& t, const std::vector<const cell_result*>& attempts,
@@ -300,21 +325,25 @@ std::string suite_section(const suite_tally& t, const std::vector<const cell_res
   const cell_result* first = attempts.empty() ? nullptr : attempts.front();
   const std::string title = first && !first->suite_title.empty() ? first->suite_title : t.suite_id;
   const bool green = t.selected > 0 && t.passed == t.selected;
+  const bool none_applied = t.selected == 0 && t.not_applicable > 0;
   std::string s = fmt::format(R"(<section class="card suite" id="suite-{}"><div class="suite-head"><div><h2>{}</h2>)"
                               R"(<div class="meta"><code>{}</code> · definition <code title="{}">{}</code></div></div>)"
-                              R"(<div class="badge small {}">{} passed</div></div>)",
+                              R"(<div class="badge small {}">{}</div></div>)",
                               escape(t.suite_id), escape(title), escape(t.suite_id),
                               escape(first ? first->suite_definition_hash : ""),
-                              escape(short_hash(first ? first->suite_definition_hash : "")), green ? "green" : "red",
-                              rate(t.passed, t.selected));
+                              escape(short_hash(first ? first->suite_definition_hash : "")),
+                              none_applied ? "na"
+                              : green      ? "green"
+                                           : "red",
+                              none_applied ? std::string("not applicable") : rate(t.passed, t.selected) + " passed");
   if (first && !first->suite_description.empty())
     s += R"(<p class="description">)" + escape(first->suite_description) + "</p>";
   s += R"(<div class="tiles small">)";
   s += tile("Cells",
             fmt::format(R"(<span class="pass">{}</span> / <span class="fail">{}</span> / )"
-                        R"(<span class="incomplete">{}</span>)",
-                        t.passed, t.failed, t.incomplete),
-            "passed / failed / incomplete");
+                        R"(<span class="incomplete">{}</span> / <span class="na">{}</span>)",
+                        t.passed, t.failed, t.incomplete, t.not_applicable),
+            "passed / failed / incomplete / not applicable");
   s += tile("Retries", std::to_string(t.retries));
   s += usage_tiles(u);
   s += "</div>" + matrix(final_cells);

@@ -12,7 +12,9 @@
 // listing its cases with pass/fail), pass rate, tokens (input, output,
 // cached), cost, agent time and retries; per cell the matcher table, the turn
 // table and the usage JSON (in <details>); and trends across every stored
-// campaign as charts (pass rate, tokens, agent time). A missing cost reads
+// campaign as charts (pass rate, tokens, agent time). A cell not applicable
+// to its runtime is its own grey state ("–", "not applicable"), its reason
+// in the chip's title and the cell's facts; pass rates leave it out. A missing cost reads
 // "unavailable" (or "unpriced"), never $0. All text from results is HTML-escaped.
 //
 // screenshot() runs headless Chromium (`chromium`, or $TETHER_CHROMIUM) with

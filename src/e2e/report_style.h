@@ -1,7 +1,9 @@
 // The dashboard's stylesheet, inlined into the page (internal to src/e2e).
 //
 // A light theme; status colours: green = passed, red = failed, amber =
-// incomplete (error or skipped). No web fonts, no external anything.
+// incomplete (error or skipped), grey = not applicable (`na`: the case does
+// not apply to the runtime, so it did not run). No web fonts, no external
+// anything.
 #pragma once
 
 #include <string_view>
@@ -14,6 +16,7 @@ inline constexpr std::string_view dashboard_css = R"css(
   --green: #1a7f37; --green-bg: #dafbe1; --green-line: #aceebb;
   --red: #cf222e; --red-bg: #ffebe9; --red-line: #ffcecb;
   --amber: #9a6700; --amber-bg: #fff8c5; --amber-line: #f2e08a;
+  --grey: #59636e; --grey-bg: #eaeef2; --grey-line: #d1d9e0;
 }
 * { box-sizing: border-box; }
 html { background: var(--page); }
@@ -33,7 +36,7 @@ a { color: inherit; text-decoration: none; }
 .muted { color: var(--muted); }
 .meta { color: var(--muted); font-size: 13px; margin-top: 2px; }
 .eyebrow { font-size: 12px; font-weight: 600; text-transform: uppercase; letter-spacing: .08em; color: var(--muted); }
-.pass { color: var(--green); } .fail { color: var(--red); } .incomplete { color: var(--amber); }
+.pass { color: var(--green); } .fail { color: var(--red); } .incomplete { color: var(--amber); } .na { color: var(--grey); }
 
 header.top, section.card {
   background: #fff; border: 1px solid var(--line); border-radius: 12px;
@@ -48,7 +51,7 @@ section.card { padding: 20px 24px; margin: 16px 0; }
   font-size: 26px; font-weight: 750; letter-spacing: .06em;
 }
 .badge span { font-size: 12px; font-weight: 500; letter-spacing: 0; opacity: .92; }
-.badge.green { background: var(--green); } .badge.red { background: var(--red); }
+.badge.green { background: var(--green); } .badge.red { background: var(--red); } .badge.na { background: var(--grey); }
 .badge.small { min-width: 0; padding: 4px 14px; border-radius: 999px; font-size: 14px; letter-spacing: 0; flex-direction: row; }
 
 .tiles { display: grid; grid-template-columns: repeat(5, 1fr); gap: 12px; margin: 16px 0; }
@@ -84,6 +87,7 @@ table.matrix td { min-width: 220px; }
 .chip.pass { background: var(--green-bg); border-color: var(--green-line); }
 .chip.fail { background: var(--red-bg); border-color: var(--red-line); }
 .chip.incomplete { background: var(--amber-bg); border-color: var(--amber-line); }
+.chip.na { background: var(--grey-bg); border-color: var(--grey-line); color: var(--grey); font-weight: 450; }
 .retry { color: var(--muted); font-weight: 400; }
 
 .charts { display: grid; grid-template-columns: repeat(3, 1fr); gap: 16px; margin-top: 12px; }
@@ -99,11 +103,13 @@ details.cell { border: 1px solid var(--line); border-left: 4px solid var(--line)
 details.cell.is-pass { border-left-color: var(--green); }
 details.cell.is-fail { border-left-color: var(--red); }
 details.cell.is-incomplete { border-left-color: #d4a72c; }
+details.cell.is-na { border-left-color: var(--grey-line); }
 details.cell summary { cursor: pointer; padding: 8px 12px; list-style-position: inside; }
 details.cell summary .title { margin-left: 6px; font-weight: 550; }
 details.cell .body { padding: 4px 16px 14px; border-top: 1px solid var(--line); }
 .pill { display: inline-block; min-width: 78px; text-align: center; padding: 1px 8px; border-radius: 999px; font-size: 12px; font-weight: 650; }
 .pill.pass { background: var(--green-bg); } .pill.fail { background: var(--red-bg); } .pill.incomplete { background: var(--amber-bg); }
+.pill.na { background: var(--grey-bg); color: var(--grey); }
 dl.facts { display: grid; grid-template-columns: max-content 1fr max-content 1fr; gap: 2px 14px; margin: 10px 0 4px; font-size: 13px; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }

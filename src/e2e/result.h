@@ -16,14 +16,16 @@
 // cell_result JSON (tether.e2e.result/v1):
 //   schema, executionId, suiteId, suiteTitle, suiteDescription,
 //   suiteDefinitionHash, source {sha, ref},
-//   attempt, status (passed|failed|error|skipped), cell, profileId,
-//   environmentId, caseId, caseTitle, runtime, provider, model, sessionId,
+//   attempt, status (passed|failed|error|skipped|not_applicable), cell,
+//   profileId, environmentId, caseId, caseTitle, runtime, provider (null for
+//   an agent-program runtime: it picks its own wire protocol), model, sessionId,
 //   runIds [..], nonce, startedAt, finishedAt (ISO 8601 UTC), durationMs,
 //   turns [{runId, inputId, schedulerLatencyMs, runDurationMs, responseMs}],
 //   usage [{runId, outcome, inputTokens, outputTokens, cachedInputTokens,
 //           totalTokens, costUsd, costStatus}],
 //   matcherResults [{kind, description, passed, expected, actual, why}],
 //   failureClass (null when passed), error (null or one line),
+//   notApplicableReason (null unless status is not_applicable),
 //   cleanup {status: passed|failed, details},
 //   billing {llm {runCount, runsWithTokenUsage, runsWithReportedCost,
 //                 inputTokens, outputTokens, cachedInputTokens, totalTokens,
@@ -39,6 +41,11 @@
 // cleanup_failure (a process would not stop, a directory would not go).
 // Only the transient classes (transient_infrastructure, provider_variance)
 // are retried, at most once, in a fresh cell (new nonce, data, ports).
+//
+// not_applicable: the case declared that it cannot apply to the profile's
+// runtime kind (suite.h), so the cell was not run. It is its own state, not
+// a pass, a failure or an incomplete cell: tallies count it apart, and it
+// never makes a campaign red (or green).
 #pragma once
 
 #include <cstdint>
@@ -57,7 +64,7 @@
 
 namespace tether::e2e {
 
-enum class cell_status { passed, failed, error, skipped };
+enum class cell_status { passed, failed, error, skipped, not_applicable };
 enum class failure_class {
   candidate_failure,
   transient_infrastructure,
@@ -137,7 +144,8 @@ struct cell_result {
   std::vector<run_usage> usage;
   std::vector<matcher_result> matchers;
   std::optional<failure_class> failure;
-  std::string error;  // one line, "" when none
+  std::string error;                  // one line, "" when none
+  std::string not_applicable_reason;  // the case's reason; "" unless status is not_applicable
   bool cleanup_passed = true;
   std::string cleanup_details;
   llm_billing llm;
@@ -156,18 +164,20 @@ result<cell_result> cell_result_from_json(const boost::json::value& v);
 
 struct suite_tally {
   std::string suite_id;
-  int selected = 0;
-  int passed = 0;  // status passed and cleanup passed
+  int selected = 0;  // the selected cells that apply: passed + failed + incomplete
+  int passed = 0;    // status passed and cleanup passed
   int failed = 0;
-  int incomplete = 0;  // error or skipped
+  int incomplete = 0;      // error or skipped
+  int not_applicable = 0;  // selected but not applicable to their runtime; not in `selected`
   int retries = 0;
 };
 
 // tether.e2e.campaign/v1: id, startedAt, finishedAt, durationMs, source,
 // selection {suite, profile, env, case filters}, totals (a suite_tally
-// without suite id), suites [suite_tally], cells [{cell, attempt, status,
+// without suite id: selected, passed, failed, incomplete, notApplicable,
+// retries), suites [suite_tally], cells [{cell, attempt, status,
 // failureClass, result (path relative to the campaign file)}], status
-// (passed when every selected cell passed).
+// (passed when every selected cell that applies passed, and one did).
 struct campaign {
   std::string id;  // sortable: UTC time + "-" + 4 hex digits
   std::int64_t started_at_ms = 0;
@@ -185,7 +195,8 @@ struct campaign {
     std::string result;  // path relative to the campaign directory
   };
   std::vector<cell_ref> cells;  // the final attempt of each cell last
-  // Every selected cell passed (and at least one was selected).
+  // Every selected cell that applies passed (and at least one applied):
+  // not-applicable cells neither pass nor fail a campaign.
   [[nodiscard]] bool green() const;
 };
 

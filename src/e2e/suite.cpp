@@ -151,7 +151,7 @@ result<void> read_matcher_field(const table_reader& r, std::string_view key, mat
   if (key == "count") return assign(m.count, r.integer(key, 0));
   if (key == "path") return assign(m.path, r.path(key));
   if (key == "status") return assign(m.status, r.text(key));
-  if (key == "value") return assign(m.value, r.text(key));
+  if (key == "value") return assign(m.value, r.template_text(key));
   TETHER_TRY(assign(m.content, r.raw_text(key)));  // content: exact bytes, may be empty
   return r.known_templates(key, m.content);
 }
@@ -199,18 +199,38 @@ result<void> check_steps(const table_reader& r, const case_def& c) {
   return ok();
 }
 
+// not_applicable = { "<runtime kind>" = "<reason>", … }
+result<void> read_not_applicable(const table_reader& r, case_def& c) {
+  const auto* node = r.node("not_applicable");
+  if (node == nullptr) return ok();
+  const auto* t = node->as_table();
+  if (t == nullptr) return r.fail("\"not_applicable\" must be a table of runtime kind = \"reason\"");
+  for (const auto& [key, value] : *t) {
+    const std::string kind(key.str());
+    if (std::find(runtime_kinds.begin(), runtime_kinds.end(), kind) == runtime_kinds.end())
+      return r.fail(fmt::format("\"not_applicable\" names \"{}\", which is not a runtime kind (known: {})", kind,
+                                join(runtime_kinds)));
+    const auto reason = value.value<std::string>();
+    if (!value.is_string() || !reason || reason->empty())
+      return r.fail(fmt::format("\"not_applicable\".\"{}\" must be a non-empty string (the reason)", kind));
+    c.not_applicable.emplace(kind, *reason);
+  }
+  return ok();
+}
+
 result<case_def> read_case(const toml::table& t, const std::string& origin, std::size_t index) {
   case_def c;
   TETHER_TRY(assign(c.id, table_reader(t, fmt::format("{}: case {}", origin, index)).id("id")));
   const std::string where = fmt::format("{}: case \"{}\"", origin, c.id);
   const table_reader r(t, where);
-  TETHER_TRY(r.only({"id", "title", "mode", "steps", "matchers"}));
+  TETHER_TRY(r.only({"id", "title", "mode", "steps", "matchers", "not_applicable"}));
   TETHER_TRY(assign(c.title, r.text("title")));
   static constexpr std::array modes{std::string_view("chat")};
   TETHER_TRY(assign(c.mode, r.one_of("mode", c.mode, modes)));
   TETHER_TRY(assign(c.steps, read_list<step>(r, where, "steps", "step", read_step)));
   TETHER_TRY(check_steps(r, c));
   TETHER_TRY(assign(c.matchers, read_list<matcher_spec>(r, where, "matchers", "matcher", read_matcher)));
+  TETHER_TRY(read_not_applicable(r, c));
   return c;
 }
 
@@ -271,17 +291,29 @@ result<void> check_model_server(const table_reader& r, const profile_def& p) {
   return ok();
 }
 
+// The keys a profile of runtime kind `runtime` takes (see profile_def).
+key_list profile_keys(std::string_view runtime) {
+  key_list keys{"title", "runtime", "model", "model_server", "base_url", "api_key_env"};
+  if (runtime == "native") keys.emplace_back("provider");
+  if (runtime == "opencode-run") keys.emplace_back("wire");
+  return keys;
+}
+
 result<profile_def> read_profile(const std::string& id, const toml::table& t, const std::string& origin) {
   const table_reader r(t, fmt::format("{}: profile \"{}\"", origin, id));
   if (!is_id(id)) return r.fail("the profile id is not [a-z0-9-]+");
-  TETHER_TRY(r.only({"title", "runtime", "provider", "model", "model_server", "base_url", "api_key_env"}));
   profile_def p;
   p.id = id;
+  TETHER_TRY(assign(p.runtime, r.one_of("runtime", p.runtime, runtime_kinds)));
+  TETHER_TRY(r.only(profile_keys(p.runtime), fmt::format("a {} profile", p.runtime)));
   TETHER_TRY(assign(p.title, r.text("title")));
-  TETHER_TRY(assign(p.runtime, r.text_or("runtime", p.runtime)));
-  if (!is_id(p.runtime)) return r.fail(fmt::format("\"runtime\" is \"{}\", which is not [a-z0-9-]+", p.runtime));
-  TETHER_TRY(assign(p.provider, r.text("provider")));
-  TETHER_TRY(assign(p.provider, r.one_of("provider", p.provider, providers)));
+  if (p.runtime == "native") {
+    TETHER_TRY(assign(p.provider, r.text("provider")));
+    TETHER_TRY(assign(p.provider, r.one_of("provider", p.provider, providers)));
+  }
+  static constexpr std::array wires{std::string_view("chat"), std::string_view("responses"),
+                                    std::string_view("messages")};
+  if (r.has("wire")) TETHER_TRY(assign(p.wire, r.one_of("wire", "", wires)));
   TETHER_TRY(assign(p.model, r.text_or("model", p.model)));
   TETHER_TRY(assign(p.model_server, r.text_or("model_server", p.model_server)));
   TETHER_TRY(assign(p.base_url, r.text_or("base_url", "")));

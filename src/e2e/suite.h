@@ -27,21 +27,35 @@
 //   sleep ms
 //
 // Templates: `{marker}`, `{nonce}`, `{phrase}`, `{marker1}`…`{marker9}`,
-// `{cell}` expand per cell (see expand()); `{{` and `}}` are literal braces.
-// Any other `{name}` is a load error naming the file, the case and the field.
+// `{cell}`, `{runtime}` expand per cell (see expand()); `{{` and `}}` are
+// literal braces. Any other `{name}` is a load error naming the file, the
+// case and the field.
+//
+// Not applicable: a case may say it cannot apply to some runtime kinds, each
+// with its reason: `not_applicable = { "codex-exec" = "why", … }` (keys are
+// runtime kinds: native, codex-exec, claude-print, opencode-run). Its cells
+// on a profile of such a runtime are not run; their result is
+// `not_applicable` with the reason (see result.h), neither a pass nor a
+// failure.
 //
 // Matchers judge the cell after its steps (see matchers.h for the rules):
 //   message_exact text · message_occurrences text, count · message_ordered
 //   texts · message_absent text · file_exact path, content · run_status
 //   status, run (optional) · run_count count · session_status status · interaction_status
 //   status · runtime value · environment value · usage_reported
+// (`value` is a template: `runtime = "{runtime}"` checks that what ran is the
+// cell's profile's runtime, so one case serves every runtime kind.)
 //
 // Errors (e2e_errc::invalid_definition, the message names file and field): a
 // malformed TOML file, an unknown key or step or matcher kind, a missing
 // required field, a duplicate id, a suite naming an unknown profile or
-// environment, an unknown template name, an id that is not [a-z0-9-]+.
+// environment, an unknown template name, an id that is not [a-z0-9-]+, an
+// unknown runtime kind (a profile's `runtime`, a `not_applicable` key), a
+// key that belongs to another runtime kind (`provider` on an agent profile,
+// `wire` on any but opencode-run).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -103,7 +117,7 @@ struct matcher_spec {
   std::string content;             // file_exact (template; exact bytes)
   std::string status;              // run_status, session_status, interaction_status
   std::int64_t run = 0;            // run_status: the 1-based run it judges; 0 (omitted): every run
-  std::string value;               // runtime, environment
+  std::string value;               // runtime, environment (template)
 };
 
 struct case_def {
@@ -112,6 +126,8 @@ struct case_def {
   std::string mode = "chat";  // the work mode; later: task, plan, project
   std::vector<step> steps;
   std::vector<matcher_spec> matchers;
+  // runtime kind → why the case cannot apply to it (its cells are not run)
+  std::map<std::string, std::string> not_applicable;
 };
 
 struct suite_def {
@@ -124,12 +140,25 @@ struct suite_def {
   std::filesystem::path file;  // where it was defined (not part of the hash)
 };
 
+// The runtime kinds a profile may name: Tether's own loop ("native") and the
+// agent programs run once per turn.
+inline constexpr std::array<std::string_view, 4> runtime_kinds{"native", "codex-exec", "claude-print", "opencode-run"};
+
 // How a cell reaches a model and which runtime runs it.
+//
+// The keys each runtime kind takes (any other is refused by name):
+//   every kind      title, runtime, model, model_server, base_url, api_key_env
+//   native          + provider (required)
+//   opencode-run    + wire (optional: chat | responses | messages)
+// An agent program chooses its own wire protocol (codex exec: Responses,
+// claude -p: Messages, opencode run: Chat Completions unless `wire` says),
+// so agent profiles have no `provider`.
 struct profile_def {
   std::string id;
   std::string title;
   std::string runtime = "native";
-  std::string provider;  // openai-chat | openai-responses | anthropic
+  std::string provider;  // native only: openai-chat | openai-responses | anthropic
+  std::string wire;      // opencode-run only: chat | responses | messages; "": the runtime's default
   std::string model = "scripted";
   std::string model_server = "mock";  // "mock": the cell starts `tether mock-llm`
   std::string base_url;               // used when model_server is not "mock"
@@ -164,11 +193,13 @@ std::string definition_hash(const suite_def& s);
 
 // The values a cell's templates expand to.
 struct template_values {
-  std::string nonce;  // 12 hex digits + "-" + attempt, e.g. "a1b2c3d4e5f6-1"
-  std::string cell;   // suite.profile.environment.case
+  std::string nonce;    // 12 hex digits + "-" + attempt, e.g. "a1b2c3d4e5f6-1"
+  std::string cell;     // suite.profile.environment.case
+  std::string runtime;  // the cell's profile's runtime kind, e.g. "codex-exec"
 };
 // {nonce} → nonce; {marker} → "MARK-" + nonce; {markerN} → "MARK<N>-" + nonce;
-// {phrase} → "phrase-" + nonce; {cell} → cell; {{ → {, }} → }.
+// {phrase} → "phrase-" + nonce; {cell} → cell; {runtime} → runtime;
+// {{ → {, }} → }.
 // A `{` starts a name that runs to the next `}`; when another `{` or the end
 // of the text comes first, that `{` is literal text ("a { b" stays as is), and
 // so is a lone `}`. Names are exact (no spaces): `{ marker }` and `{}` are

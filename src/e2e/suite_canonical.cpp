@@ -71,7 +71,10 @@ json::object case_json(const case_def& c) {
   json::array steps, matchers;
   for (const auto& s : c.steps) steps.push_back(step_json(s));
   for (const auto& m : c.matchers) matchers.push_back(matcher_json(m));
-  return {{"id", c.id}, {"title", c.title}, {"mode", c.mode}, {"steps", steps}, {"matchers", matchers}};
+  json::object not_applicable;
+  for (const auto& [kind, reason] : c.not_applicable) not_applicable[kind] = reason;
+  return {{"id", c.id},     {"title", c.title},     {"mode", c.mode},
+          {"steps", steps}, {"matchers", matchers}, {"not_applicable", not_applicable}};
 }
 
 // boost::json objects keep insertion order; canonical form wants keys sorted.

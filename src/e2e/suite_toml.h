@@ -204,7 +204,7 @@ class table_reader {
     for (const auto& n : unknown) braced.push_back("{" + n + "}");
     return fail(
         fmt::format("\"{}\" uses unknown template {} (known: {{nonce}}, {{marker}}, {{marker1}}…{{marker9}}, "
-                    "{{phrase}}, {{cell}}; write {{{{ and }}}} for literal braces)",
+                    "{{phrase}}, {{cell}}, {{runtime}}; write {{{{ and }}}} for literal braces)",
                     key, join(braced)));
   }
 

@@ -406,6 +406,21 @@ TEST(runtime, every_run_must_have_run_the_runtime_whatever_the_session_says) {
   EXPECT_TRUE(judge(value_spec(matcher_kind::runtime, "codex"), o).passed);
 }
 
+TEST(runtime, the_runtime_template_checks_the_profiles_own_runtime) {
+  observation o;
+  o.runs.push_back(observed_run{.id = "exe_1", .runtime = "claude-print"});
+  const auto m = value_spec(matcher_kind::runtime, "{runtime}");
+  auto agent = evaluate({m}, o, template_values{"a1b2c3d4e5f6-1", "core.claude-print.local.basic", "claude-print"});
+  ASSERT_EQ(agent.size(), 1U);
+  EXPECT_TRUE(agent[0].passed) << agent[0].why;
+  EXPECT_EQ(agent[0].expected, "claude-print");
+  // The same case on a native profile expects native: a claude-print run fails it.
+  auto native = evaluate({m}, o, template_values{"a1b2c3d4e5f6-1", "core.native.local.basic", "native"});
+  ASSERT_EQ(native.size(), 1U);
+  EXPECT_FALSE(native[0].passed);
+  EXPECT_TRUE(mentions(native[0].why, "claude-print")) << native[0].why;
+}
+
 TEST(environment, compares_the_environment_id) {
   observation o;
   o.environment = "local";

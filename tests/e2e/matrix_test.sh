@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # `tether e2e` as an operator runs it:
-#   1. the native matrix of suites/*.toml: every cell passes, exit 0, the
+#   1. the native matrix of suites/*.toml (its native profiles; the agent
+#      programs' profiles need their CLIs): every cell passes, exit 0, the
 #      records, campaign, history, dashboard and its Chromium screenshot are
 #      written (kept in RESULTS for people to look at);
 #   2. a case whose matcher cannot pass: exit 1, the record says why; a
-#      transient failure is retried once and passes; an unknown selection:
-#      exit 2;
+#      transient failure is retried once and passes; a case that does not
+#      apply to the runtime is not run and does not fail the campaign; an
+#      unknown selection: exit 2;
 #   3. Ctrl-C in the middle of a campaign: exit 130, no process left behind.
 set -euo pipefail
 tether=$1
@@ -15,11 +17,12 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 export TMPDIR=$dir/tmp
 mkdir -p "$TMPDIR"
+native=native-openai-chat,native-openai-responses,native-anthropic
 
 # ---- 1. the native matrix ----
 rm -rf "$results"
 set +e
-"$tether" e2e run --suites "$suites" --out "$results" --jobs 2 --screenshot >"$dir/run.out" 2>&1
+"$tether" e2e run --suites "$suites" --profile "$native" --out "$results" --jobs 2 --screenshot >"$dir/run.out" 2>&1
 rc=$?
 set -e
 cat "$dir/run.out"
@@ -128,6 +131,56 @@ assert second["attempt"] == 2 and second["status"] == "passed", second
 assert first["nonce"] != second["nonce"] and second["nonce"].endswith("-2"), (first["nonce"], second["nonce"])
 PY
 
+# A case that does not apply to native profiles is not run, is recorded as
+# not_applicable with its reason, and leaves the campaign green.
+mkdir -p "$dir/na"
+cp "$suites/profiles.toml" "$dir/na/"
+cat >"$dir/na/na.toml" <<'TOML'
+[suite]
+id = "na"
+title = "A case that does not apply"
+description = "One case runs, the other is not applicable to native profiles."
+profiles = ["native-openai-chat"]
+environments = ["local"]
+
+[[cases]]
+id = "runs"
+title = "A reply"
+steps = [
+  { do = "create_session" },
+  { do = "send", text = "Reply with exactly: {marker}" },
+  { do = "wait", for = "idle" },
+]
+matchers = [{ kind = "message_exact", text = "{marker}" }, { kind = "runtime", value = "{runtime}" }]
+
+[[cases]]
+id = "agents-only"
+title = "Would fail if it ran"
+not_applicable = { native = "only agent programs start a process per turn" }
+steps = [
+  { do = "create_session" },
+  { do = "send", text = "Reply with exactly: {marker1}" },
+  { do = "wait", for = "idle" },
+]
+matchers = [{ kind = "message_exact", text = "{marker2}" }]
+TOML
+set +e
+"$tether" e2e run --suites "$dir/na" --out "$dir/na-out" >"$dir/na.out" 2>&1
+rc=$?
+set -e
+[[ $rc -eq 0 ]] || { echo "a campaign with a not-applicable cell exited $rc"; cat "$dir/na.out"; exit 1; }
+python3 - "$dir/na-out" <<PY
+$latest_campaign
+t = camp["totals"]
+assert t["selected"] == 1 and t["passed"] == 1 and t["notApplicable"] == 1, t
+assert camp["status"] == "passed", camp["status"]
+na = [json.loads((camp_dir / c["result"]).read_text()) for c in camp["cells"] if c["cell"].endswith("agents-only")]
+assert len(na) == 1 and na[0]["status"] == "not_applicable", na
+assert na[0]["notApplicableReason"] == "only agent programs start a process per turn", na[0]
+assert na[0]["runIds"] == [] and na[0]["sessionId"] is None, na[0]
+PY
+grep -q 'chip na' "$dir/na-out/dashboard.html" || { echo "the dashboard does not show the not-applicable cell"; exit 1; }
+
 set +e
 "$tether" e2e run --suites "$suites" --suite no-such-suite --out "$dir/none" >/dev/null 2>"$dir/none.err"
 rc=$?
@@ -136,7 +189,8 @@ set -e
 grep -q "no-such-suite" "$dir/none.err" || { echo "the error does not name the suite"; exit 1; }
 
 # ---- 3. Ctrl-C ----
-"$tether" e2e run --suites "$suites" --suite persistent-chat --out "$dir/int-out" --jobs 2 >"$dir/int.out" 2>&1 &
+"$tether" e2e run --suites "$suites" --suite persistent-chat --profile "$native" --out "$dir/int-out" --jobs 2 \
+  >"$dir/int.out" 2>&1 &
 pid=$!
 sleep 1.5
 kill -INT $pid

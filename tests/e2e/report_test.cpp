@@ -53,8 +53,9 @@ cell_result make_cell(const std::string& campaign_id, const cell_spec& s, std::i
   r.case_title = "Case " + s.kase;
   r.cell = s.suite + "." + s.profile + ".local." + s.kase;
   r.execution_id = campaign_id + "/" + r.cell + "/" + std::to_string(s.attempt);
-  r.runtime = "native";
-  r.provider = s.profile.find("anthropic") != std::string::npos ? "anthropic" : "openai-chat";
+  const bool agent = s.profile == "codex-exec";
+  r.runtime = agent ? "codex-exec" : "native";
+  r.provider = agent ? "" : s.profile.find("anthropic") != std::string::npos ? "anthropic" : "openai-chat";
   r.model = "scripted";
   r.session_id = "ses_" + s.kase;
   r.run_ids = {"run_" + s.kase + "_1", "run_" + s.kase + "_2"};
@@ -67,6 +68,18 @@ cell_result make_cell(const std::string& campaign_id, const cell_spec& s, std::i
   const std::optional<double> c2 = s.priced ? std::optional<double>(0.0034) : std::nullopt;
   r.usage = {{r.run_ids[0], "succeeded", 1'200, 180, 400, c1, s.priced ? "reported" : "unpriced"},
              {r.run_ids[1], "succeeded", 1'650, 240, 800, c2, s.priced ? "reported" : "unpriced"}};
+  if (s.status == cell_status::not_applicable) {
+    r.not_applicable_reason = "a steer reaches <codex> only at its next turn";
+    r.session_id.clear();
+    r.run_ids.clear();
+    r.turns.clear();
+    r.usage.clear();
+    r.artifacts.clear();
+    r.duration_ms = 0;
+    r.finished_at_ms = start;
+    compute_billing(r);
+    return r;
+  }
   const bool passed = s.status == cell_status::passed;
   r.matchers = {{"message_exact", "message_exact \"MARK-a1b2c3d4e5f6\"", passed, "MARK-a1b2c3d4e5f6",
                  passed ? "MARK-a1b2c3d4e5f6" : "<script>alert('x')</script> MARK-wrong",
@@ -103,7 +116,8 @@ void write_campaign(const fs::path& out, const std::string& id, std::int64_t sta
 }
 
 // Two campaigns: yesterday's all green and unpriced, today's with a failure,
-// a retried cell, and an error.
+// a retried cell, an error, and an agent-program cell whose case does not
+// apply to it.
 void write_two_campaigns(const fs::path& out) {
   write_campaign(out, "20261129T090102Z-0a1b", t0 - day,
                  {{"chat-basics", "openai-chat-mock", "hello", cell_status::passed, 1, false},
@@ -119,7 +133,9 @@ void write_two_campaigns(const fs::path& out) {
                   {"chat-basics", "anthropic-mock", "steer"},
                   {"chat-basics", "anthropic-mock", "queue"},
                   {"workspace-files", "openai-chat-mock", "write-file", cell_status::passed, 1, false},
-                  {"workspace-files", "openai-chat-mock", "read-file", cell_status::skipped, 1, false}});
+                  {"workspace-files", "openai-chat-mock", "read-file", cell_status::skipped, 1, false},
+                  {"chat-basics", "codex-exec", "hello"},
+                  {"chat-basics", "codex-exec", "steer", cell_status::not_applicable}});
 }
 
 TEST(Report, LoadsTheLatestCampaignAndEveryAttempt) {
@@ -129,7 +145,7 @@ TEST(Report, LoadsTheLatestCampaignAndEveryAttempt) {
   ASSERT_TRUE(d) << d.error().describe();
   EXPECT_EQ(d->hist.campaigns.size(), 2u);
   EXPECT_EQ(d->latest.id, "20261130T090102Z-ab12");
-  EXPECT_EQ(d->latest_cells.size(), 9u);
+  EXPECT_EQ(d->latest_cells.size(), 11u);
   EXPECT_EQ(d->hist.latest_green, "20261129T090102Z-0a1b");
 }
 
@@ -201,6 +217,54 @@ TEST(Report, RecordTextIsEscapedAndThePageNeedsNoNetwork) {
   EXPECT_EQ(page.find("src="), std::string::npos);
   EXPECT_EQ(page.find("@import"), std::string::npos);
   EXPECT_EQ(page.find("url("), std::string::npos);
+}
+
+TEST(Report, ANotApplicableCellIsItsOwnGreyStateWithItsReason) {
+  scratch_dir out;
+  write_campaign(out.path(), "c1", t0,
+                 {{"chat-basics", "openai-chat-mock", "hello"},
+                  {"chat-basics", "openai-chat-mock", "steer"},
+                  {"chat-basics", "codex-exec", "hello"},
+                  {"chat-basics", "codex-exec", "steer", cell_status::not_applicable}});
+  auto d = load_report_data(out.path());
+  ASSERT_TRUE(d) << d.error().describe();
+  const std::string page = render_dashboard(*d);
+  // The campaign is green: the cell that does not apply does not count.
+  EXPECT_NE(page.find("GREEN"), std::string::npos);
+  EXPECT_NE(page.find("3 of 3 cells passed · 1 not applicable"), std::string::npos);
+  EXPECT_NE(page.find("100%"), std::string::npos);
+  // The chip: grey, its own mark, the reason in its title (escaped).
+  const std::string chip =
+      R"(<a class="chip na" href="#chat-basics.codex-exec.local.steer.attempt-1" )"
+      R"(title="Case steer — not applicable: a steer reaches &lt;codex&gt; only at its next turn">– steer</a>)";
+  EXPECT_NE(page.find(chip), std::string::npos) << page.substr(page.find("chip na"), 300);
+  // The cell: a grey pill saying so, closed, and the reason among its facts.
+  EXPECT_NE(page.find(R"(<details class="cell is-na" id="chat-basics.codex-exec.local.steer.attempt-1"><summary>)"),
+            std::string::npos);
+  EXPECT_NE(page.find(">– not applicable</span>"), std::string::npos);
+  EXPECT_NE(
+      page.find(R"(<dt>not applicable</dt><dd><span class="na">a steer reaches &lt;codex&gt; only at its next turn)"),
+      std::string::npos);
+  // An agent cell has no provider of Tether's.
+  EXPECT_NE(page.find("the agent's own"), std::string::npos);
+  // Neither passed, failed nor incomplete: the suite counts it in its own column.
+  EXPECT_NE(page.find(R"(<span class="pass">3</span> / <span class="fail">0</span> / )"
+                      R"(<span class="incomplete">0</span> / <span class="na">1</span>)"),
+            std::string::npos);
+  EXPECT_EQ(page.find("chip fail"), std::string::npos);
+  EXPECT_EQ(page.find("chip incomplete"), std::string::npos);
+}
+
+TEST(Report, ASuiteWhoseCellsAllDoNotApplySaysSoInsteadOfRed) {
+  scratch_dir out;
+  write_campaign(out.path(), "c1", t0,
+                 {{"chat-basics", "openai-chat-mock", "hello"},
+                  {"workspace-files", "codex-exec", "write-file", cell_status::not_applicable}});
+  auto d = load_report_data(out.path());
+  ASSERT_TRUE(d) << d.error().describe();
+  const std::string page = render_dashboard(*d);
+  EXPECT_NE(page.find(R"(<div class="badge small na">not applicable</div>)"), std::string::npos);
+  EXPECT_NE(page.find("GREEN"), std::string::npos);
 }
 
 TEST(Report, TrendsReadWithASingleCampaign) {

@@ -285,6 +285,109 @@ TEST(Result, ACampaignIsGreenWhenEveryCellPassedAndRoundTrips) {
   EXPECT_FALSE(summarize("empty", {}).green());
 }
 
+// ---------------------------------------------------------------- not applicable
+
+cell_result not_applicable_cell(std::string suite, std::string profile, std::string kase) {
+  cell_result r = sample_cell(std::move(suite), std::move(profile), std::move(kase));
+  r.status = cell_status::not_applicable;
+  r.not_applicable_reason = "a steer reaches a one-process-per-turn agent only at its next turn";
+  r.runtime = "codex-exec";
+  r.provider.clear();
+  r.session_id.clear();
+  r.run_ids.clear();
+  r.turns.clear();
+  r.usage.clear();
+  r.matchers.clear();
+  r.failure.reset();
+  r.artifacts.clear();
+  compute_billing(r);
+  return r;
+}
+
+TEST(Result, ANotApplicableCellRoundTripsWithItsReason) {
+  const cell_result r = not_applicable_cell("chat", "codex-exec", "steer");
+  const json::value v = to_json(r);
+  EXPECT_EQ(v.at("status"), "not_applicable");
+  EXPECT_EQ(v.at("notApplicableReason"), "a steer reaches a one-process-per-turn agent only at its next turn");
+  EXPECT_EQ(v.at("runtime"), "codex-exec");
+  EXPECT_TRUE(v.at("provider").is_null());  // an agent program has no provider of Tether's
+  EXPECT_TRUE(v.at("failureClass").is_null());
+  auto back = cell_result_from_json(json::parse(json::serialize(v)));
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(back->status, cell_status::not_applicable);
+  EXPECT_EQ(back->not_applicable_reason, r.not_applicable_reason);
+  EXPECT_EQ(back->provider, "");
+  EXPECT_EQ(to_json(*back), v);
+  // Every other cell says null.
+  EXPECT_TRUE(to_json(sample_cell("chat", "mock", "hello")).at("notApplicableReason").is_null());
+  EXPECT_EQ(parse_cell_status("not_applicable"), cell_status::not_applicable);
+  EXPECT_EQ(to_string(cell_status::not_applicable), "not_applicable");
+}
+
+TEST(Result, NotApplicableCellsAreCountedApartAndNeverDecideTheCampaign) {
+  const campaign c =
+      summarize("c1", {sample_cell("chat", "mock", "hello"), not_applicable_cell("chat", "codex-exec", "steer"),
+                       sample_cell("files", "mock", "write"), not_applicable_cell("files", "codex-exec", "write")});
+  EXPECT_EQ(c.totals.selected, 2);  // the cells that apply
+  EXPECT_EQ(c.totals.passed, 2);
+  EXPECT_EQ(c.totals.failed, 0);
+  EXPECT_EQ(c.totals.incomplete, 0);
+  EXPECT_EQ(c.totals.not_applicable, 2);
+  ASSERT_EQ(c.suites.size(), 2u);
+  EXPECT_EQ(c.suites[0].not_applicable, 1);
+  EXPECT_EQ(c.suites[1].not_applicable, 1);
+  EXPECT_TRUE(c.green());  // every cell that applies passed
+  ASSERT_EQ(c.cells.size(), 4u);
+  EXPECT_EQ(c.cells[1].status, cell_status::not_applicable);
+
+  const json::value v = to_json(c);
+  EXPECT_EQ(v.at("status"), "passed");
+  EXPECT_EQ(v.at("totals").at("notApplicable"), 2);
+  auto back = campaign_from_json(v);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(back->totals.not_applicable, 2);
+  EXPECT_EQ(back->suites[1].not_applicable, 1);
+  EXPECT_EQ(back->cells[1].status, cell_status::not_applicable);
+  EXPECT_EQ(to_json(*back), v);
+
+  // A failure among them is still a failure.
+  EXPECT_FALSE(summarize("c2", {sample_cell("chat", "mock", "hello", 1, cell_status::failed),
+                                not_applicable_cell("chat", "codex-exec", "steer")})
+                   .green());
+  // Nothing that applied ran: not green, as for an empty selection.
+  const campaign none = summarize("c3", {not_applicable_cell("chat", "codex-exec", "steer")});
+  EXPECT_EQ(none.totals.selected, 0);
+  EXPECT_EQ(none.totals.not_applicable, 1);
+  EXPECT_FALSE(none.green());
+}
+
+TEST(Result, ATallyWrittenBeforeNotApplicableExistedReadsZero) {
+  json::value v = to_json(summarize("c1", {sample_cell("chat", "mock", "hello")}));
+  v.at("totals").as_object().erase("notApplicable");
+  for (auto& s : v.at("suites").as_array()) s.as_object().erase("notApplicable");
+  auto back = campaign_from_json(v);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(back->totals.not_applicable, 0);
+  EXPECT_TRUE(back->green());
+}
+
+TEST(Result, HistoryKeepsTheNotApplicableCount) {
+  scratch_dir out;
+  const std::vector<cell_result> cells{sample_cell("chat", "mock", "hello"),
+                                       not_applicable_cell("chat", "codex-exec", "steer")};
+  const campaign c = summarize("c1", cells);
+  auto h = record_campaign(out.path(), c, cells);
+  ASSERT_TRUE(h) << h.error().describe();
+  EXPECT_EQ(h->latest_green, "c1");
+  auto read = read_json_file(out.path() / "history.json");
+  ASSERT_TRUE(read);
+  auto back = history_from_json(*read);
+  ASSERT_TRUE(back) << back.error().describe();
+  ASSERT_EQ(back->campaigns.size(), 1u);
+  EXPECT_EQ(back->campaigns[0].totals.not_applicable, 1);
+  EXPECT_EQ(back->campaigns[0].suites.at(0).not_applicable, 1);
+}
+
 // ---------------------------------------------------------------- history
 
 TEST(Result, RecordingTwoCampaignsKeepsBothOldestFirst) {

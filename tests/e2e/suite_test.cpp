@@ -369,6 +369,42 @@ const invalid_case invalid_cases[] = {
      "[environments.e]\ntitle = \"E\"\nkind = \"docker\"",
      {"environment \"e\"", "\"kind\"", "docker"}},
     {"cases_without_suite", "[[cases]]\nid = \"c\"\ntitle = \"C\"", {"[[cases]] without a [suite]"}},
+    // ---- runtime kinds ----
+    {"unknown_runtime",
+     "[profiles.p]\ntitle = \"P\"\nruntime = \"codex\"",
+     {"profile \"p\"", "\"runtime\" is \"codex\"", "codex-exec, claude-print, opencode-run"}},
+    {"provider_on_an_agent_profile",
+     "[profiles.p]\ntitle = \"P\"\nruntime = \"codex-exec\"\nprovider = \"openai-responses\"",
+     {"profile \"p\"", "\"provider\" does not belong to a codex-exec profile"}},
+    {"provider_on_claude_print",
+     "[profiles.p]\ntitle = \"P\"\nruntime = \"claude-print\"\nprovider = \"anthropic\"",
+     {"\"provider\" does not belong to a claude-print profile"}},
+    {"wire_on_a_native_profile",
+     "[profiles.p]\ntitle = \"P\"\nprovider = \"anthropic\"\nwire = \"chat\"",
+     {"\"wire\" does not belong to a native profile"}},
+    {"wire_on_codex_exec",
+     "[profiles.p]\ntitle = \"P\"\nruntime = \"codex-exec\"\nwire = \"responses\"",
+     {"\"wire\" does not belong to a codex-exec profile"}},
+    {"bad_wire",
+     "[profiles.p]\ntitle = \"P\"\nruntime = \"opencode-run\"\nwire = \"grpc\"",
+     {"profile \"p\"", "\"wire\" is \"grpc\"", "chat, responses, messages"}},
+    // ---- not_applicable ----
+    {"not_applicable_unknown_kind",
+     with_case(steps("{ do = \"stop\" }") + "\nnot_applicable = { codex = \"no steer\" }"),
+     {"case \"c\"", "\"not_applicable\" names \"codex\", which is not a runtime kind",
+      "native, codex-exec, claude-print, opencode-run"}},
+    {"not_applicable_not_a_table",
+     with_case(steps("{ do = \"stop\" }") + "\nnot_applicable = [\"codex-exec\"]"),
+     {"case \"c\"", "\"not_applicable\" must be a table"}},
+    {"not_applicable_without_reason",
+     with_case(steps("{ do = \"stop\" }") + "\nnot_applicable = { \"codex-exec\" = \"\" }"),
+     {"case \"c\"", "\"codex-exec\"", "non-empty string"}},
+    {"not_applicable_reason_not_a_string",
+     with_case(steps("{ do = \"stop\" }") + "\nnot_applicable = { \"codex-exec\" = true }"),
+     {"case \"c\"", "\"codex-exec\"", "non-empty string"}},
+    {"runtime_matcher_unknown_template",
+     with_case(matcher(R"({ kind = "runtime", value = "{runtme}" })")),
+     {"matcher 1", "{runtme}", "{runtime}"}},
 };
 
 INSTANTIATE_TEST_SUITE_P(rules, invalid_definition, testing::ValuesIn(invalid_cases),
@@ -377,6 +413,95 @@ INSTANTIATE_TEST_SUITE_P(rules, invalid_definition, testing::ValuesIn(invalid_ca
 TEST(catalogue, the_valid_base_of_the_invalid_cases_parses) {
   auto cat = parse_catalogue(with_case(steps("{ do = \"stop\" }")), "suites/x.toml");
   ASSERT_TRUE(cat) << cat.error().describe();
+}
+
+// ---- agent profiles ----
+
+const std::string agent_profiles = R"toml(
+[profiles.codex-exec]
+title = "Codex CLI · codex exec"
+runtime = "codex-exec"
+model = "scripted"
+model_server = "mock"
+api_key_env = "OPENAI_API_KEY"
+
+[profiles.claude-print]
+title = "Claude Code · claude -p"
+runtime = "claude-print"
+api_key_env = "ANTHROPIC_API_KEY"
+
+[profiles.opencode-run]
+title = "OpenCode · opencode run"
+runtime = "opencode-run"
+wire = "responses"
+
+[profiles.opencode-default]
+title = "OpenCode · opencode run"
+runtime = "opencode-run"
+model_server = "remote"
+base_url = "https://api.example.test/v1"
+)toml";
+
+TEST(agent_profiles, need_no_provider_and_keep_their_runtime) {
+  auto cat = parse_catalogue(agent_profiles, "profiles.toml");
+  ASSERT_TRUE(cat) << cat.error().describe();
+  const auto& codex = cat->profiles.at("codex-exec");
+  EXPECT_EQ(codex.runtime, "codex-exec");
+  EXPECT_EQ(codex.provider, "");
+  EXPECT_EQ(codex.wire, "");
+  EXPECT_EQ(codex.model, "scripted");
+  EXPECT_EQ(codex.api_key_env, "OPENAI_API_KEY");
+  EXPECT_EQ(cat->profiles.at("claude-print").runtime, "claude-print");
+  EXPECT_EQ(cat->profiles.at("claude-print").model, "scripted");  // the default
+  EXPECT_EQ(cat->profiles.at("opencode-run").wire, "responses");
+  EXPECT_EQ(cat->profiles.at("opencode-default").wire, "");
+  EXPECT_EQ(cat->profiles.at("opencode-default").base_url, "https://api.example.test/v1");
+}
+
+TEST(agent_profiles, opencode_run_takes_every_wire) {
+  for (const char* wire : {"chat", "responses", "messages"}) {
+    auto cat = parse_catalogue(
+        std::string("[profiles.p]\ntitle = \"P\"\nruntime = \"opencode-run\"\nwire = \"") + wire + "\"\n",
+        "profiles.toml");
+    ASSERT_TRUE(cat) << wire << ": " << cat.error().describe();
+    EXPECT_EQ(cat->profiles.at("p").wire, wire);
+  }
+}
+
+TEST(agent_profiles, a_native_profile_still_requires_its_provider) {
+  auto cat = parse_catalogue("[profiles.p]\ntitle = \"P\"\nruntime = \"native\"\n", "profiles.toml");
+  ASSERT_FALSE(cat);
+  EXPECT_NE(cat.error().message.find("missing \"provider\""), std::string::npos) << cat.error().message;
+}
+
+// ---- not applicable ----
+
+TEST(not_applicable, maps_runtime_kinds_to_their_reasons) {
+  const auto s = only_suite(with_case(steps("{ do = \"stop\" }") +
+                                      "\nnot_applicable = { \"codex-exec\" = \"one process per turn\", "
+                                      "\"claude-print\" = \"no steer mid-turn\" }"));
+  ASSERT_EQ(s.cases.size(), 1U);
+  EXPECT_EQ(s.cases[0].not_applicable, (std::map<std::string, std::string>{{"claude-print", "no steer mid-turn"},
+                                                                           {"codex-exec", "one process per turn"}}));
+}
+
+TEST(not_applicable, is_empty_when_omitted_and_part_of_the_definition_hash) {
+  const auto plain = only_suite(with_case(steps("{ do = \"stop\" }")));
+  ASSERT_EQ(plain.cases.size(), 1U);
+  EXPECT_TRUE(plain.cases[0].not_applicable.empty());
+  const auto marked =
+      only_suite(with_case(steps("{ do = \"stop\" }") + "\nnot_applicable = { \"opencode-run\" = \"why\" }"));
+  EXPECT_NE(definition_hash(plain), definition_hash(marked));
+  const auto v = boost::json::parse(canonical_json(marked));
+  EXPECT_EQ(v.at("cases").at(0).at("not_applicable"), (boost::json::value{{"opencode-run", "why"}}));
+  EXPECT_EQ(boost::json::parse(canonical_json(plain)).at("cases").at(0).at("not_applicable"),
+            boost::json::value(boost::json::object{}));
+}
+
+TEST(not_applicable, may_name_native_too) {
+  const auto s = only_suite(with_case(steps("{ do = \"stop\" }") + "\nnot_applicable = { native = \"agents only\" }"));
+  ASSERT_EQ(s.cases.size(), 1U);
+  EXPECT_EQ(s.cases[0].not_applicable.at("native"), "agents only");
 }
 
 // ---- files ----
@@ -661,6 +786,14 @@ TEST(templates, an_unknown_name_is_an_invalid_definition) {
   EXPECT_FALSE(expand("{marker10}", values));
   EXPECT_FALSE(expand("{}", values));
   EXPECT_FALSE(expand("{ marker }", values));
+}
+
+TEST(templates, runtime_is_the_cells_profiles_runtime_kind) {
+  const template_values agent{"a1b2c3d4e5f6-1", "core.codex-exec.local.basic", "codex-exec"};
+  auto e = expand("ran {runtime}", agent);
+  ASSERT_TRUE(e) << e.error().describe();
+  EXPECT_EQ(*e, "ran codex-exec");
+  EXPECT_TRUE(unknown_template_names("{runtime}").empty());
 }
 
 TEST(templates, unknown_names_are_listed_once_in_order) {

@@ -4,6 +4,8 @@
 #include <ctime>
 #include <deque>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include <boost/json.hpp>
@@ -50,7 +52,35 @@ std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-bool matches(const std::string& filter, const std::string& id) { return filter.empty() || filter == id; }
+// A selection filter: "" (everything) or ids separated by commas, each of
+// which must select something (a typo is an error, not "0 of 0 failed").
+class id_filter {
+ public:
+  explicit id_filter(const std::string& spec) {
+    std::size_t from = 0;
+    while (from <= spec.size()) {
+      const auto comma = std::min(spec.find(',', from), spec.size());
+      if (comma > from) ids_.push_back(spec.substr(from, comma - from));
+      from = comma + 1;
+    }
+  }
+  bool matches(const std::string& id) {
+    if (ids_.empty()) return true;
+    if (std::find(ids_.begin(), ids_.end(), id) == ids_.end()) return false;
+    seen_.insert(id);
+    return true;
+  }
+  // The first id that selected nothing.
+  [[nodiscard]] std::optional<std::string> unseen() const {
+    for (const auto& id : ids_)
+      if (!seen_.contains(id)) return id;
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<std::string> ids_;
+  std::set<std::string> seen_;
+};
 
 struct matrix {
   std::vector<cell_plan> plans;
@@ -59,21 +89,16 @@ struct matrix {
 
 result<matrix> select(const catalogue& cat, const campaign_options& o) {
   matrix m;
-  bool suite_seen = o.suite.empty(), profile_seen = o.profile.empty(), env_seen = o.environment.empty(),
-       case_seen = o.kase.empty();
+  id_filter suites(o.suite), profiles(o.profile), environments(o.environment), cases(o.kase);
   for (const auto& s : cat.suites) {
-    if (!matches(o.suite, s.id)) continue;
-    suite_seen = true;
+    if (!suites.matches(s.id)) continue;
     m.hashes[s.id] = definition_hash(s);
     for (const auto& p : s.profiles) {
-      if (!matches(o.profile, p)) continue;
-      profile_seen = true;
+      if (!profiles.matches(p)) continue;
       for (const auto& e : s.environments) {
-        if (!matches(o.environment, e)) continue;
-        env_seen = true;
+        if (!environments.matches(e)) continue;
         for (const auto& c : s.cases) {
-          if (!matches(o.kase, c.id)) continue;
-          case_seen = true;
+          if (!cases.matches(c.id)) continue;
           cell_plan plan;
           plan.suite = &s;
           plan.kase = &c;
@@ -85,13 +110,11 @@ result<matrix> select(const catalogue& cat, const campaign_options& o) {
       }
     }
   }
-  const auto none = [](std::string_view what, const std::string& id) {
-    return make_error(e2e_errc::invalid_definition, "no " + std::string(what) + " '" + id + "' in the selection");
-  };
-  if (!suite_seen) return none("suite", o.suite);
-  if (!profile_seen) return none("profile", o.profile);
-  if (!env_seen) return none("environment", o.environment);
-  if (!case_seen) return none("case", o.kase);
+  const std::pair<std::string_view, const id_filter*> filters[] = {
+      {"suite", &suites}, {"profile", &profiles}, {"environment", &environments}, {"case", &cases}};
+  for (const auto& [what, f] : filters)
+    if (auto id = f->unseen())
+      return make_error(e2e_errc::invalid_definition, "no " + std::string(what) + " '" + *id + "' in the selection");
   if (m.plans.empty()) return make_error(e2e_errc::invalid_definition, "the selection has no cell");
   return m;
 }
@@ -124,6 +147,8 @@ class scheduler {
       cell_result r;
       if (cancelled_()) {
         r = skipped(plan);
+      } else if (auto reason = not_applicable_reason(plan)) {
+        r = not_applicable_record(plan, std::move(*reason));
       } else {
         say("start " + cell_name(plan) + (plan.attempt > 1 ? " (retry)" : ""));
         r = run_cell(plan, cancelled_);
@@ -153,6 +178,7 @@ class scheduler {
     if (plan.attempt > 1) line += " (attempt " + std::to_string(plan.attempt) + ")";
     if (r.failure) line += " [" + std::string(to_string(*r.failure)) + "]";
     if (!r.error.empty()) line += ": " + r.error;
+    if (!r.not_applicable_reason.empty()) line += ": " + r.not_applicable_reason;
     for (const auto& m : r.matchers)
       if (!m.passed) line += "\n    " + m.description + ": " + m.why;
     line += " (" + std::to_string(r.duration_ms) + " ms)";
@@ -166,6 +192,7 @@ class scheduler {
       ++done_;
       if (r.status == cell_status::passed) ++passed_;
       if (r.status == cell_status::failed) ++failed_;
+      if (r.status == cell_status::not_applicable) ++not_applicable_;
     }
     results_.push_back(std::move(r));
     emit(line);
@@ -182,6 +209,7 @@ class scheduler {
     const auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     std::string summary = "[" + std::to_string(done_) + "/" + std::to_string(total_) + "] " + std::to_string(passed_) +
                           " passed, " + std::to_string(failed_) + " failed";
+    if (not_applicable_ > 0) summary += ", " + std::to_string(not_applicable_) + " not applicable";
     if (retries_ > 0) summary += ", " + std::to_string(retries_) + " retried";
     if (done_ > 0 && done_ < total_) {
       const auto eta = elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_);
@@ -198,7 +226,7 @@ class scheduler {
   std::mutex mu_;
   std::deque<cell_plan> queue_;
   std::size_t total_;
-  std::size_t done_ = 0, passed_ = 0, failed_ = 0, retries_ = 0;
+  std::size_t done_ = 0, passed_ = 0, failed_ = 0, not_applicable_ = 0, retries_ = 0;
   const campaign_options& options_;
   const progress_sink& progress_;
   const std::function<bool()>& cancelled_;

@@ -5,15 +5,18 @@
 //   auto c = e2e::run_campaign(o, progress);   // result<campaign>
 //
 // Selection: every (suite, profile, environment, case) whose ids match the
-// filters (empty = all; a filter that matches nothing is an error, so a typo
-// does not pass as "0 of 0 failed"). Cells run on `jobs` threads, each in
+// filters (empty = all; otherwise one id or several separated by commas,
+// e.g. "native-openai-chat,native-anthropic"; an id that matches nothing is
+// an error, so a typo does not pass as "0 of 0 failed"). Cells run on `jobs` threads, each in
 // its own directories, ports and processes (run_cell). A cell whose failure
 // class is transient (transient_infrastructure, provider_variance) runs once
 // more, as a fresh cell (attempt 2); no other class is retried.
 //
 // Files: OUT/campaigns/ID/cells/CELL.attempt-N.json and the artifacts
 // directory beside it, OUT/campaigns/ID/campaign.json, OUT/history.json
-// (see result.h). The campaign is green when every selected cell passed.
+// (see result.h). The campaign is green when every selected cell passed;
+// a cell whose case is not applicable to its profile's runtime is not run,
+// recorded as not_applicable, and counts neither way.
 //
 // Progress: `progress` receives one line per event (a cell started,
 // finished, retried) and a summary (done/total, passed, failed, ETA);
@@ -36,7 +39,7 @@ namespace tether::e2e {
 struct campaign_options {
   std::filesystem::path suites_dir = "suites";
   std::filesystem::path out = "e2e-results";
-  std::string suite;  // filters: an id, or "" for all
+  std::string suite;  // filters: ids separated by commas, or "" for all
   std::string profile;
   std::string environment;
   std::string kase;

@@ -41,17 +41,18 @@ std::string toml_string(std::string_view s) {
 
 std::string key_variable(const profile_def& p) { return p.api_key_env.empty() ? "TETHER_E2E_API_KEY" : p.api_key_env; }
 
+// Where the profile's runtime finds the model: the scripted model's root,
+// with /v1 for the kinds whose clients append only the endpoint's own path
+// (Chat Completions, Responses) and without it for claude, which appends
+// /v1/messages itself.
+std::string model_base_url(const profile_def& p, const std::string& mock_url) {
+  if (mock_url.empty()) return p.base_url;
+  return p.runtime == "claude-print" ? mock_url : mock_url + "/v1";
+}
+
 result<void> write_config(const cell_env& env) {
-  const auto& p = env.plan->profile;
   std::ofstream f(env.dir / "config.toml");
-  f << "# " << env.values.cell << "\n"
-    << "workspace_roots = [" << toml_string(env.workspace.string()) << "]\n"
-    << "[profiles.default]\n"
-    << "runtime = " << toml_string(p.runtime) << "\n"
-    << "provider = " << toml_string(p.provider) << "\n"
-    << "model = " << toml_string(p.model) << "\n"
-    << "base_url = " << toml_string(env.mock_url.empty() ? p.base_url : env.mock_url + "/v1") << "\n"
-    << "api_key_env = " << toml_string(key_variable(p)) << "\n";
+  f << server_config(env.plan->profile, env.mock_url, env.workspace, env.values.cell);
   if (!f) return make_error(e2e_errc::io, "cannot write " + (env.dir / "config.toml").string());
   return ok();
 }
@@ -73,7 +74,10 @@ result<void> set_up(cell_env& env) {
   std::error_code ec;
   fs::create_directories(env.plan->artifacts_dir, ec);
   fs::create_directories(env.plan->scratch_root, ec);
-  env.dir = env.plan->scratch_root / (env.values.cell + "-" + env.values.nonce);
+  // Named by the nonce alone: the server's Unix sockets live under DATA/run,
+  // and a socket path holds at most 107 bytes (the cell's name is kept in
+  // the artifacts directory and the config's first line).
+  env.dir = env.plan->scratch_root / env.values.nonce;
   env.data = env.dir / "data";
   env.workspace = env.dir / "workspace";
   fs::create_directories(env.data, ec);
@@ -184,6 +188,41 @@ result<void> drive(cell_env& env, cell_result& r) {
 
 }  // namespace
 
+std::string server_config(const profile_def& p, const std::string& mock_url, const fs::path& workspace,
+                          std::string_view cell) {
+  std::string out = "# " + std::string(cell) + "\n";
+  out += "workspace_roots = [" + toml_string(workspace.string()) + "]\n";
+  out += "[profiles.default]\n";
+  out += "runtime = " + toml_string(p.runtime) + "\n";
+  if (p.runtime == "native") out += "provider = " + toml_string(p.provider) + "\n";
+  out += "model = " + toml_string(p.model) + "\n";
+  out += "base_url = " + toml_string(model_base_url(p, mock_url)) + "\n";
+  out += "api_key_env = " + toml_string(key_variable(p)) + "\n";
+  if (p.runtime != "native") {
+    if (!p.wire.empty()) out += "wire = " + toml_string(p.wire) + "\n";
+    // A CLI that starts cold (node, its own config) can be quiet for a while;
+    // a hung one still ends well inside a wait step's timeout.
+    out += "idle_timeout_ms = 120000\n";
+  }
+  return out;
+}
+
+std::optional<std::string> not_applicable_reason(const cell_plan& plan) {
+  const auto it = plan.kase->not_applicable.find(plan.profile.runtime);
+  if (it == plan.kase->not_applicable.end()) return std::nullopt;
+  return it->second;
+}
+
+cell_result not_applicable_record(const cell_plan& plan, std::string reason) {
+  cell_result r = cell_record(plan, "");
+  r.artifacts.clear();
+  r.status = cell_status::not_applicable;
+  r.not_applicable_reason = std::move(reason);
+  r.finished_at_ms = r.started_at_ms;
+  compute_billing(r);
+  return r;
+}
+
 cell_result cell_record(const cell_plan& plan, const std::string& nonce) {
   cell_result r;
   r.cell = cell_name(plan);
@@ -200,7 +239,7 @@ cell_result cell_record(const cell_plan& plan, const std::string& nonce) {
   r.case_id = plan.kase->id;
   r.case_title = plan.kase->title;
   r.runtime = plan.profile.runtime;
-  r.provider = plan.profile.provider;
+  r.provider = plan.profile.provider;  // "" for an agent program: it speaks its own wire protocol
   r.model = plan.profile.model;
   r.nonce = nonce;
   r.artifacts = plan.artifacts_dir.filename().string();
@@ -290,11 +329,13 @@ std::vector<turn_timing> turn_timings(cell_env& env, const json::array& executio
 }
 
 cell_result run_cell(const cell_plan& plan, const std::function<bool()>& cancelled) {
+  if (auto reason = not_applicable_reason(plan)) return not_applicable_record(plan, std::move(*reason));
   cell_env env;
   env.plan = &plan;
   env.cancelled = cancelled ? cancelled : [] { return false; };
   env.values.nonce = make_nonce(plan.attempt);
   env.values.cell = cell_name(plan);
+  env.values.runtime = plan.profile.runtime;
   cell_result r = cell_record(plan, env.values.nonce);
   if (auto driven = drive(env, r); !driven) classify_error(r, driven.error());
   keep_transcript(env);

@@ -3,7 +3,8 @@
 //   cell_plan plan{...};
 //   cell_result r = e2e::run_cell(plan, cancelled);
 //
-// The cell gets its own temporary directory (data, workspace, config), its
+// The cell gets its own temporary directory (data, workspace, config; named
+// SCRATCH/<nonce>, short, since the server's Unix sockets live in it), its
 // own scripted model (`tether mock-llm` on a free loopback port, for a
 // profile whose model_server is "mock"), its own `tether serve` (port 0,
 // a random token, the profile as the server's `default` profile, the API key
@@ -16,6 +17,17 @@
 // config.toml) in `artifacts_dir`, removes the temporary directory, and
 // scans every artifact and the record itself for the API key (found:
 // secret_leak).
+//
+// The server config (config.toml) carries the profile as `default`: its
+// runtime and model; `provider` for native profiles only; base_url the
+// scripted model's root + "/v1" (native, codex-exec, opencode-run) or its
+// root (claude-print, whose client adds /v1 itself), or the profile's own
+// for a real model server; api_key_env; for the agent kinds `wire` when the
+// profile sets one and idle_timeout_ms = 120000.
+//
+// A case that is not applicable to the profile's runtime kind is not run:
+// run_cell returns at once, starting nothing, a record with status
+// not_applicable and the case's reason.
 //
 // Status and failure class:
 //   passed   every matcher passed, cleanup passed, no secret found
@@ -35,7 +47,9 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "e2e/result.h"
 #include "e2e/suite.h"
@@ -63,6 +77,15 @@ std::string cell_name(const cell_plan& p);
 // The record of a cell before it ran: who it is (ids, titles, runtime,
 // provider, model, source, attempt), status error, started now.
 cell_result cell_record(const cell_plan& plan, const std::string& nonce);
+
+// The case's reason when it does not apply to the plan's profile's runtime.
+std::optional<std::string> not_applicable_reason(const cell_plan& plan);
+// cell_record with status not_applicable, the reason, no artifacts, no time.
+cell_result not_applicable_record(const cell_plan& plan, std::string reason);
+
+// The cell server's config.toml for `p` (mock_url "" for a real model server).
+std::string server_config(const profile_def& p, const std::string& mock_url, const std::filesystem::path& workspace,
+                          std::string_view cell);
 
 cell_result run_cell(const cell_plan& plan, const std::function<bool()>& cancelled);
 

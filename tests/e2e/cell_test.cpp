@@ -1,0 +1,194 @@
+#include "e2e/run/cell.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <boost/json.hpp>
+
+#include "e2e/run/campaign.h"
+#include "e2e/scratch_dir.h"
+
+namespace tether::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+using test::scratch_dir;
+
+bool has_line(const std::string& text, const std::string& line) {
+  return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
+}
+
+profile_def profile(std::string runtime, std::string provider = "") {
+  profile_def p;
+  p.id = runtime;
+  p.title = runtime;
+  p.runtime = std::move(runtime);
+  p.provider = std::move(provider);
+  p.api_key_env = "SOME_KEY";
+  return p;
+}
+
+// ---- the cell's server config ----
+
+TEST(server_config, a_native_profile_names_its_provider_and_the_mocks_v1) {
+  const auto c = server_config(profile("native", "anthropic"), "http://127.0.0.1:4000", "/w", "s.p.local.c");
+  EXPECT_TRUE(has_line(c, "runtime = \"native\"")) << c;
+  EXPECT_TRUE(has_line(c, "provider = \"anthropic\"")) << c;
+  EXPECT_TRUE(has_line(c, "base_url = \"http://127.0.0.1:4000/v1\"")) << c;
+  EXPECT_TRUE(has_line(c, "api_key_env = \"SOME_KEY\"")) << c;
+  EXPECT_TRUE(has_line(c, "workspace_roots = [\"/w\"]")) << c;
+  EXPECT_EQ(c.find("idle_timeout_ms"), std::string::npos) << c;
+}
+
+TEST(server_config, agent_profiles_have_no_provider_and_an_idle_timeout) {
+  for (const char* kind : {"codex-exec", "claude-print", "opencode-run"}) {
+    const auto c = server_config(profile(kind), "http://127.0.0.1:4000", "/w", "cell");
+    EXPECT_TRUE(has_line(c, std::string("runtime = \"") + kind + "\"")) << c;
+    EXPECT_EQ(c.find("provider"), std::string::npos) << c;
+    EXPECT_EQ(c.find("wire"), std::string::npos) << c;
+    EXPECT_TRUE(has_line(c, "idle_timeout_ms = 120000")) << c;
+    EXPECT_TRUE(has_line(c, "model = \"scripted\"")) << c;
+  }
+}
+
+TEST(server_config, claude_gets_the_mocks_root_and_the_others_its_v1) {
+  const std::string mock = "http://127.0.0.1:4000";
+  EXPECT_TRUE(has_line(server_config(profile("codex-exec"), mock, "/w", "c"), "base_url = \"" + mock + "/v1\""));
+  EXPECT_TRUE(has_line(server_config(profile("opencode-run"), mock, "/w", "c"), "base_url = \"" + mock + "/v1\""));
+  EXPECT_TRUE(has_line(server_config(profile("claude-print"), mock, "/w", "c"), "base_url = \"" + mock + "\""));
+}
+
+TEST(server_config, opencode_run_passes_its_wire_and_a_real_server_keeps_its_url) {
+  auto p = profile("opencode-run");
+  p.wire = "messages";
+  p.model_server = "remote";
+  p.base_url = "https://api.example.test/v1";
+  const auto c = server_config(p, "", "/w", "c");
+  EXPECT_TRUE(has_line(c, "wire = \"messages\"")) << c;
+  EXPECT_TRUE(has_line(c, "base_url = \"https://api.example.test/v1\"")) << c;
+}
+
+// ---- not applicable ----
+
+struct na_fixture {
+  suite_def suite;
+  case_def kase;
+  cell_plan plan;
+  explicit na_fixture(const fs::path& dir, std::string runtime) {
+    suite.id = "chat";
+    suite.title = "Chat";
+    kase.id = "steer";
+    kase.title = "Steer mid-turn";
+    kase.not_applicable = {{"codex-exec", "one process per turn"}, {"claude-print", "the same"}};
+    plan.suite = &suite;
+    plan.kase = &kase;
+    plan.profile = profile(std::move(runtime));
+    plan.environment = {"local", "Local", "local"};
+    plan.campaign_id = "c1";
+    plan.tether_binary = "/nonexistent/tether";  // starting anything would fail the cell
+    plan.artifacts_dir = dir / "cells" / "x.attempt-1";
+    plan.scratch_root = dir / "scratch";
+  }
+};
+
+TEST(not_applicable, a_cell_of_a_runtime_the_case_excludes_is_not_run) {
+  scratch_dir dir;
+  na_fixture f(dir.path(), "codex-exec");
+  ASSERT_EQ(not_applicable_reason(f.plan), "one process per turn");
+  const cell_result r = run_cell(f.plan, nullptr);
+  EXPECT_EQ(r.status, cell_status::not_applicable);
+  EXPECT_EQ(r.not_applicable_reason, "one process per turn");
+  EXPECT_FALSE(r.failure);
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.runtime, "codex-exec");
+  EXPECT_EQ(r.provider, "");
+  EXPECT_EQ(r.cell, "chat.codex-exec.local.steer");
+  EXPECT_TRUE(r.artifacts.empty());
+  EXPECT_TRUE(r.run_ids.empty());
+  EXPECT_EQ(r.duration_ms, 0);
+  EXPECT_FALSE(fs::exists(f.plan.artifacts_dir));
+  EXPECT_FALSE(fs::exists(f.plan.scratch_root));
+}
+
+TEST(not_applicable, other_runtimes_run_the_case) {
+  scratch_dir dir;
+  na_fixture f(dir.path(), "opencode-run");
+  EXPECT_FALSE(not_applicable_reason(f.plan));
+  const cell_result r = run_cell(f.plan, nullptr);  // the binary is missing: it tried
+  EXPECT_NE(r.status, cell_status::not_applicable);
+  EXPECT_TRUE(r.not_applicable_reason.empty());
+}
+
+// A suites directory whose one case applies to no agent program.
+fs::path agent_only_suites(const fs::path& dir) {
+  const fs::path suites = dir / "suites";
+  fs::create_directories(suites);
+  std::ofstream(suites / "s.toml") << R"toml(
+[profiles.codex]
+title = "Codex"
+runtime = "codex-exec"
+[profiles.claude]
+title = "Claude"
+runtime = "claude-print"
+[environments.local]
+title = "Local"
+[suite]
+id = "s"
+title = "S"
+profiles = ["codex", "claude"]
+environments = ["local"]
+[[cases]]
+id = "steer"
+title = "Steer mid-turn"
+steps = [{ do = "create_session" }]
+not_applicable = { "codex-exec" = "one process per turn", "claude-print" = "one process per turn" }
+)toml";
+  return suites;
+}
+
+TEST(not_applicable, a_campaign_of_cells_that_do_not_apply_runs_nothing_and_is_not_green) {
+  scratch_dir dir;
+  const fs::path suites = agent_only_suites(dir.path());
+  campaign_options o;
+  o.suites_dir = suites;
+  o.out = dir.path() / "out";
+  o.profile = "codex";
+  o.tether_binary = "/nonexistent/tether";
+  o.scratch_root = dir.path() / "scratch";
+  std::vector<std::string> lines;
+  progress_sink progress{progress_style::lines, [&](const std::string& l) { lines.push_back(l); }};
+  auto c = run_campaign(o, progress, [] { return false; });
+  ASSERT_TRUE(c) << c.error().describe();
+  EXPECT_EQ(c->totals.not_applicable, 1);
+  EXPECT_EQ(c->totals.selected, 0);
+  EXPECT_FALSE(c->green());
+  ASSERT_EQ(c->cells.size(), 1u);
+  EXPECT_EQ(c->cells[0].status, cell_status::not_applicable);
+  ASSERT_EQ(lines.size(), 1u);  // no "start" line: nothing started
+  EXPECT_NE(lines[0].find("not_applicable s.codex.local.steer: one process per turn"), std::string::npos) << lines[0];
+  auto record = read_json_file(o.out / "campaigns" / c->id / c->cells[0].result);
+  ASSERT_TRUE(record) << record.error().describe();
+  EXPECT_EQ(record->at("status"), "not_applicable");
+  EXPECT_EQ(record->at("notApplicableReason"), "one process per turn");
+}
+
+TEST(campaign, a_filter_may_name_several_ids_and_each_must_select_something) {
+  scratch_dir dir;
+  campaign_options o;
+  o.suites_dir = agent_only_suites(dir.path());
+  o.out = dir.path() / "out";
+  o.tether_binary = "/nonexistent/tether";
+  o.scratch_root = dir.path() / "scratch";
+  o.profile = "codex,claude";
+  auto both = run_campaign(o, {}, [] { return false; });
+  ASSERT_TRUE(both) << both.error().describe();
+  EXPECT_EQ(both->totals.not_applicable, 2);
+  o.profile = "codex,cladue";
+  auto typo = run_campaign(o, {}, [] { return false; });
+  ASSERT_FALSE(typo);
+  EXPECT_EQ(typo.error(), e2e_errc::invalid_definition);
+  EXPECT_NE(typo.error().message.find("no profile 'cladue'"), std::string::npos) << typo.error().message;
+}
+
+}  // namespace
+}  // namespace tether::e2e
