@@ -88,8 +88,46 @@ TEST(config, wrong_types_and_values_are_errors_naming_the_key) {
 TEST(config, an_unknown_runtime_is_refused_by_name_listing_the_known_kinds) {
   auto s = parse("[profiles.a]\nruntime = \"codex\"\n");
   ASSERT_FALSE(s);
-  EXPECT_NE(s.error().message.find("profiles.a.runtime: \"codex\" is not a runtime (known: native)"), std::string::npos)
+  EXPECT_NE(s.error().message.find(
+                "profiles.a.runtime: \"codex\" is not a runtime (known: claude-print, codex-exec, native, opencode-run)"),
+            std::string::npos)
       << s.error().message;
+}
+
+TEST(config, agent_profiles_take_their_own_keys) {
+  auto s = parse(
+      "[profiles.c]\nruntime = \"codex-exec\"\nmodel = \"gpt-5.5\"\nbase_url = \"https://api.openai.com/v1\"\n"
+      "api_key_env = \"OPENAI_API_KEY\"\npermissions = \"approve-reads\"\nargs = [\"--x\"]\nenv = [\"GOPATH\"]\n"
+      "set_env = { FOO = \"bar\" }\nidle_timeout_ms = 5000\ncommand = \"/opt/codex\"\n"
+      "[profiles.o]\nruntime = \"opencode-run\"\nwire = \"responses\"\n");
+  ASSERT_TRUE(s) << s.error().message;
+  const auto c = *s->find("c");
+  EXPECT_EQ(c.runtime, "codex-exec");
+  EXPECT_EQ(c.model, "gpt-5.5");
+  EXPECT_EQ(c.agent.permissions, agent_permissions::approve_reads);
+  EXPECT_EQ(c.agent.args, std::vector<std::string>{"--x"});
+  EXPECT_EQ(c.env, std::vector<std::string>{"GOPATH"});
+  EXPECT_EQ(c.agent.set_env.at("FOO"), "bar");
+  EXPECT_EQ(c.agent.idle_timeout_ms, 5000);
+  EXPECT_EQ(c.agent.command, "/opt/codex");
+  EXPECT_EQ(s->find("o")->agent.wire, "responses");
+}
+
+TEST(config, agent_profiles_refuse_native_keys_and_bad_values_by_name) {
+  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"runtime = \"codex-exec\"\nprovider = \"anthropic\"\n", "unknown key \"provider\" for runtime \"codex-exec\""},
+           {"runtime = \"claude-print\"\nwire = \"chat\"\n", "unknown key \"wire\" for runtime \"claude-print\""},
+           {"runtime = \"opencode-run\"\nwire = \"grpc\"\n", "wire: \"grpc\" is not a wire format"},
+           {"runtime = \"codex-exec\"\npermissions = \"yolo\"\n", "permissions: \"yolo\" is not one of"},
+           {"runtime = \"codex-exec\"\nset_env = { FOO = 1 }\n", "set_env must be a table"},
+           {"runtime = \"codex-exec\"\nenv = [\"A-B\"]\n", "env: every entry must be a variable name"},
+           {"runtime = \"codex-exec\"\nidle_timeout_ms = 5\n", "idle_timeout_ms must be at least 100"},
+           {"runtime = \"native\"\nsandbox = \"contain\"\n", "is not a sandbox mode"},
+       }) {
+    auto s = parse("[profiles.a]\n" + text);
+    ASSERT_FALSE(s) << text;
+    EXPECT_NE(s.error().message.find(needle), std::string::npos) << s.error().message;
+  }
 }
 
 TEST(config, a_key_of_another_runtime_kind_is_refused_naming_the_key_and_the_kind) {

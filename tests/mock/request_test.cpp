@@ -70,6 +70,22 @@ TEST(responses_request, instructions_items_and_tool_kinds_are_normalized) {
   EXPECT_EQ(c.tools[2].kind, tool_kind::local_shell);
 }
 
+TEST(responses_request, functions_of_a_namespace_tool_are_offered_with_their_namespace) {
+  // How codex offers an MCP server's tools: a namespace of functions.
+  const auto c = parse(wire_format::responses, R"({
+    "model":"m","input":[
+      {"type":"message","role":"user","content":[{"type":"input_text","text":"Ask: ok?"}]},
+      {"type":"function_call","call_id":"c1","namespace":"mcp__tether","name":"ask_user","arguments":"{}"}],
+    "tools":[{"type":"function","name":"exec_command","parameters":{"type":"object"}},
+             {"type":"namespace","name":"mcp__tether","description":"d",
+              "tools":[{"type":"function","name":"ask_user","parameters":{"type":"object"}}]}]})");
+  ASSERT_EQ(c.tools.size(), 2U);
+  EXPECT_EQ(c.tools[0].tool_namespace, "");
+  EXPECT_EQ(c.tools[1].name, "ask_user");
+  EXPECT_EQ(c.tools[1].tool_namespace, "mcp__tether");
+  EXPECT_EQ(c.messages[1].calls[0].tool_namespace, "mcp__tether");
+}
+
 TEST(responses_request, a_string_input_is_one_user_message) {
   const auto c = parse(wire_format::responses, R"({"model":"m","input":"Reply with exactly: x"})");
   ASSERT_EQ(c.messages.size(), 1U);

@@ -238,5 +238,19 @@ TEST(script, a_missing_tool_is_named_in_the_answer) {
   EXPECT_NE(text.find("exec_command"), std::string::npos);
 }
 
+TEST(script, codex_s_header_around_an_mcp_result_is_not_the_answer) {
+  convo c;
+  c.user("Ask: Color? | Red | Blue\nReply with the answer.");
+  c.call("q", "ask_user")
+      .result("q", "Wall time: 0.0054 seconds\nOutput:\n{\"status\":\"waiting_for_user\",\"message\":\"End your turn.\"}");
+  EXPECT_EQ(c.text(), "WAITING_FOR_ANSWER");
+  EXPECT_EQ(convo()
+                .user("Ask: Color? | Red | Blue\nReply with the answer.")
+                .call("q", "ask_user")
+                .result("q", "Wall time: 0.01 seconds\nOutput:\n{\"answers\":[{\"labels\":[\"Blue\"]}]}")
+                .text(),
+            "Blue");
+}
+
 }  // namespace
 }  // namespace tether::mock

@@ -145,6 +145,16 @@ TEST(responses_wire, a_function_call_ends_with_the_whole_item) {
   EXPECT_EQ(done.data.at("item").at("arguments"), R"({"command":"echo hello world"})");
 }
 
+TEST(responses_wire, a_call_of_a_namespaced_function_names_its_namespace) {
+  auto out = call();
+  out.call->tool_namespace = "mcp__tether";
+  const auto p = parse(render_stream(wire_format::responses, out, usage(), meta(), {}));
+  const auto& done = p[p.size() - 2];
+  EXPECT_EQ(done.data.at("item").at("namespace"), "mcp__tether");
+  const auto plain = parse(render_stream(wire_format::responses, call(), usage(), meta(), {}));
+  EXPECT_FALSE(plain[plain.size() - 2].data.at("item").as_object().contains("namespace"));
+}
+
 TEST(responses_wire, custom_and_local_shell_calls_use_their_own_item_types) {
   auto p = parse(render_stream(wire_format::responses, call(tool_kind::custom), usage(), meta(), {}));
   EXPECT_EQ(p[3].event, "response.custom_tool_call_input.delta");

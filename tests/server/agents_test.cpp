@@ -3,7 +3,10 @@
 // through a real `tether serve`: every case runs once per runtime.
 #include <signal.h>
 
+#include <unistd.h>
+
 #include <fstream>
+#include <random>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -31,9 +34,9 @@ const agent_case codex{"codex", "codex-exec", "codex", "/v1"};
 const agent_case claude{"claude", "claude-print", "claude", ""};
 const agent_case opencode{"opencode", "opencode-run", "opencode", "/v1"};
 
-std::string profile_config(const agent_case& a, const std::string& extra = "") {
+std::string profile_config(const agent_case& a, const std::string& extra = "", int idle_timeout_ms = 120'000) {
   return "\n[profiles." + a.profile + "]\nruntime = \"" + a.kind + "\"\nbase_url = \"{mock}" + a.base +
-         "\"\nmodel = \"scripted\"\nidle_timeout_ms = 120000\n" + extra;
+         "\"\nmodel = \"scripted\"\nidle_timeout_ms = " + std::to_string(idle_timeout_ms) + "\n" + extra;
 }
 
 // The pids of processes whose environment points into this data directory's
@@ -62,12 +65,28 @@ void expect_no_agent_left(const cluster& c) {
   EXPECT_TRUE(left.empty()) << left.size() << " agent process(es) left, first pid " << (left.empty() ? 0 : left[0]);
 }
 
+// A script standing in for the agent, run as the profile's `command`.
+fs::path script(const std::string& name, const std::string& body) {
+  const auto path = fs::temp_directory_path() / ("tether-agent-" + name + "-" + std::to_string(::getpid()) + ".sh");
+  std::ofstream(path) << "#!/bin/sh\n" << body;
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
+}
+
 class AgentRuntime : public ::testing::TestWithParam<agent_case> {
  protected:
   std::string create(cluster& c) {
     auto r = c.call("POST", "/v1/sessions", json::object{{"profile", GetParam().profile}});
     EXPECT_EQ(r.status, 201u) << r.body;
     return std::string(r.json.at("session").at("id").as_string());
+  }
+  // One turn that must fail; its reason.
+  static std::string failed_turn(cluster& c, const std::string& s) {
+    c.send(s, "Reply with exactly: never");
+    c.wait_idle(s, 60s);
+    const auto x = last_execution(c, s);
+    EXPECT_EQ(x.at("outcome").as_string(), "failed");
+    return std::string(x.at("error").as_string());
   }
   static json::object last_execution(cluster& c, const std::string& s) {
     const auto all = c.executions(s);
@@ -248,25 +267,49 @@ TEST_P(AgentRuntime, ReportsUsageWithCachedTokensOnTheSecondTurn) {
 
 TEST_P(AgentRuntime, ACrashingAgentFailsTheRunWithTheReason) {
   TETHER_REQUIRE_AGENT(bin, GetParam().binary);
-  const auto script = fs::temp_directory_path() / ("tether-crashing-agent-" + GetParam().profile + ".sh");
-  {
-    std::ofstream out(script);
-    out << "#!/bin/sh\necho 'this is not json at all'\necho 'agent: something broke badly' >&2\nexit 1\n";
-  }
-  fs::permissions(script, fs::perms::owner_all);
-  cluster c({}, profile_config(GetParam(), "command = \"" + script.string() + "\"\n"));
+  const auto crashing = script("crashing-" + GetParam().profile,
+                               "echo 'this is not json at all'\necho 'agent: something broke badly' >&2\nexit 1\n");
+  cluster c({}, profile_config(GetParam(), "command = \"" + crashing.string() + "\"\n"));
   const auto s = create(c);
-  c.send(s, "Reply with exactly: never");
-  c.wait_idle(s, 60s);
-  const auto x = last_execution(c, s);
-  EXPECT_EQ(x.at("outcome").as_string(), "failed");
-  const std::string error(x.at("error").as_string());
+  const auto error = failed_turn(c, s);
   EXPECT_NE(error.find("not its JSON output"), std::string::npos) << error;
   EXPECT_NE(error.find("something broke badly"), std::string::npos) << error;
-  // The session goes on: a later input is admitted and runs (and fails the same way).
+  // The session is not stuck on it: idle, ready for the next input.
   EXPECT_EQ(c.session(s).at("status").as_string(), "idle");
   expect_no_agent_left(c);
-  fs::remove(script);
+  fs::remove(crashing);
+}
+
+TEST_P(AgentRuntime, AnAgentThatGoesSilentIsStoppedAfterTheIdleTimeout) {
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  const auto silent = script("silent-" + GetParam().profile, "sleep 600\n");
+  cluster c({}, profile_config(GetParam(), "command = \"" + silent.string() + "\"\n", 400));
+  const auto error = failed_turn(c, create(c));
+  EXPECT_NE(error.find("printed nothing for 400 ms"), std::string::npos) << error;
+  expect_no_agent_left(c);
+  fs::remove(silent);
+}
+
+TEST_P(AgentRuntime, TheAgentSeesItsKeyButNoneOfTethersSecrets) {
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  // The agent prints its whole environment to stderr, then garbage: the
+  // failed run's reason quotes that stderr, as Tether recorded it.
+  const auto nosy = script("nosy-" + GetParam().profile, "env >&2\necho not-json\nexit 3\n");
+  const std::string key = "sk-test-" + std::to_string(std::random_device{}());
+  ::setenv("TETHER_AGENT_TEST_KEY", key.c_str(), 1);
+  cluster c({}, profile_config(GetParam(), "command = \"" + nosy.string() + "\"\napi_key_env = \"TETHER_AGENT_TEST_KEY\"\n"));
+  const auto s = create(c);
+  const auto error = failed_turn(c, s);
+  EXPECT_NE(error.find("HOME=" + (c.dir() / "data" / "agents").string()), std::string::npos) << error;
+  EXPECT_EQ(error.find(key), std::string::npos) << "the key reached the run's error";
+  EXPECT_NE(error.find("[redacted]"), std::string::npos) << error;  // it was there, under its variable
+  EXPECT_EQ(error.find(c.token()), std::string::npos) << "the server's token reached the agent";
+  EXPECT_EQ(error.find("TETHER_TOKEN"), std::string::npos) << error;
+  EXPECT_EQ(error.find("TETHER_AGENT_TEST_KEY"), std::string::npos) << "a withheld variable was passed as it is";
+  // Nor does the key reach the events.
+  EXPECT_EQ(c.call("GET", "/v1/sessions/" + s + "/messages").body.find(key), std::string::npos);
+  ::unsetenv("TETHER_AGENT_TEST_KEY");
+  fs::remove(nosy);
 }
 
 INSTANTIATE_TEST_SUITE_P(Agents, AgentRuntime, ::testing::Values(codex, claude, opencode),

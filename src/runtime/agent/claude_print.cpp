@@ -5,9 +5,10 @@
 // CLAUDE_CONFIG_DIR in the session's home, non-essential traffic off) and
 // flags (model, the MCP server of Tether's tools, the tools it may use
 // without asking: in -p mode a tool that would ask is denied).
-// Output: system/init {session_id}, assistant {message.content: text and
-// tool_use blocks}, user {tool_result blocks}, result {usage,
-// total_cost_usd, is_error}.
+// Output: system/init {session_id}, stream_event {the Messages stream's
+// events: text deltas}, assistant {message.content: text and tool_use
+// blocks}, user {tool_result blocks}, result {usage, total_cost_usd,
+// is_error}.
 #include <set>
 
 #include <boost/json/serialize.hpp>
@@ -56,6 +57,10 @@ class claude_mapper final : public line_mapper {
       assistant(*obj, out);
     } else if (type == "user") {
       tool_results(*obj, out);
+    } else if (type == "stream_event") {  // --include-partial-messages: the answer as it streams
+      if (const auto* ev = object_at(*obj, "event"); ev != nullptr && str(*ev, "type") == "content_block_delta")
+        if (const auto* delta = object_at(*ev, "delta"); delta != nullptr && str(*delta, "type") == "text_delta")
+          out.emplace_back(text_piece{str(*delta, "text")});
     } else if (type == "result") {
       if (obj->contains("is_error") && obj->at("is_error").is_bool() && obj->at("is_error").as_bool()) {
         auto message = str(*obj, "result");
@@ -136,7 +141,8 @@ class claude_print final : public dialect {
     l.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1";
     l.env["DISABLE_AUTOUPDATER"] = "1";
     l.env["DISABLE_TELEMETRY"] = "1";
-    l.argv = {in.program.string(), "-p", "--output-format", "stream-json", "--verbose", "--model", in.endpoint.model};
+    l.argv = {in.program.string(), "-p",     "--output-format", "stream-json", "--verbose", "--include-partial-messages",
+              "--model",           in.endpoint.model};
     if (in.resume) {
       l.argv.emplace_back("--resume");
       l.argv.push_back(*in.resume);

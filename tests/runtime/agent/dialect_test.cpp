@@ -104,6 +104,19 @@ TEST(claude_mapper, maps_a_turn_with_a_write) {
   EXPECT_EQ(all_of<turn_done>(es).size(), 1u);
 }
 
+TEST(claude_mapper, partial_messages_stream_as_text_pieces) {
+  auto m = make_claude_print()->mapper();
+  const auto es = feed_all(
+      *m, {R"({"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}})",
+           R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial "}}})",
+           R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}})",
+           R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hello"}}})"});
+  const auto pieces = all_of<text_piece>(es);
+  ASSERT_EQ(pieces.size(), 2u);
+  EXPECT_EQ(pieces[0].text + pieces[1].text, "partial hello");
+  EXPECT_TRUE(all_of<agent_message>(es).empty());  // the whole message comes in its assistant line
+}
+
 TEST(claude_mapper, an_error_result_fails_the_turn) {
   auto m = make_claude_print()->mapper();
   const auto es = feed_all(*m, {R"({"type":"result","subtype":"error_during_execution","is_error":true,"result":"API Error: 401"})"});
