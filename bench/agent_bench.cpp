@@ -72,12 +72,13 @@ void through_tether(tether::e2e::cluster& c, const std::string& s, int i, measur
   const auto t0 = clock_type::now();
   const auto t0_us = now_us();
   c.send(s, "Reply with exactly: turn " + std::to_string(i));
-  c.wait_for("/v1/sessions/" + s + "/executions",
-             [&](const json::value& v) {
-               const auto& xs = v.at("executions").as_array();
-               return xs.size() >= static_cast<std::size_t>(i) && xs.back().at("status").as_string() == "finished";
-             },
-             300s);
+  c.wait_for(
+      "/v1/sessions/" + s + "/executions",
+      [&](const json::value& v) {
+        const auto& xs = v.at("executions").as_array();
+        return xs.size() >= static_cast<std::size_t>(i) && xs.back().at("status").as_string() == "finished";
+      },
+      300s);
   const auto t1 = clock_type::now();
   const auto reqs = c.model_requests();
   if (reqs.size() > before) {
@@ -148,8 +149,8 @@ json::object run_case(const runtime_case& rc, int turns) {
     out["skipped"] = found.error().message;
     return out;
   }
-  const std::string config = "\n[profiles.bench]\nruntime = \"" + rc.kind + "\"\nbase_url = \"{mock}" + rc.base +
-                             "\"\nmodel = \"scripted\"\n";
+  const std::string config =
+      "\n[profiles.bench]\nruntime = \"" + rc.kind + "\"\nbase_url = \"{mock}" + rc.base + "\"\nmodel = \"scripted\"\n";
   tether::e2e::cluster c({}, config);
   auto created = c.call("POST", "/v1/sessions", json::object{{"profile", "bench"}});
   const std::string s(created.json.at("session").at("id").as_string());

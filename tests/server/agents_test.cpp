@@ -297,7 +297,8 @@ TEST_P(AgentRuntime, TheAgentSeesItsKeyButNoneOfTethersSecrets) {
   const auto nosy = script("nosy-" + GetParam().profile, "env >&2\necho not-json\nexit 3\n");
   const std::string key = "sk-test-" + std::to_string(std::random_device{}());
   ::setenv("TETHER_AGENT_TEST_KEY", key.c_str(), 1);
-  cluster c({}, profile_config(GetParam(), "command = \"" + nosy.string() + "\"\napi_key_env = \"TETHER_AGENT_TEST_KEY\"\n"));
+  cluster c(
+      {}, profile_config(GetParam(), "command = \"" + nosy.string() + "\"\napi_key_env = \"TETHER_AGENT_TEST_KEY\"\n"));
   const auto s = create(c);
   const auto error = failed_turn(c, s);
   EXPECT_NE(error.find("HOME=" + (c.dir() / "data" / "agents").string()), std::string::npos) << error;

@@ -42,7 +42,8 @@ result<agent_dirs> prepare_dirs(const fs::path& data_dir, const session_id& s, c
   std::error_code ec;
   d.workspace = workspace.empty() ? data_dir / "workspaces" / s.str() : fs::path(workspace);
   fs::create_directories(d.workspace, ec);
-  if (ec) return make_error(agent_errc::io, "cannot create the workspace " + d.workspace.string() + ": " + ec.message());
+  if (ec)
+    return make_error(agent_errc::io, "cannot create the workspace " + d.workspace.string() + ": " + ec.message());
   d.workspace = fs::weakly_canonical(d.workspace, ec);
   return d;
 }

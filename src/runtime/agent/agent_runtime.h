@@ -70,14 +70,14 @@ class tool_bridge;
 struct agent_options {
   std::string profile;
   config::agent_settings settings;
-  std::filesystem::path program;   // the agent's binary (programs.h finds it)
-  model_endpoint endpoint;         // key_variable is the dialect's
-  std::string api_key;             // the value; "" for the scripted model (a placeholder is sent)
+  std::filesystem::path program;      // the agent's binary (programs.h finds it)
+  model_endpoint endpoint;            // key_variable is the dialect's
+  std::string api_key;                // the value; "" for the scripted model (a placeholder is sent)
   std::vector<std::string> pass_env;  // names of Tether's variables the agent gets
   std::vector<std::string> withheld;  // never passed, whatever pass_env says (secrets)
   std::filesystem::path data_dir;
   runtime::native::price_table prices = runtime::native::price_table::defaults();
-  tool_bridge* bridge = nullptr;          // null: the agent gets no Tether tools
+  tool_bridge* bridge = nullptr;         // null: the agent gets no Tether tools
   std::filesystem::path tether_program;  // `tether mcp` runs this binary
   std::chrono::milliseconds grace{2000};
   std::size_t max_line_bytes = 8U << 20U;

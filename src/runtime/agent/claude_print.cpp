@@ -141,8 +141,8 @@ class claude_print final : public dialect {
     l.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1";
     l.env["DISABLE_AUTOUPDATER"] = "1";
     l.env["DISABLE_TELEMETRY"] = "1";
-    l.argv = {in.program.string(), "-p",     "--output-format", "stream-json", "--verbose", "--include-partial-messages",
-              "--model",           in.endpoint.model};
+    l.argv = {in.program.string(),          "-p",      "--output-format", "stream-json", "--verbose",
+              "--include-partial-messages", "--model", in.endpoint.model};
     if (in.resume) {
       l.argv.emplace_back("--resume");
       l.argv.push_back(*in.resume);
@@ -150,7 +150,9 @@ class claude_print final : public dialect {
     if (in.mcp) {
       json::object env;
       for (const auto& [k, v] : in.mcp->env) env[k] = v;
-      json::object server{{"type", "stdio"}, {"command", in.mcp->program.string()}, {"args", json::array{"mcp"}},
+      json::object server{{"type", "stdio"},
+                          {"command", in.mcp->program.string()},
+                          {"args", json::array{"mcp"}},
                           {"env", std::move(env)}};
       const json::object config{{"mcpServers", json::object{{"tether", std::move(server)}}}};
       const auto path = in.home / "mcp.json";

@@ -121,8 +121,9 @@ class codex_mapper final : public line_mapper {
         const auto* result = it->if_contains("result");
         const auto* error = it->if_contains("error");
         const bool ok = str(*it, "status") == "completed" && (error == nullptr || error->is_null());
-        out.emplace_back(tool_end{id, ok, ok ? (result ? json::serialize(*result) : std::string())
-                                               : (error ? json::serialize(*error) : str(*it, "status"))});
+        out.emplace_back(tool_end{id, ok,
+                                  ok ? (result ? json::serialize(*result) : std::string())
+                                     : (error ? json::serialize(*error) : str(*it, "status"))});
       }
     } else if (kind == "error") {
       last_error_ = str(*it, "message");

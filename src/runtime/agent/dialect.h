@@ -73,14 +73,14 @@ class line_mapper {
 
 // Where the agent's model is, and what it may do.
 struct model_endpoint {
-  std::string base_url;      // ".../v1" for the OpenAI kinds; Anthropic's without /v1
+  std::string base_url;  // ".../v1" for the OpenAI kinds; Anthropic's without /v1
   std::string model;
   std::string key_variable;  // the variable (in the agent's environment) holding the key
 };
 
 // How the agent reaches Tether's tools (tether mcp).
 struct mcp_server {
-  std::filesystem::path program;  // the tether binary
+  std::filesystem::path program;           // the tether binary
   std::map<std::string, std::string> env;  // TETHER_TOOLS_SOCKET, TETHER_RUN_TOKEN
 };
 
@@ -96,8 +96,8 @@ struct launch_input {
 };
 
 struct launch {
-  std::vector<std::string> argv;               // argv[0]: the program
-  std::map<std::string, std::string> env;      // set beside the runtime's base environment
+  std::vector<std::string> argv;           // argv[0]: the program
+  std::map<std::string, std::string> env;  // set beside the runtime's base environment
 };
 
 class dialect {

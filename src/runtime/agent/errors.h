@@ -14,8 +14,8 @@ enum class agent_errc {
   version_failed,     // `PROGRAM --version` exited unsuccessfully (the message has its status and first line)
   no_version,         // the program's output, or its package.json, holds nothing that reads as a version
   // Running them (agent_runtime.h).
-  io,                 // the agent's home or configuration cannot be written
-  protocol,           // the agent printed something that is not its output format
+  io,        // the agent's home or configuration cannot be written
+  protocol,  // the agent printed something that is not its output format
   // The tool bridge (tool_bridge.h).
   socket_path_too_long,  // the socket's path does not fit sockaddr_un's sun_path
   not_a_socket,          // something other than a socket sits at the socket's path

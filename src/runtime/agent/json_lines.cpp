@@ -3,8 +3,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -32,8 +32,7 @@ std::string quoted(std::string_view line) {
 result<json::object> parse_object(std::string_view line) {
   boost::system::error_code ec;
   auto v = json::parse(line, ec);
-  if (ec || !v.is_object())
-    return make_error(agent_errc::protocol, "not a JSON object: \"" + quoted(line) + "\"");
+  if (ec || !v.is_object()) return make_error(agent_errc::protocol, "not a JSON object: \"" + quoted(line) + "\"");
   return std::move(v.as_object());
 }
 
@@ -47,7 +46,8 @@ std::int64_t integer(const json::object& o, std::string_view key) {
   if (v == nullptr) return 0;
   if (v->is_int64()) return v->as_int64();
   if (v->is_uint64()) return static_cast<std::int64_t>(std::min<std::uint64_t>(v->as_uint64(), INT64_MAX));
-  if (v->is_double() && v->as_double() >= 0 && v->as_double() < 9.0e18) return static_cast<std::int64_t>(v->as_double());
+  if (v->is_double() && v->as_double() >= 0 && v->as_double() < 9.0e18)
+    return static_cast<std::int64_t>(v->as_double());
   return 0;
 }
 

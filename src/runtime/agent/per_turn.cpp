@@ -129,8 +129,7 @@ tool_spec ask_user_spec() {
 
 asio::awaitable<void> read_stderr(state_ptr st) {
   for (;;) {
-    auto line = co_await st->proc->read_line(process::stream::err,
-                                             {stderr_line_bytes, process::overlong_line::split});
+    auto line = co_await st->proc->read_line(process::stream::err, {stderr_line_bytes, process::overlong_line::split});
     if (!line || !*line) break;
     if ((**line).empty()) continue;
     st->stderr_tail.push_back(std::move(**line));
@@ -221,9 +220,9 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
     ticket = o_.bridge->open(ex, {ask_user_spec()}, [weak](std::string tool, json::value args) {
       return ask_user(weak, std::move(tool), std::move(args));
     });
-    in.mcp = mcp_server{o_.tether_program,
-                        {{"TETHER_TOOLS_SOCKET", o_.bridge->socket_path().string()},
-                         {"TETHER_RUN_TOKEN", ticket.token()}}};
+    in.mcp =
+        mcp_server{o_.tether_program,
+                   {{"TETHER_TOOLS_SOCKET", o_.bridge->socket_path().string()}, {"TETHER_RUN_TOKEN", ticket.token()}}};
   }
   auto launched = dialect_->prepare(in);
   if (!launched) co_return co_await fail(st, launched.error().message, {});
@@ -249,7 +248,8 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   const auto records = o_.data_dir / "run" / "procs";
   {
     auto spawned = native::spawn_recorded(so, records);
-    if (!spawned) co_return co_await fail(st, "cannot start " + o_.program.string() + ": " + spawned.error().message, {});
+    if (!spawned)
+      co_return co_await fail(st, "cannot start " + o_.program.string() + ": " + spawned.error().message, {});
     st->proc = std::make_unique<process::child>(ex, std::move(spawned).value());
   }
   const pid_t pid = st->proc->pid();

@@ -32,13 +32,14 @@ std::vector<T> all_of(const std::vector<agent_event>& es) {
 TEST(codex_mapper, maps_a_turn_with_a_command) {
   auto m = make_codex_exec()->mapper();
   const auto es = feed_all(
-      *m, {R"({"type":"thread.started","thread_id":"01a2343b-a44f"})",
-           R"({"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for `mock` not found."}})",
-           R"({"type":"turn.started"})",
-           R"({"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc \"printf hi > a\"","aggregated_output":"","exit_code":null,"status":"in_progress"}})",
-           R"({"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc \"printf hi > a\"","aggregated_output":"","exit_code":0,"status":"completed"}})",
-           R"({"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"DONE_OK"}})",
-           R"({"type":"turn.completed","usage":{"input_tokens":13404,"cached_input_tokens":6670,"output_tokens":17,"reasoning_output_tokens":3}})"});
+      *m,
+      {R"({"type":"thread.started","thread_id":"01a2343b-a44f"})",
+       R"({"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for `mock` not found."}})",
+       R"({"type":"turn.started"})",
+       R"({"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc \"printf hi > a\"","aggregated_output":"","exit_code":null,"status":"in_progress"}})",
+       R"({"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc \"printf hi > a\"","aggregated_output":"","exit_code":0,"status":"completed"}})",
+       R"({"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"DONE_OK"}})",
+       R"({"type":"turn.completed","usage":{"input_tokens":13404,"cached_input_tokens":6670,"output_tokens":17,"reasoning_output_tokens":3}})"});
   ASSERT_EQ(all_of<agent_session>(es).size(), 1u);
   EXPECT_EQ(all_of<agent_session>(es)[0].id, "01a2343b-a44f");
   const auto starts = all_of<tool_start>(es);
@@ -61,8 +62,9 @@ TEST(codex_mapper, maps_a_turn_with_a_command) {
 TEST(codex_mapper, a_failed_turn_carries_its_message_and_a_failed_command_its_code) {
   auto m = make_codex_exec()->mapper();
   const auto es = feed_all(
-      *m, {R"({"type":"item.completed","item":{"id":"i","type":"command_execution","command":"false","aggregated_output":"boom","exit_code":1,"status":"failed"}})",
-           R"({"type":"turn.failed","error":{"message":"stream disconnected"}})"});
+      *m,
+      {R"({"type":"item.completed","item":{"id":"i","type":"command_execution","command":"false","aggregated_output":"boom","exit_code":1,"status":"failed"}})",
+       R"({"type":"turn.failed","error":{"message":"stream disconnected"}})"});
   const auto ends = all_of<tool_end>(es);
   ASSERT_EQ(ends.size(), 1u);
   EXPECT_FALSE(ends[0].ok);
@@ -75,8 +77,9 @@ TEST(codex_mapper, a_failed_turn_carries_its_message_and_a_failed_command_its_co
 TEST(codex_mapper, tethers_own_question_tool_is_left_to_the_bridge) {
   auto m = make_codex_exec()->mapper();
   const auto es = feed_all(
-      *m, {R"({"type":"item.started","item":{"id":"q","type":"mcp_tool_call","server":"tether","tool":"ask_user","arguments":{"question":"?"},"status":"in_progress"}})",
-           R"({"type":"item.started","item":{"id":"o","type":"mcp_tool_call","server":"other","tool":"search","arguments":{},"status":"in_progress"}})"});
+      *m,
+      {R"({"type":"item.started","item":{"id":"q","type":"mcp_tool_call","server":"tether","tool":"ask_user","arguments":{"question":"?"},"status":"in_progress"}})",
+       R"({"type":"item.started","item":{"id":"o","type":"mcp_tool_call","server":"other","tool":"search","arguments":{},"status":"in_progress"}})"});
   const auto starts = all_of<tool_start>(es);
   ASSERT_EQ(starts.size(), 1u);
   EXPECT_EQ(starts[0].tool, "other.search");
@@ -107,10 +110,11 @@ TEST(claude_mapper, maps_a_turn_with_a_write) {
 TEST(claude_mapper, partial_messages_stream_as_text_pieces) {
   auto m = make_claude_print()->mapper();
   const auto es = feed_all(
-      *m, {R"({"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}})",
-           R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial "}}})",
-           R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}})",
-           R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hello"}}})"});
+      *m,
+      {R"({"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}})",
+       R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial "}}})",
+       R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{"}}})",
+       R"({"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hello"}}})"});
   const auto pieces = all_of<text_piece>(es);
   ASSERT_EQ(pieces.size(), 2u);
   EXPECT_EQ(pieces[0].text + pieces[1].text, "partial hello");
@@ -119,7 +123,8 @@ TEST(claude_mapper, partial_messages_stream_as_text_pieces) {
 
 TEST(claude_mapper, an_error_result_fails_the_turn) {
   auto m = make_claude_print()->mapper();
-  const auto es = feed_all(*m, {R"({"type":"result","subtype":"error_during_execution","is_error":true,"result":"API Error: 401"})"});
+  const auto es = feed_all(
+      *m, {R"({"type":"result","subtype":"error_during_execution","is_error":true,"result":"API Error: 401"})"});
   ASSERT_EQ(all_of<turn_failed>(es).size(), 1u);
   EXPECT_EQ(all_of<turn_failed>(es)[0].message, "API Error: 401");
   EXPECT_TRUE(all_of<turn_done>(es).empty());
@@ -151,8 +156,8 @@ TEST(mappers, garbage_is_an_error_quoting_it) {
     auto r = m->feed("Segmentation fault (core dumped)");
     ASSERT_FALSE(r) << d->kind();
     EXPECT_NE(r.error().message.find("Segmentation fault"), std::string::npos);
-    EXPECT_FALSE(m->feed("[1,2,3]"));       // JSON, but not an object
-    EXPECT_FALSE(m->feed("\xff\xfe{"));     // not even text
+    EXPECT_FALSE(m->feed("[1,2,3]"));                     // JSON, but not an object
+    EXPECT_FALSE(m->feed("\xff\xfe{"));                   // not even text
     EXPECT_TRUE(m->feed(R"({"type":"something-new"})"));  // an unknown event is no error
   }
 }
@@ -181,7 +186,8 @@ TEST(prompt, resuming_sends_only_what_the_agent_has_not_seen) {
   session::turn_context ctx;
   ctx.transcript = {row(3, message_role::user, "Remember the phrase: x"), row(6, message_role::assistant, "Noted."),
                     row(9, message_role::tool_call, "", "call_q", "ask_user"),
-                    row(10, message_role::tool_result, R"({"answers":[{"question_id":"q1","option_ids":["blue"],"labels":["Blue"]}]})", "call_q"),
+                    row(10, message_role::tool_result,
+                        R"({"answers":[{"question_id":"q1","option_ids":["blue"],"labels":["Blue"]}]})", "call_q"),
                     row(11, message_role::notice, "Tether restarted while this turn was running.")};
   ctx.binding = store::runtime_binding{"codex-exec", "thread-1", 0, event_seq{6}, ""};
   EXPECT_TRUE(can_resume(ctx, "codex-exec"));
