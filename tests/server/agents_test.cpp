@@ -147,6 +147,19 @@ TEST_P(AgentRuntime, WritesAFileWithItsOwnTool) {
   expect_no_agent_left(c);
 }
 
+TEST_P(AgentRuntime, ApproveReadsLeavesTheWorkspaceUnwritten) {
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  cluster c({}, profile_config(GetParam(), "permissions = \"approve-reads\"\n"));
+  const auto s = create(c);
+  const auto workspace = c.dir() / "data" / "workspaces" / s;
+  // The same request the approve-all case carries out (WritesAFileWithItsOwnTool).
+  c.send(s, "Write file " + (workspace / "denied.txt").string() + ": must not exist\nReply with exactly: TRIED");
+  c.wait_idle(s, 120s);
+  EXPECT_FALSE(fs::exists(workspace / "denied.txt"));
+  EXPECT_EQ(last_execution(c, s).at("status").as_string(), "finished");
+  expect_no_agent_left(c);
+}
+
 TEST_P(AgentRuntime, RecallsAPhraseFromItsOwnResumedSession) {
   TETHER_REQUIRE_AGENT(bin, GetParam().binary);
   cluster c({}, profile_config(GetParam()));
