@@ -95,10 +95,14 @@ void alone(const runtime_case& rc, const fs::path& program, const std::string& r
   const auto d = rc.make();
   agent::agent_options ao;
   ao.endpoint = {root + rc.base, "scripted", std::string(d->key_variable())};
-  const agent::agent_dirs dirs{dir / "home", dir / "workspace"};
-  for (const auto* sub : {"", ".config", ".local/share", ".local/state", ".cache", "tmp"})
-    fs::create_directories(dirs.home / sub);
-  fs::create_directories(dirs.workspace);
+  // The runtime's own layout, one session for every turn (its home keeps the agent's sessions).
+  static const auto session = tether::session_id::generate();
+  auto made = agent::prepare_dirs(dir, session, (dir / "workspace").string());
+  if (!made) {
+    std::fprintf(stderr, "%s: %s\n", rc.kind.c_str(), made.error().message.c_str());
+    return;
+  }
+  const auto& dirs = *made;
   agent::launch_input in;
   in.program = program;
   in.home = dirs.home;

@@ -69,6 +69,18 @@ struct node::impl {
     return scripted->base_url() + "/v1";
   }
 
+  // Whether bubblewrap runs here, probed once (sandbox_problem says why not).
+  bool probe_bwrap() {
+    if (!bwrap && sandbox_problem.empty()) {
+      auto probed = runtime::native::probe_sandbox();
+      if (probed)
+        bwrap = *probed;
+      else
+        sandbox_problem = probed.error().message;
+    }
+    return bwrap.has_value();
+  }
+
   // The profile's bash sandbox: without a working bubblewrap, off (loudly).
   runtime::native::sandbox_policy sandbox_for(const config::profile& prof) {
     using runtime::native::sandbox_mode;
@@ -80,20 +92,10 @@ struct node::impl {
     if (!prof.api_key_env.empty()) p.withheld.push_back(prof.api_key_env);  // set by tether run's flags too
     p.hidden = data;
     p.records = data / "run" / "procs";
-    if (p.mode != sandbox_mode::off && !bwrap) {
-      if (sandbox_problem.empty()) {
-        auto probed = runtime::native::probe_sandbox();
-        if (probed) {
-          bwrap = *probed;
-        } else {
-          sandbox_problem = probed.error().message;
-        }
-      }
-      if (!bwrap) {
-        spdlog::warn("node: WARNING: profile {}: the bash tool runs WITHOUT a sandbox (sandbox = \"{}\" wanted): {}",
-                     prof.name, runtime::native::to_string(p.mode), sandbox_problem);
-        p.mode = sandbox_mode::off;
-      }
+    if (p.mode != sandbox_mode::off && !probe_bwrap()) {
+      spdlog::warn("node: WARNING: profile {}: the bash tool runs WITHOUT a sandbox (sandbox = \"{}\" wanted): {}",
+                   prof.name, runtime::native::to_string(p.mode), sandbox_problem);
+      p.mode = sandbox_mode::off;
     } else if (p.mode == sandbox_mode::off) {
       spdlog::warn(
           "node: WARNING: profile {} has sandbox = \"off\": bash commands run as this user with its files and "
@@ -109,14 +111,7 @@ struct node::impl {
 
   // bubblewrap for an agent's `contain` sandbox, or nullopt (loudly).
   std::optional<fs::path> agent_sandbox(const config::profile& prof) {
-    if (!bwrap && sandbox_problem.empty()) {
-      auto probed = runtime::native::probe_sandbox();
-      if (probed)
-        bwrap = *probed;
-      else
-        sandbox_problem = probed.error().message;
-    }
-    if (!bwrap)
+    if (!probe_bwrap())
       spdlog::warn("node: WARNING: profile {}: the agent runs without bubblewrap ({}): what it starts in another "
                    "process group can outlive a stop, and it can read the data directory",
                    prof.name, sandbox_problem);
@@ -216,12 +211,9 @@ struct node::impl {
     } else {
       n.provider.base_url = prof.base_url;
       n.provider.ca_file = prof.ca_file;
-      if (!prof.api_key_env.empty()) {
-        const char* key = std::getenv(prof.api_key_env.c_str());
-        if (key == nullptr || *key == '\0')
-          return make_error(util_errc::invalid_argument, prof.api_key_env + " is not set (profile " + prof.name + ")");
-        n.provider.api_key = key;
-      }
+      auto key = model_key(prof);
+      if (!key) return key.error();
+      n.provider.api_key = std::move(*key);
     }
     return std::unique_ptr<session::runtime>(runtime::native::make_native_runtime(std::move(n)));
   }

@@ -55,6 +55,12 @@ std::vector<int> agent_processes(const fs::path& data) {
   return out;
 }
 
+// One turn: the input, then until the session is idle again.
+void say(cluster& c, const std::string& s, const std::string& text) {
+  c.send(s, text);
+  c.wait_idle(s, 120s);
+}
+
 // No agent process is left (they may take a moment to be reaped by init).
 void expect_no_agent_left(const cluster& c) {
   auto left = agent_processes(c.dir() / "data");
@@ -129,8 +135,7 @@ TEST_P(AgentRuntime, WritesAFileWithItsOwnTool) {
   cluster c({}, profile_config(GetParam()));
   const auto s = create(c);
   const auto workspace = c.dir() / "data" / "workspaces" / s;
-  c.send(s, "Write file " + (workspace / "note.txt").string() + ": written by the agent\nReply with exactly: WROTE");
-  c.wait_idle(s, 120s);
+  say(c, s, "Write file " + (workspace / "note.txt").string() + ": written by the agent\nReply with exactly: WROTE");
   EXPECT_EQ(c.last_answer(s), "WROTE");
   std::ifstream in(workspace / "note.txt");
   const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -153,8 +158,7 @@ TEST_P(AgentRuntime, ApproveReadsLeavesTheWorkspaceUnwritten) {
   const auto s = create(c);
   const auto workspace = c.dir() / "data" / "workspaces" / s;
   // The same request the approve-all case carries out (WritesAFileWithItsOwnTool).
-  c.send(s, "Write file " + (workspace / "denied.txt").string() + ": must not exist\nReply with exactly: TRIED");
-  c.wait_idle(s, 120s);
+  say(c, s, "Write file " + (workspace / "denied.txt").string() + ": must not exist\nReply with exactly: TRIED");
   EXPECT_FALSE(fs::exists(workspace / "denied.txt"));
   EXPECT_EQ(last_execution(c, s).at("status").as_string(), "finished");
   expect_no_agent_left(c);
@@ -164,12 +168,10 @@ TEST_P(AgentRuntime, RecallsAPhraseFromItsOwnResumedSession) {
   TETHER_REQUIRE_AGENT(bin, GetParam().binary);
   cluster c({}, profile_config(GetParam()));
   const auto s = create(c);
-  c.send(s, "Remember the phrase: violet harbour");
-  c.wait_idle(s, 120s);
+  say(c, s, "Remember the phrase: violet harbour");
   const auto first = binding(c, s);
   ASSERT_FALSE(first.empty());
-  c.send(s, "Recall the phrase.");
-  c.wait_idle(s, 120s);
+  say(c, s, "Recall the phrase.");
   EXPECT_EQ(c.last_answer(s), "violet harbour");
   EXPECT_EQ(binding(c, s), first);  // the same agent session
   // Tether sent only the new input: the phrase came from the agent's own history.
@@ -183,13 +185,11 @@ TEST_P(AgentRuntime, RecallsAfterTheServerIsKilled) {
   TETHER_REQUIRE_AGENT(bin, GetParam().binary);
   cluster c({}, profile_config(GetParam()));
   const auto s = create(c);
-  c.send(s, "Remember the phrase: amber lantern");
-  c.wait_idle(s, 120s);
+  say(c, s, "Remember the phrase: amber lantern");
   const auto first = binding(c, s);
   c.kill_server(SIGKILL);
   c.start_server();
-  c.send(s, "Recall the phrase.");
-  c.wait_idle(s, 120s);
+  say(c, s, "Recall the phrase.");
   EXPECT_EQ(c.last_answer(s), "amber lantern");
   EXPECT_EQ(binding(c, s), first);
   expect_no_agent_left(c);
@@ -199,8 +199,7 @@ TEST_P(AgentRuntime, StopsMidTurnAndTheNextTurnResumes) {
   TETHER_REQUIRE_AGENT(bin, GetParam().binary);
   cluster c({}, profile_config(GetParam()));
   const auto s = create(c);
-  c.send(s, "Remember the phrase: quiet meadow");
-  c.wait_idle(s, 120s);
+  say(c, s, "Remember the phrase: quiet meadow");
   const auto first = binding(c, s);
   const auto before = c.model_requests().size();
   const auto flag = c.dir() / "never-created";
@@ -215,8 +214,7 @@ TEST_P(AgentRuntime, StopsMidTurnAndTheNextTurnResumes) {
   c.wait_idle(s, 60s);
   EXPECT_EQ(last_execution(c, s).at("outcome").as_string(), "interrupted");
   expect_no_agent_left(c);
-  c.send(s, "Recall the phrase.");
-  c.wait_idle(s, 120s);
+  say(c, s, "Recall the phrase.");
   EXPECT_EQ(c.last_answer(s), "quiet meadow");
   EXPECT_EQ(binding(c, s), first);
 }
@@ -225,12 +223,10 @@ TEST_P(AgentRuntime, ResetStartsAFreshAgentSession) {
   TETHER_REQUIRE_AGENT(bin, GetParam().binary);
   cluster c({}, profile_config(GetParam()));
   const auto s = create(c);
-  c.send(s, "Remember the phrase: copper kettle");
-  c.wait_idle(s, 120s);
+  say(c, s, "Remember the phrase: copper kettle");
   const auto first = binding(c, s);
   EXPECT_EQ(c.call("POST", "/v1/sessions/" + s + "/reset").status, 200u);
-  c.send(s, "Recall the phrase.");
-  c.wait_idle(s, 120s);
+  say(c, s, "Recall the phrase.");
   EXPECT_EQ(c.last_answer(s), "NO_PHRASE");
   const auto second = binding(c, s);
   EXPECT_FALSE(second.empty());
@@ -266,10 +262,8 @@ TEST_P(AgentRuntime, ReportsUsageWithCachedTokensOnTheSecondTurn) {
   TETHER_REQUIRE_AGENT(bin, GetParam().binary);
   cluster c({}, profile_config(GetParam()));
   const auto s = create(c);
-  c.send(s, "Reply with exactly: one");
-  c.wait_idle(s, 120s);
-  c.send(s, "Reply with exactly: two");
-  c.wait_idle(s, 120s);
+  say(c, s, "Reply with exactly: one");
+  say(c, s, "Reply with exactly: two");
   const auto u = last_execution(c, s).at("usage").as_object();
   EXPECT_GT(u.at("input_tokens").as_int64(), 0);
   EXPECT_GT(u.at("cached_input_tokens").as_int64(), 0) << json::serialize(u);

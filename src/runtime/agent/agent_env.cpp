@@ -1,10 +1,9 @@
 #include "runtime/agent/agent_env.h"
 
-#include <algorithm>
-#include <cstdlib>
 
 #include "runtime/agent/agent_runtime.h"
 #include "runtime/agent/errors.h"
+#include "runtime/native/tools/sandbox.h"
 
 extern char** environ;
 
@@ -17,11 +16,6 @@ namespace {
 // Stands in for a key when the model needs none (the scripted model):
 // every agent refuses to start without one.
 constexpr std::string_view placeholder_key = "tether-no-key";
-
-bool basic(std::string_view name) {
-  static constexpr std::string_view names[] = {"PATH", "LANG", "TERM", "TZ", "USER", "LOGNAME"};
-  return std::find(std::begin(names), std::end(names), name) != std::end(names) || name.starts_with("LC_");
-}
 
 result<void> make_private_dir(const fs::path& p) {
   std::error_code ec;
@@ -50,20 +44,16 @@ result<agent_dirs> prepare_dirs(const fs::path& data_dir, const session_id& s, c
 
 std::vector<std::string> agent_environment(const agent_options& o, const agent_dirs& dirs,
                                            const std::map<std::string, std::string>& extra) {
+  // The tools' allow-list (runtime/native/tools/sandbox.h): the basics, the
+  // pass-through names, HOME; never a withheld name or TETHER_TOKEN.
+  native::sandbox_policy policy;
+  policy.env = o.pass_env;
+  policy.withheld = o.withheld;
   std::map<std::string, std::string> env;
-  const auto withheld = [&](const std::string& n) {
-    return std::find(o.withheld.begin(), o.withheld.end(), n) != o.withheld.end();
-  };
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    const std::string_view kv(*e);
+  for (const auto& kv : native::tool_environment(policy, dirs.home, environ)) {
     const auto eq = kv.find('=');
-    if (eq == std::string_view::npos) continue;
-    const std::string name(kv.substr(0, eq));
-    const bool passed = std::find(o.pass_env.begin(), o.pass_env.end(), name) != o.pass_env.end();
-    if ((basic(name) || passed) && !withheld(name)) env[name] = std::string(kv.substr(eq + 1));
+    env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
   }
-  if (!env.contains("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
-  env["HOME"] = dirs.home.string();
   env["XDG_CONFIG_HOME"] = (dirs.home / ".config").string();
   env["XDG_DATA_HOME"] = (dirs.home / ".local/share").string();
   env["XDG_STATE_HOME"] = (dirs.home / ".local/state").string();

@@ -24,9 +24,10 @@ struct agent_dirs {
 result<agent_dirs> prepare_dirs(const std::filesystem::path& data_dir, const session_id& s,
                                 const std::string& workspace);
 
-// The whole environment of the agent: the basics of Tether's own (PATH,
-// LANG, LC_*, TERM, TZ, USER, LOGNAME), the home and XDG variables, the
-// profile's pass-through names (never a withheld one) and set_env, then
+// The whole environment of the agent: what a native tool gets
+// (native::tool_environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ, USER,
+// LOGNAME, the profile's pass-through names, never a withheld one nor
+// TETHER_TOKEN), HOME and the XDG variables in its home, set_env, then
 // `extra` (the dialect's), then the model key under its variable.
 std::vector<std::string> agent_environment(const agent_options& o, const agent_dirs& dirs,
                                            const std::map<std::string, std::string>& extra);
