@@ -24,6 +24,12 @@ class agent_category_impl final : public std::error_category {
         return "cannot prepare the agent's files";
       case agent_errc::protocol:
         return "the agent's output is not its protocol";
+      case agent_errc::rpc_closed:
+        return "the agent closed the connection";
+      case agent_errc::rpc_failed:
+        return "the agent answered with an error";
+      case agent_errc::resume_refused:
+        return "the agent cannot resume that session";
       case agent_errc::socket_path_too_long:
         return "the socket path is too long";
       case agent_errc::not_a_socket:

@@ -16,6 +16,10 @@ enum class agent_errc {
   // Running them (agent_runtime.h).
   io,        // the agent's home or configuration cannot be written
   protocol,  // the agent printed something that is not its output format
+  // Speaking a warm agent's protocol (warm_dialect.h, json_rpc.h).
+  rpc_closed,      // the agent ended its output (it exited or closed stdout); pending calls fail with it
+  rpc_failed,      // the agent answered a request with an error (the message has its code and text)
+  resume_refused,  // the agent does not know the session it was asked to resume
   // The tool bridge (tool_bridge.h).
   socket_path_too_long,  // the socket's path does not fit sockaddr_un's sun_path
   not_a_socket,          // something other than a socket sits at the socket's path
