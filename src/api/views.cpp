@@ -3,6 +3,8 @@
 #include <map>
 #include <string>
 
+#include <boost/json/parse.hpp>
+
 namespace tether::api {
 
 namespace json = boost::json;
@@ -56,6 +58,13 @@ json::object execution_view(const store::execution_row& x) {
   else
     o["finished_at"] = nullptr;
   o["usage"] = usage_view(x.usage);
+  // Which agent process ran it (agent runtimes): {"pid","started_ms"}.
+  o["agent_process"] = nullptr;
+  if (!x.agent_state.empty()) {
+    std::error_code ec;
+    auto state = json::parse(x.agent_state, ec);
+    if (!ec && state.is_object()) o["agent_process"] = std::move(state);
+  }
   return o;
 }
 

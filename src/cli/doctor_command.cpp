@@ -161,6 +161,13 @@ void check_agents(std::vector<check>& out) {
   check_agent_smoke(out, "codex-exec", "codex");
   check_agent_smoke(out, "claude-print", "claude");
   check_agent_smoke(out, "opencode-run", "opencode");
+  // The warm runtimes: the same turn through the agent's own protocol.
+  check_agent_smoke(out, "codex", "codex");
+  check_agent_smoke(out, "claude", "claude");
+  check_agent_smoke(out, "opencode", "opencode");
+  check_agent_smoke(out, "acp-codex", "codex-acp");
+  check_agent_smoke(out, "acp-claude", "claude-agent-acp");
+  check_agent_smoke(out, "acp-opencode", "opencode");
 }
 
 void check_server(std::vector<check>& out, const common_args& args) {

@@ -192,6 +192,21 @@ result<void> read_agent(profile& p, const toml::table& t, const std::string& whe
   auto idle = integer(t, where, "idle_timeout_ms", a.idle_timeout_ms, 100);
   if (!idle) return idle.error();
   a.idle_timeout_ms = *idle;
+  // Only the warm kinds take these (only_keys refuses them elsewhere).
+  auto keep = integer(t, where, "keep_alive_ms", a.keep_alive_ms, 100);
+  if (!keep) return keep.error();
+  a.keep_alive_ms = *keep;
+  auto most = integer(t, where, "max_processes", a.max_processes, 1);
+  if (!most) return most.error();
+  a.max_processes = *most;
+  return ok();
+}
+
+// The generic ACP kind runs whatever agent `command` names.
+result<void> read_acp(profile& p, const toml::table& t, const std::string& where) {
+  TETHER_TRY(read_agent(p, t, where));
+  if (p.agent.command.empty())
+    return bad(fmt::format("{}.command: runtime \"acp\" needs the ACP agent's command", where));
   return ok();
 }
 
@@ -213,6 +228,8 @@ std::set<std::string_view> with(std::set<std::string_view> keys, std::string_vie
   return keys;
 }
 
+const std::set<std::string_view> warm_keys = with(with(agent_keys, "keep_alive_ms"), "max_processes");
+
 const std::vector<runtime_kind>& runtime_kind_table() {
   static const std::vector<runtime_kind> kinds{
       {"native",
@@ -222,6 +239,13 @@ const std::vector<runtime_kind>& runtime_kind_table() {
       {"codex-exec", agent_keys, read_agent},
       {"claude-print", agent_keys, read_agent},
       {"opencode-run", with(agent_keys, "wire"), read_agent},
+      {"codex", warm_keys, read_agent},
+      {"claude", warm_keys, read_agent},
+      {"opencode", with(warm_keys, "wire"), read_agent},
+      {"acp", warm_keys, read_acp},
+      {"acp-codex", warm_keys, read_agent},
+      {"acp-claude", warm_keys, read_agent},
+      {"acp-opencode", with(warm_keys, "wire"), read_agent},
   };
   return kinds;
 }

@@ -49,8 +49,7 @@ namespace tether::config {
 enum class agent_permissions { approve_all, approve_reads, deny_all };
 std::string_view to_string(agent_permissions p);
 
-// The settings of the agent-program kinds (codex-exec, claude-print,
-// opencode-run) beside base_url, model, api_key_env and env (names passed
+// The settings of the agent-program kinds beside base_url, model, api_key_env and env (names passed
 // through to the agent, like native's tools):
 //
 //   [profiles.codex]
@@ -65,6 +64,13 @@ std::string_view to_string(agent_permissions p);
 //   env         = ["GOPATH"]             # passed through from Tether's environment
 //   set_env     = { FOO = "bar" }        # set in the agent's environment
 //   idle_timeout_ms = 600000             # no output for this long: the turn fails
+//
+// The kinds: one process per turn (codex-exec, claude-print, opencode-run),
+// or a warm process per session kept across turns (codex, claude, opencode,
+// acp-codex, acp-claude, acp-opencode, and acp: any ACP agent, `command`
+// required). The warm kinds also take:
+//   keep_alive_ms = 600000               # an idle process is closed after this long
+//   max_processes = 8                    # per node; the least recently used idle one makes room
 struct agent_settings {
   std::string command;
   std::string wire;  // opencode-run: chat | responses | messages ("" = chat)
@@ -72,6 +78,8 @@ struct agent_settings {
   std::vector<std::string> args;
   std::map<std::string, std::string, std::less<>> set_env;
   std::int64_t idle_timeout_ms = 600'000;
+  std::int64_t keep_alive_ms = 600'000;  // the warm kinds'
+  std::int64_t max_processes = 8;        // the warm kinds'
 };
 
 // A profile: its name and runtime kind, then the settings of that kind (the

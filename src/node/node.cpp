@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -16,6 +17,7 @@
 #include "runtime/agent/agent_runtime.h"
 #include "runtime/agent/programs.h"
 #include "runtime/agent/tool_bridge.h"
+#include "runtime/agent/warm_runtime.h"
 #include "runtime/native/native_runtime.h"
 #include "runtime/native/tools/process_records.h"
 #include "runtime/native/tools/sandbox.h"
@@ -151,8 +153,9 @@ struct node::impl {
     return std::string(key);
   }
 
-  result<std::unique_ptr<session::runtime>> agent_runtime_for(const config::profile& prof,
-                                                              std::unique_ptr<runtime::agent::dialect> d) {
+  // A per-turn (dialect) or a warm (warm_dialect) agent runtime for the profile.
+  template <class Dialect>
+  result<std::unique_ptr<session::runtime>> agent_runtime_for(const config::profile& prof, std::unique_ptr<Dialect> d) {
     namespace agent = runtime::agent;
     auto program = agent::find(d->program(), {.command = prof.agent.command});
     if (!program)
@@ -183,7 +186,11 @@ struct node::impl {
     std::error_code ec;
     o.tether_program = fs::read_symlink("/proc/self/exe", ec);
     o.bwrap = agent_sandbox(prof);
-    return agent::make_per_turn_runtime(std::move(d), std::move(o));
+    o.io = io.get_executor();
+    if constexpr (std::is_same_v<Dialect, agent::warm_dialect>)
+      return agent::make_warm_runtime(std::move(d), std::move(o));
+    else
+      return agent::make_per_turn_runtime(std::move(d), std::move(o));
   }
 
   result<void> add_profile(const node_options& o, config::profile prof) {

@@ -22,6 +22,20 @@ namespace tether::session {
 namespace asio = boost::asio;
 using boost::system::error_code;
 
+void drain_control::set_wake_listener(std::function<void()> listener) {
+  std::lock_guard lock(listener_mu_);
+  listener_ = std::move(listener);
+}
+
+void drain_control::woken() {
+  std::function<void()> listener;
+  {
+    std::lock_guard lock(listener_mu_);
+    listener = listener_;
+  }
+  if (listener) listener();
+}
+
 void drain_control::request_stop(stop_reason why) {
   stop_reason expected = stop_reason::none;
   reason_.compare_exchange_strong(expected, why);
@@ -82,13 +96,19 @@ struct coordinator::impl : std::enable_shared_from_this<impl> {
 
   // A wake: start a drain or ring the doorbell of the running one.
   void ring(const session_id& s) {
-    std::lock_guard lock(mu);
-    if (stopped) return;
-    if (auto it = sessions.find(s); it != sessions.end()) {
+    std::shared_ptr<drain_control> running;
+    {
+      std::lock_guard lock(mu);
+      if (stopped) return;
+      auto it = sessions.find(s);
+      if (it == sessions.end()) {
+        spawn_locked(s);
+        return;
+      }
       it->second.doorbell = true;
-      return;
+      running = it->second.control;
     }
-    spawn_locked(s);
+    if (running) running->woken();  // a runtime delivering steers mid-turn hears of it
   }
 
   static asio::awaitable<void> drain_loop(std::shared_ptr<impl> self, session_id s,

@@ -36,6 +36,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <stop_token>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -58,7 +59,15 @@ class drain_control {
   void request_stop(stop_reason why);
   std::function<void()> wake;  // rings this session's doorbell
 
+  // Called (on the waking thread, without the coordinator's lock) each time
+  // the session is woken while this drain runs: a steer may wait. A
+  // listener only posts work; nullptr removes it.
+  void set_wake_listener(std::function<void()> listener);
+  void woken();
+
  private:
+  std::mutex listener_mu_;
+  std::function<void()> listener_;
   std::stop_source source_;
   std::atomic<stop_reason> reason_{stop_reason::none};
 };

@@ -133,6 +133,9 @@ class runner::host final : public turn_host {
   void wake() override {
     if (!over_) control_->wake();
   }
+  void on_wake(std::function<void()> listener) override {
+    if (!over_) control_->set_wake_listener(std::move(listener));
+  }
   [[nodiscard]] std::stop_token stop_token() const override { return control_->stop_token(); }
 
   // Ends the turn: waits until everything record_soon() queued is committed
@@ -147,6 +150,7 @@ class runner::host final : public turn_host {
     ending out;
     out.flushed = co_await settle_soon();
     over_ = true;
+    control_->set_wake_listener(nullptr);
     out.held = std::move(held_);
     held_.clear();
     co_return out;

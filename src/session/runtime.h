@@ -53,6 +53,11 @@
 //                 model request need not wait for a disk flush.
 //   publish()   — ephemeral events (text.delta, …) for live subscribers.
 //   wake()      — rings the session's doorbell: one more drain after this one.
+//   on_wake(listener) — `listener` runs (on any thread; it should only post
+//                 to the runtime's executor) whenever the session is woken
+//                 while this turn runs, e.g. a steer was admitted: a runtime
+//                 that can put input into a running agent turn then calls
+//                 boundary() to promote it. Ends with the turn.
 //   stop_token()— requested on interrupt, lease loss or shutdown. Register a
 //                 std::stop_callback that cancels the model stream and kills
 //                 tool processes (post to your own executor: the callback runs
@@ -78,6 +83,7 @@
 // and wakes the session; the next turn sees the tool result in its transcript.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -141,6 +147,7 @@ class turn_host {
   virtual void record_soon(std::vector<model::payload> events) = 0;
   virtual void publish(model::payload ephemeral) = 0;
   virtual void wake() = 0;
+  virtual void on_wake(std::function<void()> listener) { (void)listener; }
   [[nodiscard]] virtual std::stop_token stop_token() const = 0;
 };
 

@@ -119,6 +119,9 @@ struct execution_row {
   std::optional<std::int64_t> open_step;  // step.started without step.ended/failed
   time_ms started_at = 0;                 // time of execution.started
   std::optional<time_ms> finished_at;     // time of execution.finished
+  // The state of the last runtime.bound recorded while it ran, when it had
+  // one: an agent runtime's process identity ({"pid","started_ms"}).
+  std::string agent_state;
 };
 
 // One entry of the model-facing transcript (what a runtime is given).

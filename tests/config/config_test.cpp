@@ -75,7 +75,7 @@ TEST(config, a_typo_in_a_key_is_an_error_naming_it) {
 
 TEST(config, wrong_types_and_values_are_errors_naming_the_key) {
   for (const char* text : {"[profiles.a]\nmax_steps = \"ten\"\n", "[profiles.a]\nprovider = \"gemini\"\n",
-                           "[profiles.a]\nbase_url = \"ftp://x\"\n", "[profiles.a]\nruntime = \"codex\"\n",
+                           "[profiles.a]\nbase_url = \"ftp://x\"\n", "[profiles.a]\nruntime = \"codex-server\"\n",
                            "[profiles.a]\nmax_steps = 0\n", "profiles = 3\n", "data_dir = 5\n",
                            "[profiles.a]\nca_file = \"certs/ca.pem\"\n"}) {
     SCOPED_TRACE(text);
@@ -86,10 +86,11 @@ TEST(config, wrong_types_and_values_are_errors_naming_the_key) {
 }
 
 TEST(config, an_unknown_runtime_is_refused_by_name_listing_the_known_kinds) {
-  auto s = parse("[profiles.a]\nruntime = \"codex\"\n");
+  auto s = parse("[profiles.a]\nruntime = \"codex-server\"\n");
   ASSERT_FALSE(s);
-  EXPECT_NE(s.error().message.find(
-                "profiles.a.runtime: \"codex\" is not a runtime (known: claude-print, codex-exec, native, opencode-run)"),
+  EXPECT_NE(s.error().message.find("profiles.a.runtime: \"codex-server\" is not a runtime (known: acp, acp-claude, "
+                                   "acp-codex, acp-opencode, claude, claude-print, codex, codex-exec, native, "
+                                   "opencode, opencode-run)"),
             std::string::npos)
       << s.error().message;
 }
@@ -113,6 +114,21 @@ TEST(config, agent_profiles_take_their_own_keys) {
   EXPECT_EQ(s->find("o")->agent.wire, "responses");
 }
 
+TEST(config, warm_agent_profiles_take_a_keep_alive_and_a_process_bound) {
+  auto s = parse(
+      "[profiles.w]\nruntime = \"acp-opencode\"\nwire = \"responses\"\nkeep_alive_ms = 1000\nmax_processes = 2\n"
+      "[profiles.d]\nruntime = \"claude\"\n"
+      "[profiles.any]\nruntime = \"acp\"\ncommand = \"/opt/agent\"\n");
+  ASSERT_TRUE(s) << s.error().message;
+  const auto w = *s->find("w");
+  EXPECT_EQ(w.agent.keep_alive_ms, 1000);
+  EXPECT_EQ(w.agent.max_processes, 2);
+  EXPECT_EQ(w.agent.wire, "responses");
+  EXPECT_EQ(s->find("d")->agent.keep_alive_ms, 600'000) << "the default";
+  EXPECT_EQ(s->find("d")->agent.max_processes, 8) << "the default";
+  EXPECT_EQ(s->find("any")->agent.command, "/opt/agent");
+}
+
 TEST(config, agent_profiles_refuse_native_keys_and_bad_values_by_name) {
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
            {"runtime = \"codex-exec\"\nprovider = \"anthropic\"\n", "unknown key \"provider\" for runtime \"codex-exec\""},
@@ -122,6 +138,10 @@ TEST(config, agent_profiles_refuse_native_keys_and_bad_values_by_name) {
            {"runtime = \"codex-exec\"\nset_env = { FOO = 1 }\n", "set_env must be a table"},
            {"runtime = \"codex-exec\"\nenv = [\"A-B\"]\n", "env: every entry must be a variable name"},
            {"runtime = \"codex-exec\"\nidle_timeout_ms = 5\n", "idle_timeout_ms must be at least 100"},
+           {"runtime = \"codex-exec\"\nkeep_alive_ms = 1000\n", "unknown key \"keep_alive_ms\" for runtime \"codex-exec\""},
+           {"runtime = \"codex\"\nkeep_alive_ms = 5\n", "keep_alive_ms must be at least 100"},
+           {"runtime = \"claude\"\nmax_processes = 0\n", "max_processes must be at least 1"},
+           {"runtime = \"acp\"\n", "runtime \"acp\" needs the ACP agent's command"},
            {"runtime = \"native\"\nsandbox = \"contain\"\n", "is not a sandbox mode"},
        }) {
     auto s = parse("[profiles.a]\n" + text);

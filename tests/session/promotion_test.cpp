@@ -42,6 +42,24 @@ TEST_F(promotion_test, steers_coalesce_into_one_continuation_at_the_next_boundar
   EXPECT_EQ(count(s, "execution.started"), 1U);
 }
 
+TEST_F(promotion_test, a_runtime_listening_for_wakes_hears_a_steer_admitted_mid_turn_and_promotes_it) {
+  const auto s = new_session();
+  runtime_.script({woken(), boundary(), text("took it")});
+  admit(s, "start");
+  eventually([&] { return runtime_.arrivals() == 1; });
+  EXPECT_EQ(runtime_.wakes_heard(), 0);
+  admit(s, "steer now");  // the turn is waiting for exactly this
+  idle(s);
+  EXPECT_GE(runtime_.wakes_heard(), 1);
+  ASSERT_EQ(runtime_.boundaries().size(), 1U);
+  EXPECT_EQ(texts(runtime_.boundaries()[0]), std::vector<std::string>{"steer now"});
+  EXPECT_EQ(runtime_.turns(), 1) << "the steer ran inside the turn";
+  const int heard = runtime_.wakes_heard();
+  admit(s, "later");  // a new turn: the first turn's listener is gone
+  idle(s);
+  EXPECT_EQ(runtime_.wakes_heard(), heard);
+}
+
 TEST_F(promotion_test, steers_are_promoted_only_up_to_the_boundary_captured_before_the_request) {
   const auto s = new_session();
   runtime_.script({gate(), boundary(), gate(), boundary()});

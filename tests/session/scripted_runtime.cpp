@@ -224,6 +224,16 @@ session::task<session::turn_result> scripted_runtime::run_turn(session::turn_con
       case action::kind::wake:
         host->wake();
         break;
+      case action::kind::woken: {
+        auto heard = wakes_heard_;
+        const int before = heard->load();
+        host->on_wake([heard] { heard->fetch_add(1); });
+        arrivals_.fetch_add(1);
+        auto rang = poll_until([heard, before] { return heard->load() > before; }, stop);
+        if (!co_await std::move(rang))
+          co_return session::turn_result{session::turn_status::interrupted, {}, out.usage};
+        break;
+      }
       case action::kind::agent: {
         model::tool_called called{call_id::generate(), a.arg, boost::json::object{{"arg", a.arg}},
                                   model::tool_kind::agent};

@@ -12,6 +12,9 @@
 //   fail E        return failed(E)
 //   hang          wait until stopped, return interrupted
 //   wake          host.wake()
+//   woken         host.on_wake(listener), count an arrival, wait until the
+//                 listener ran (a wake of the session while the turn runs);
+//                 each call of it is counted in `wakes_heard`
 //   agent NAME    step.started, tool.called (kind agent), then hang until
 //                 stopped: an agent's call that never reports its end
 //   bind X        runtime.bound{scripted, X, no generation (the host's),
@@ -26,6 +29,7 @@
 
 #include <atomic>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -36,7 +40,9 @@
 namespace tether::testing {
 
 struct action {
-  enum class kind { text, tool, inflight, ask, boundary, answer, gate, fail, hang, wake, agent, bind, bind_big, keep };
+  enum class kind {
+    text, tool, inflight, ask, boundary, answer, gate, fail, hang, wake, woken, agent, bind, bind_big, keep
+  };
   kind what;
   std::string arg;
 };
@@ -50,6 +56,7 @@ inline action gate() { return {action::kind::gate, {}}; }
 inline action fail(std::string s) { return {action::kind::fail, std::move(s)}; }
 inline action hang() { return {action::kind::hang, {}}; }
 inline action wake() { return {action::kind::wake, {}}; }
+inline action woken() { return {action::kind::woken, {}}; }
 inline action agent(std::string s) { return {action::kind::agent, std::move(s)}; }
 inline action bind(std::string s) { return {action::kind::bind, std::move(s)}; }
 inline action bind_big() { return {action::kind::bind_big, {}}; }
@@ -78,6 +85,7 @@ class scripted_runtime final : public session::runtime {
 
   void open_gate() { gate_open_.fetch_add(1); }
   [[nodiscard]] int arrivals() const { return arrivals_.load(); }
+  [[nodiscard]] int wakes_heard() const { return wakes_heard_->load(); }
   [[nodiscard]] int turns() const { return turns_.load(); }
   [[nodiscard]] std::vector<session::turn_context> contexts() const;
   [[nodiscard]] std::vector<std::vector<store::message_row>> boundaries() const;
@@ -89,6 +97,8 @@ class scripted_runtime final : public session::runtime {
   std::vector<std::vector<store::message_row>> boundaries_;
   std::atomic<int> arrivals_{0};
   std::atomic<int> gate_open_{0};
+  // Shared with the listeners, which may outlive a turn if the host kept them.
+  std::shared_ptr<std::atomic<int>> wakes_heard_ = std::make_shared<std::atomic<int>>(0);
   std::atomic<int> gates_passed_{0};
   void note(const error& e);
 

@@ -389,6 +389,29 @@ TYPED_TEST(transcript, runtime_bound_and_session_updated_change_the_session_row)
   EXPECT_EQ(sess->profile, "default");
 }
 
+TYPED_TEST(transcript, an_execution_keeps_the_state_of_the_last_binding_recorded_while_it_ran) {
+  this->open();
+  const auto s = this->new_session();
+  const auto first = execution_id::generate();
+  const auto second = execution_id::generate();
+  ASSERT_TRUE(this->append(s, {started(first), model::runtime_bound{"acp", "a", 0, 1, R"({"pid":10})"},
+                               model::runtime_bound{"acp", "a", 0, 2, R"({"pid":11})"}, finished(first)}));
+  ASSERT_TRUE(this->append(s, {model::runtime_bound{"acp", "a", 0, 3, R"({"pid":99})"}}))
+      << "a binding outside any execution";
+  ASSERT_TRUE(this->append(s, {started(second), model::runtime_bound{"acp", "a", 0, 4, ""}, finished(second)}));
+  auto all = this->run(this->store().list_executions(s));
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 2U);
+  const auto& one = (*all)[0].id == first ? (*all)[0] : (*all)[1];
+  const auto& two = (*all)[0].id == first ? (*all)[1] : (*all)[0];
+  EXPECT_EQ(one.agent_state, R"({"pid":11})") << "the last one while it ran; later ones do not reach it";
+  EXPECT_EQ(two.agent_state, "") << "a binding without state leaves none";
+  auto sess = this->run(this->store().get_session(s));
+  ASSERT_TRUE(sess);
+  ASSERT_TRUE(sess->binding);
+  EXPECT_EQ(sess->binding->state, "") << "the session's binding is the latest";
+}
+
 TYPED_TEST(transcript, an_assistant_message_id_must_be_new) {
   this->open();
   const auto s = this->new_session();

@@ -1,7 +1,12 @@
 #include "runtime/agent/agent_env.h"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
+#include "process/child.h"
 #include "runtime/agent/agent_runtime.h"
+#include "runtime/agent/tool_bridge.h"
+#include "runtime/native/tools/process_records.h"
 #include "runtime/agent/errors.h"
 #include "runtime/native/tools/sandbox.h"
 
@@ -66,6 +71,71 @@ std::vector<std::string> agent_environment(const agent_options& o, const agent_d
   std::vector<std::string> out;
   out.reserve(env.size());
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+result<std::unique_ptr<process::child>> spawn_agent(const boost::asio::any_io_executor& ex, const agent_options& o,
+                                                    const agent_dirs& dirs, std::vector<std::string> argv,
+                                                    const std::map<std::string, std::string>& env) {
+  process::spawn_options so;
+  so.argv = std::move(argv);
+  so.env = agent_environment(o, dirs, env);
+  so.cwd = dirs.workspace;
+  so.stdin_mode = process::input::pipe;
+  so.grace = o.grace;
+  so.gate = process::start_gate::gated;
+  if (o.bwrap) {
+    std::error_code ec;
+    process::sandbox box;
+    box.mode = process::sandbox_mode::contain;
+    box.bwrap = *o.bwrap;
+    box.root = dirs.workspace;
+    box.hidden = fs::weakly_canonical(o.data_dir, ec);
+    box.exposed = {dirs.home, dirs.workspace};
+    if (o.bridge != nullptr) box.exposed.push_back(o.bridge->socket_path());
+    so.sandbox = std::move(box);
+  }
+  auto spawned = native::spawn_recorded(so, o.data_dir / "run" / "procs");
+  if (!spawned)
+    return tether::error(spawned.error().code, "cannot start " + o.program.string() + ": " + spawned.error().message);
+  return std::make_unique<process::child>(ex, std::move(spawned).value());
+}
+
+void forget_agent(const agent_options& o, pid_t pid) { native::forget_process(o.data_dir / "run" / "procs", pid); }
+
+namespace {
+constexpr std::size_t stderr_tail_lines = 20;
+constexpr std::size_t stderr_line_bytes = 500;
+}  // namespace
+
+boost::asio::awaitable<void> stderr_tail::read(process::child& proc) {
+  for (;;) {
+    auto line = co_await proc.read_line(process::stream::err, {stderr_line_bytes, process::overlong_line::split});
+    if (!line || !*line) break;
+    if ((**line).empty()) continue;
+    lines_.push_back(std::move(**line));
+    if (lines_.size() > stderr_tail_lines) lines_.pop_front();
+  }
+  done_ = true;
+  ended_.cancel();
+}
+
+boost::asio::awaitable<void> stderr_tail::drain(process::child& proc, std::chrono::milliseconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  bool closed = false;
+  while (!done_) {
+    if (!closed && std::chrono::steady_clock::now() >= deadline) {
+      proc.close_output(process::stream::err);
+      closed = true;
+    }
+    ended_.expires_at(closed ? std::chrono::steady_clock::time_point::max() : deadline);
+    co_await ended_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  }
+}
+
+std::string stderr_tail::tail() const {
+  std::string out;
+  for (const auto& l : lines_) out += (out.empty() ? "" : "\n") + l;
   return out;
 }
 

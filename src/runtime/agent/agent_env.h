@@ -2,13 +2,26 @@
 // steps 1 and 3).
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
+#include <deque>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
 #include "util/ids.h"
 #include "util/result.h"
+
+namespace tether::process {
+class child;
+}
 
 namespace tether::runtime::agent {
 
@@ -31,5 +44,34 @@ result<agent_dirs> prepare_dirs(const std::filesystem::path& data_dir, const ses
 // `extra` (the dialect's), then the model key under its variable.
 std::vector<std::string> agent_environment(const agent_options& o, const agent_dirs& dirs,
                                            const std::map<std::string, std::string>& extra);
+
+// Starts the agent (step 3 of agent_runtime.h): `argv` and `env` (the
+// dialect's variables), stdin a pipe, in the session's workspace, its own
+// process group, in bubblewrap's `contain` sandbox when o.bwrap is set
+// (the data directory hidden but for the home, the workspace and the
+// bridge's socket), recorded in DATA/run/procs before it runs. The caller
+// calls forget_agent() once it reaped the child.
+result<std::unique_ptr<process::child>> spawn_agent(const boost::asio::any_io_executor& ex, const agent_options& o,
+                                                    const agent_dirs& dirs, std::vector<std::string> argv,
+                                                    const std::map<std::string, std::string>& env);
+void forget_agent(const agent_options& o, pid_t pid);
+
+// The last lines of an agent's stderr, for failure messages: read() runs
+// until the stream ends; tail() is what it said last. drain() waits up to
+// `patience` for the end (what a dying agent says last), then closes the
+// stream and waits for read() to return: the child may go after it.
+class stderr_tail {
+ public:
+  explicit stderr_tail(const boost::asio::any_io_executor& ex) : ended_(ex) {}
+  boost::asio::awaitable<void> read(process::child& proc);
+  boost::asio::awaitable<void> drain(process::child& proc, std::chrono::milliseconds patience);
+  [[nodiscard]] std::string tail() const;
+  [[nodiscard]] bool done() const { return done_; }
+
+ private:
+  std::deque<std::string> lines_;
+  bool done_ = false;
+  boost::asio::steady_timer ended_;
+};
 
 }  // namespace tether::runtime::agent

@@ -58,6 +58,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/any_io_executor.hpp>
+
 #include "config/config.h"
 #include "runtime/agent/dialect.h"
 #include "runtime/native/providers/pricing.h"
@@ -87,6 +89,8 @@ struct agent_options {
   // tool bridge's socket. Absent: no sandbox (a warning at start-up), and
   // what the agent starts in another process group outlives a stop.
   std::optional<std::filesystem::path> bwrap;
+  // The warm runtime's processes run on strands of this executor (the node's).
+  boost::asio::any_io_executor io;
 };
 
 std::unique_ptr<session::runtime> make_per_turn_runtime(std::unique_ptr<dialect> d, agent_options o);

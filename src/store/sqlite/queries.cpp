@@ -156,7 +156,7 @@ result<message_row> message_from(const query& q, const session_id& s) {
 
 #define TETHER_EXECUTION_SELECT                                                                              \
   "SELECT id, session_id, node, status, outcome, reason, error, usage, started_seq, open_step, started_at, " \
-  "finished_at, runtime FROM executions "
+  "finished_at, runtime, agent_state FROM executions "
 
 result<execution_row> execution_from(const query& q) {
   execution_row r;
@@ -183,6 +183,7 @@ result<execution_row> execution_from(const query& q) {
   r.started_at = q.int64(10);
   if (!q.is_null(11)) r.finished_at = q.int64(11);
   r.runtime = q.text(12);
+  r.agent_state = q.text(13);
   return r;
 }
 

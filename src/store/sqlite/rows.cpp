@@ -97,7 +97,12 @@ result<void> sqlite_rows::bind_runtime(const session_id& s, const model::runtime
   auto q = db_->prepare(
       "UPDATE sessions SET bound_runtime = ?, bound_session_id = ?, bound_generation = ?, bound_seen_seq = ?, "
       "bound_state = ? WHERE id = ?");
-  return q.bind(b.runtime, b.external_session_id, b.generation, b.last_seen_seq, b.state, s).run();
+  TETHER_TRY(q.bind(b.runtime, b.external_session_id, b.generation, b.last_seen_seq, b.state, s).run());
+  if (b.state.empty()) return ok();
+  // The running execution keeps the state too: which agent process ran it.
+  return db_->prepare("UPDATE executions SET agent_state = ? WHERE session_id = ? AND status = 'running'")
+      .bind(b.state, s)
+      .run();
 }
 
 result<bool> sqlite_rows::quarantine(const session_id& s, const std::string& reason) {

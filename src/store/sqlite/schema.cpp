@@ -247,6 +247,12 @@ ALTER TABLE tool_calls ADD COLUMN kind TEXT NOT NULL DEFAULT 'local';
 UPDATE tool_calls SET kind = 'hosted' WHERE hosted = 1;
 ALTER TABLE tool_calls DROP COLUMN hosted;
 )sql"},
+    // The state of the runtime.bound recorded while an execution ran (an
+    // agent runtime's process identity), kept per execution: the binding on
+    // the session is overwritten by the next turn's.
+    migration{9, R"sql(
+ALTER TABLE executions ADD COLUMN agent_state TEXT NOT NULL DEFAULT '';
+)sql"},
 };
 
 result<int> stored_version(connection& db) {

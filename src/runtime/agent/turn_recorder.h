@@ -1,0 +1,99 @@
+// turn_recorder — what one agent turn records, shared by the per-turn and
+// the warm runtimes (agent_runtime.h, warm_runtime.h): the mapping of the
+// agent's events onto Tether's, the host's calls one at a time, Tether's
+// ask_user question, and the turn's end (step.ended priced, or step.failed
+// with the reason).
+//
+//   auto rec = std::make_shared<turn_recorder>(turn_executor, host, facts);
+//   co_await rec->take(events);        // agent_events → text.delta / text.ended / tool.* / runtime.bound …
+//   ... rec->done(), rec->agent_error(), rec->usage() ...
+//   co_return co_await rec->complete();        // or rec->fail("exited with 3", stderr_tail)
+//
+// Threads: every member on the turn's executor (the warm runtime hops
+// there). Keep it in a shared_ptr while a coroutine of it runs.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json/value.hpp>
+
+#include "runtime/agent/dialect.h"
+#include "runtime/agent/tool_bridge.h"
+#include "runtime/native/providers/pricing.h"
+#include "session/runtime.h"
+
+namespace tether::runtime::agent {
+
+struct turn_facts {
+  std::string kind;     // the runtime kind, recorded in runtime.bound
+  std::string program;  // names the agent in failure messages ("codex")
+  std::string secret;   // the model key: "[redacted]" in everything recorded
+  std::string model;    // priced with `prices`
+  const native::price_table* prices = nullptr;
+  std::int64_t last_seen_seq = 0;  // what runtime.bound says the agent has seen
+  std::string state;               // runtime.bound's state (the warm process's identity)
+};
+
+class turn_recorder {
+ public:
+  turn_recorder(const boost::asio::any_io_executor& ex, std::shared_ptr<session::turn_host> host, turn_facts facts);
+
+  [[nodiscard]] session::turn_host& host() { return *host_; }
+  [[nodiscard]] const turn_facts& facts() const { return facts_; }
+  // The host's record(), one call at a time (the output loop and ask_user both record).
+  boost::asio::awaitable<result<std::vector<model::event>>> record(std::vector<model::payload> events);
+  // Publishes text pieces and records the rest. An error: recording failed
+  // (see failed_recording()); the turn must end.
+  boost::asio::awaitable<result<void>> take(std::vector<agent_event> events);
+  // Records runtime.bound for the agent session `id` (once per id), without
+  // waiting for the commit, with state `state`.
+  void bind_soon(const std::string& id, std::string state);
+  // The host's boundary(), one call at a time with record(): the steers
+  // promoted now, as user messages.
+  boost::asio::awaitable<result<std::vector<store::message_row>>> boundary();
+
+  // Tether's ask_user, called by the agent through `tether mcp`.
+  boost::asio::awaitable<tool_reply> ask_user(std::string tool, boost::json::value args);
+  static tool_spec ask_user_spec();
+
+  // step.failed with "PROGRAM: why" (redacted) and the stderr tail; the turn failed.
+  boost::asio::awaitable<session::turn_result> fail(std::string why, const std::string& stderr_tail);
+  // step.ended with the usage priced; completed, or waiting after a question.
+  boost::asio::awaitable<session::turn_result> complete();
+  // interrupted, with the usage so far.
+  [[nodiscard]] session::turn_result interrupted() const;
+  // After a failed record(): the turn's result (interrupted on a lost lease).
+  [[nodiscard]] session::turn_result failed_recording() const;
+
+  [[nodiscard]] bool done() const { return done_; }
+  void restart() { done_ = false; }  // another agent turn runs inside this Tether turn
+  [[nodiscard]] const std::optional<std::string>& agent_error() const { return agent_error_; }
+  [[nodiscard]] bool asked() const { return asked_; }
+  [[nodiscard]] const model::usage& usage() const { return usage_; }
+  [[nodiscard]] std::string redacted(std::string s) const;
+  // run_turn is returning: ask_user refuses from now on.
+  void finish() { finished_ = true; }
+
+ private:
+  std::shared_ptr<session::turn_host> host_;
+  turn_facts facts_;
+  bool host_busy_ = false;
+  boost::asio::steady_timer host_wait_;
+  std::map<std::string, call_id> calls_;  // the agent's call ids → Tether's
+  std::string bound_;
+  model::usage usage_;
+  std::optional<double> agent_cost_;
+  std::optional<std::string> agent_error_;
+  std::optional<tether::error> record_error_;
+  bool done_ = false;
+  bool asked_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace tether::runtime::agent

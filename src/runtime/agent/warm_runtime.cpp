@@ -1,0 +1,340 @@
+// The warm agent runtime (warm_runtime.h): one agent process per session,
+// kept across turns. The turn runs on the session's strand; the process's
+// I/O on its own strand, reached through on_process().
+#include "runtime/agent/warm_runtime.h"
+
+#include <signal.h>
+
+#include <stop_token>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "process/child.h"
+#include "runtime/agent/errors.h"
+#include "runtime/agent/prompt.h"
+#include "runtime/agent/turn_recorder.h"
+#include "runtime/agent/warm_registry.h"
+
+namespace tether::runtime::agent {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+using session::turn_result;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+constexpr auto stderr_patience = std::chrono::seconds(1);
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Runs `f(process)` on the process's strand and resumes the caller on its own executor.
+template <class F>
+auto on_process(const process_ptr& p, F f) -> decltype(f(*p)) {
+  co_return co_await asio::co_spawn(
+      p->strand, [p, f = std::move(f)]() mutable -> decltype(f(*p)) { co_return co_await f(*p); },
+      asio::use_awaitable);
+}
+
+// One Tether turn as seen from the process: flags shared by the turn's
+// coroutines (on the turn's executor) and its stop callback.
+struct turn_link {
+  explicit turn_link(const asio::any_io_executor& ex) : executor(ex), watchdog(ex), changed(ex) {}
+  asio::any_io_executor executor;
+  std::chrono::steady_clock::time_point last_activity = std::chrono::steady_clock::now();
+  asio::steady_timer watchdog;
+  asio::steady_timer changed;  // a delivery ended
+  std::atomic<bool> finished{false};
+  std::atomic<bool> interrupted{false};
+  std::atomic<bool> timed_out{false};
+  int delivering = 0;                    // steers being delivered
+  std::vector<std::string> undelivered;  // promoted steers the agent did not take
+};
+using link_ptr = std::shared_ptr<turn_link>;
+
+asio::awaitable<void> kill(process_ptr p) {
+  if (p->proc && !p->closing) p->proc->signal(SIGKILL);
+  co_return;
+}
+
+// Kills the process when the agent shows no sign of life for `idle`.
+asio::awaitable<void> watch_idle(link_ptr l, process_ptr p, std::chrono::milliseconds idle) {
+  while (!l->finished) {
+    l->watchdog.expires_at(l->last_activity + idle);
+    co_await l->watchdog.async_wait(use_tuple);
+    if (l->finished) break;
+    if (std::chrono::steady_clock::now() - l->last_activity >= idle) {
+      l->timed_out = true;
+      asio::co_spawn(p->strand, kill(p), asio::detached);
+      break;
+    }
+  }
+}
+
+// Stop: the protocol's cancel, then SIGKILL after the grace.
+asio::awaitable<void> cancel_turn(link_ptr l, process_ptr p, std::chrono::milliseconds grace) {
+  if (l->finished || !p->conn || p->closing) co_return;
+  l->interrupted = true;
+  co_await p->conn->cancel();
+  asio::steady_timer t(p->strand);
+  t.expires_after(grace);
+  co_await t.async_wait(use_tuple);
+  if (!l->finished && p->proc && !p->closing) {
+    spdlog::debug("agent: the turn of {} did not end within the grace: killing pid {}", p->session.str(), p->pid);
+    p->proc->signal(SIGKILL);
+  }
+}
+
+class warm_runtime final : public session::runtime {
+ public:
+  warm_runtime(std::unique_ptr<warm_dialect> d, agent_options o) : dialect_(std::move(d)), o_(std::move(o)) {
+    o_.endpoint.key_variable = std::string(dialect_->key_variable());
+    registry_ = std::make_shared<warm_registry>(o_, static_cast<std::size_t>(o_.settings.max_processes),
+                                                std::chrono::milliseconds(o_.settings.keep_alive_ms));
+  }
+
+  [[nodiscard]] std::string name(std::string_view profile) const override {
+    (void)profile;
+    return std::string(dialect_->kind());
+  }
+  session::task<void> stop() override { co_await registry_->stop(); }
+  session::task<void> forget(session_id s) override {
+    registry_->forget(s);
+    co_return;
+  }
+  session::task<turn_result> run_turn(session::turn_context ctx, std::shared_ptr<session::turn_host> host) override;
+
+ private:
+  // On the process's strand: spawns it and opens the agent session.
+  asio::awaitable<result<void>> start(process_ptr p, agent_dirs dirs, std::optional<std::string> resume);
+  asio::awaitable<void> deliver_steers(link_ptr l, std::shared_ptr<turn_recorder> rec, process_ptr p);
+  asio::awaitable<turn_result> end(link_ptr l, std::shared_ptr<turn_recorder> rec, process_ptr p,
+                                   std::optional<tether::error> broken, bool record_failed);
+
+  std::unique_ptr<warm_dialect> dialect_;
+  agent_options o_;
+  std::shared_ptr<warm_registry> registry_;
+};
+
+asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs, std::optional<std::string> resume) {
+  launch_input in;
+  in.program = o_.program;
+  in.home = dirs.home;
+  in.workspace = dirs.workspace;
+  in.resume = resume;
+  in.endpoint = o_.endpoint;
+  in.settings = &o_.settings;
+  if (o_.bridge != nullptr) {
+    std::weak_ptr<warm_process> weak = p;
+    p->ticket = o_.bridge->open(p->strand, {turn_recorder::ask_user_spec()},
+                                [weak](std::string tool, json::value args) -> asio::awaitable<tool_reply> {
+                                  auto self = weak.lock();
+                                  if (!self || !self->turn) co_return tool_reply{"no turn of this session runs", true};
+                                  auto rec = self->turn;
+                                  co_return co_await asio::co_spawn(
+                                      self->turn_executor,
+                                      [rec, tool = std::move(tool), args = std::move(args)]() mutable
+                                      -> asio::awaitable<tool_reply> {
+                                        co_return co_await rec->ask_user(std::move(tool), std::move(args));
+                                      },
+                                      asio::use_awaitable);
+                                });
+    in.mcp = mcp_server{o_.tether_program,
+                        {{"TETHER_TOOLS_SOCKET", o_.bridge->socket_path().string()},
+                         {"TETHER_RUN_TOKEN", p->ticket.token()}}};
+  }
+  auto launched = dialect_->prepare(in);
+  if (!launched) co_return launched.error();
+  auto proc = spawn_agent(p->strand, o_, dirs, std::move(launched->argv), launched->env);
+  if (!proc) co_return proc.error();
+  p->proc = std::move(proc).value();
+  p->pid = p->proc->pid();
+  p->started_ms = now_ms();
+  registry_->watch_stderr(p);
+  spdlog::debug("agent: {} process of {} runs as pid {}{}", dialect_->kind(), p->session.str(), p->pid,
+                resume ? " (resuming " + *resume + ")" : std::string());
+  connect_options co;
+  co.settings = &o_.settings;
+  co.workspace = dirs.workspace;
+  co.model = o_.endpoint.model;
+  co.mcp = in.mcp;
+  co.max_line_bytes = o_.max_line_bytes;
+  p->conn = dialect_->connect(p->strand, *p->proc, std::move(co));
+  auto id = co_await p->conn->open({resume});
+  if (!id && resume && id.error() == agent_errc::resume_refused) {
+    spdlog::info("agent: {} cannot resume {} ({}): a new agent session gets the whole transcript", dialect_->kind(),
+                 *resume, id.error().message);
+    p->resume_refused = true;
+    id = co_await p->conn->open({});
+  }
+  if (!id) co_return id.error();
+  p->agent_session = std::move(*id);
+  co_return ok();
+}
+
+asio::awaitable<void> warm_runtime::deliver_steers(link_ptr l, std::shared_ptr<turn_recorder> rec, process_ptr p) {
+  if (l->finished) co_return;
+  ++l->delivering;
+  auto rows = co_await rec->boundary();
+  if (rows) {
+    for (auto& row : *rows) {
+      auto taken = co_await on_process(p, [text = row.text](warm_process& w) -> asio::awaitable<result<bool>> {
+        if (!w.conn || w.closing) co_return false;
+        co_return co_await w.conn->steer(text);
+      });
+      if (!taken || !*taken) l->undelivered.push_back(row.text);
+    }
+  }
+  --l->delivering;
+  l->changed.cancel();
+}
+
+session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std::shared_ptr<session::turn_host> host) {
+  const auto ex = co_await asio::this_coro::executor;
+  const std::string kind(dialect_->kind());
+  auto rec = std::make_shared<turn_recorder>(
+      ex, host, turn_facts{kind, std::string(dialect_->program()), o_.api_key, o_.endpoint.model, &o_.prices,
+                           last_seq(ctx).value, {}});
+  if (host->stop_token().stop_requested()) co_return rec->interrupted();
+  auto dirs = prepare_dirs(o_.data_dir, ctx.session, ctx.workspace);
+  if (!dirs) co_return co_await rec->fail(dirs.error().message, {});
+
+  auto l = std::make_shared<turn_link>(ex);
+  const auto idle = std::chrono::milliseconds(o_.settings.idle_timeout_ms);
+  auto p = registry_->take(ctx.session, ctx.generation);
+  const bool fresh = !p;
+  if (fresh) {
+    if (!co_await registry_->room(host->stop_token())) co_return rec->interrupted();
+    p = registry_->add(ctx.session, ctx.generation);
+    std::optional<std::string> resume;
+    if (can_resume(ctx, kind)) resume = ctx.binding->external_session_id;
+    asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
+    auto started = co_await on_process(p, [this, p, d = *dirs, resume](warm_process&) {
+      return start(p, d, resume);
+    });
+    if (!started) co_return co_await end(l, rec, p, started.error(), false);
+  } else {
+    asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
+  }
+
+  // What the agent has not seen: since the binding, when the agent session is the bound one.
+  const bool continues = !p->resume_refused && can_resume(ctx, kind) &&
+                         ctx.binding->external_session_id == p->agent_session;
+  auto prompt_ctx = ctx;
+  if (!continues) prompt_ctx.binding.reset();
+  auto prompt = render_prompt(prompt_ctx, kind);
+
+  std::vector<model::payload> started;
+  started.emplace_back(model::step_started{ctx.execution, 1});
+  host->record_soon(std::move(started));
+  rec->bind_soon(p->agent_session, p->identity());
+
+  co_await on_process(p, [rec, ex](warm_process& w) -> asio::awaitable<void> {
+    w.turn = rec;
+    w.turn_executor = ex;
+    co_return;
+  });
+  const auto grace = o_.grace;
+  std::stop_callback on_stop(host->stop_token(), [l, p, grace] {
+    asio::post(p->strand, [l, p, grace] { asio::co_spawn(p->strand, cancel_turn(l, p, grace), asio::detached); });
+  });
+  if (dialect_->can_steer()) {
+    std::weak_ptr<turn_link> weak = l;
+    host->on_wake([this, weak, rec, p] {
+      auto link = weak.lock();
+      if (!link) return;
+      asio::post(link->executor, [this, link, rec, p] {
+        asio::co_spawn(link->executor, deliver_steers(link, rec, p), asio::detached);
+      });
+    });
+  }
+
+  std::optional<tether::error> broken;
+  bool record_failed = false;
+  for (;;) {
+    auto sent = co_await on_process(p, [prompt](warm_process& w) { return w.conn->start_turn(prompt); });
+    l->last_activity = std::chrono::steady_clock::now();
+    if (!sent) {
+      broken = sent.error();
+      break;
+    }
+    while (!rec->done() && !rec->agent_error()) {
+      auto evs = co_await on_process(p, [](warm_process& w) { return w.conn->next(); });
+      l->last_activity = std::chrono::steady_clock::now();
+      if (!evs) {
+        broken = evs.error();
+        break;
+      }
+      if (auto r = co_await rec->take(std::move(*evs)); !r) {
+        record_failed = true;
+        break;
+      }
+    }
+    if (broken || record_failed || rec->agent_error() || l->interrupted) break;
+    // Steers promoted while the agent was finishing: another agent turn.
+    while (l->delivering > 0) {
+      l->changed.expires_at(std::chrono::steady_clock::time_point::max());
+      co_await l->changed.async_wait(use_tuple);
+    }
+    if (l->undelivered.empty()) break;
+    prompt.clear();
+    for (const auto& text : l->undelivered) prompt += (prompt.empty() ? "" : "\n\n") + text;
+    l->undelivered.clear();
+    rec->restart();
+  }
+  co_return co_await end(l, rec, p, std::move(broken), record_failed);
+}
+
+asio::awaitable<turn_result> warm_runtime::end(link_ptr l, std::shared_ptr<turn_recorder> rec, process_ptr p,
+                                               std::optional<tether::error> broken, bool record_failed) {
+  l->finished = true;
+  l->watchdog.cancel();
+  rec->host().on_wake(nullptr);
+  rec->finish();
+  const bool timed_out = l->timed_out;
+  const bool replace = broken.has_value() || record_failed || timed_out;
+  auto tail = co_await on_process(p, [replace](warm_process& w) -> asio::awaitable<std::string> {
+    w.turn.reset();
+    if (replace) {
+      w.dead = true;  // it is replaced; the next turn resumes the agent session
+      // What a dying agent says last (its reason) is in the tail.
+      if (w.proc && w.reading_stderr) co_await w.err.drain(*w.proc, stderr_patience);
+    }
+    co_return w.err.tail();
+  });
+  if (replace)
+    registry_->retire(p);
+  else
+    registry_->release(p);
+
+  if (l->interrupted || rec->host().stop_token().stop_requested()) co_return rec->interrupted();
+  if (record_failed) co_return rec->failed_recording();
+  if (timed_out)
+    co_return co_await rec->fail(
+        fmt::format("printed nothing for {} ms (idle_timeout_ms): stopped", o_.settings.idle_timeout_ms), tail);
+  if (broken) {
+    if (*broken == agent_errc::rpc_closed) co_return co_await rec->fail("exited: " + broken->message, tail);
+    co_return co_await rec->fail(broken->message, tail);
+  }
+  if (rec->agent_error()) co_return co_await rec->fail(*rec->agent_error(), tail);
+  co_return co_await rec->complete();
+}
+
+}  // namespace
+
+std::unique_ptr<session::runtime> make_warm_runtime(std::unique_ptr<warm_dialect> d, agent_options o) {
+  return std::make_unique<warm_runtime>(std::move(d), std::move(o));
+}
+
+}  // namespace tether::runtime::agent
