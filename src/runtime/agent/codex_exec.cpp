@@ -1,8 +1,8 @@
 // codex exec --json: one process per turn, `resume THREAD` to continue.
 //
-// Its configuration (CODEX_HOME/config.toml) names a custom provider for the
-// profile's endpoint (the built-in `openai` provider ignores base URLs), the
-// MCP server of Tether's tools, and switches off analytics and retries.
+// Its configuration (CODEX_HOME/config.toml, codex_common.h) names a custom
+// provider for the profile's endpoint, the MCP server of Tether's tools, and
+// switches off analytics; it runs unattended (approval_policy "never").
 // Output: JSONL events thread.started, turn.started, item.started /
 // item.completed (agent_message, command_execution, file_change,
 // mcp_tool_call, reasoning, error, …), turn.completed {usage} or turn.failed.
@@ -11,6 +11,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "runtime/agent/codex_common.h"
 #include "runtime/agent/dialect.h"
 #include "runtime/agent/json_lines.h"
 
@@ -19,37 +20,6 @@ namespace tether::runtime::agent {
 namespace json = boost::json;
 
 namespace {
-
-std::string sandbox_for(config::agent_permissions p) {
-  switch (p) {
-    case config::agent_permissions::approve_all:
-      return "danger-full-access";
-    case config::agent_permissions::approve_reads:
-    case config::agent_permissions::deny_all:
-      return "read-only";
-  }
-  return "read-only";
-}
-
-std::string config_toml(const launch_input& in) {
-  std::string t;
-  t += "model = " + toml_string(in.endpoint.model) + "\n";
-  t += "model_provider = \"tether\"\n";
-  t += "approval_policy = \"never\"\n";
-  t += "sandbox_mode = " + toml_string(sandbox_for(in.settings->permissions)) + "\n";
-  t += "check_for_update_on_startup = false\n";
-  t += "\n[analytics]\nenabled = false\n";
-  t += "\n[model_providers.tether]\nname = \"tether\"\n";
-  t += "base_url = " + toml_string(in.endpoint.base_url) + "\n";
-  if (!in.endpoint.key_variable.empty()) t += "env_key = " + toml_string(in.endpoint.key_variable) + "\n";
-  t += "wire_api = \"responses\"\nrequest_max_retries = 1\nstream_max_retries = 1\n";
-  if (in.mcp) {
-    t += "\n[mcp_servers.tether]\ncommand = " + toml_string(in.mcp->program.string()) + "\nargs = [\"mcp\"]\n";
-    t += "\n[mcp_servers.tether.env]\n";
-    for (const auto& [k, v] : in.mcp->env) t += k + " = " + toml_string(v) + "\n";
-  }
-  return t;
-}
 
 class codex_mapper final : public line_mapper {
  public:
@@ -144,10 +114,10 @@ class codex_exec final : public dialect {
   }
 
   result<launch> prepare(const launch_input& in) const override {
-    const auto codex_home = in.home / ".codex";
-    TETHER_TRY(write_private_file(codex_home / "config.toml", config_toml(in)));
+    auto codex_home = write_codex_home(in, "never");
+    if (!codex_home) return codex_home.error();
     launch l;
-    l.env["CODEX_HOME"] = codex_home.string();
+    l.env["CODEX_HOME"] = codex_home->string();
     l.argv = {in.program.string(), "exec", "--json", "--skip-git-repo-check", "--disable", "plugins"};
     for (const auto& a : in.settings->args) l.argv.push_back(a);
     if (in.resume) {
