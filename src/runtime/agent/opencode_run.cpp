@@ -1,11 +1,8 @@
 // opencode run --format json: one process per turn, `--session ID` to
 // continue.
 //
-// Configured by a file (OPENCODE_CONFIG in the session's home): a provider
-// `tether` whose package speaks the profile's wire format (all three are
-// bundled, so nothing is fetched), the key read from the agent's
-// environment ({env:…}, never written), the permissions and the MCP server of
-// Tether's tools. Output: one JSON line per part (step_start, text,
+// Configured by a file (OPENCODE_CONFIG in the session's home) holding
+// opencode_common.h's configuration. Output: one JSON line per part (step_start, text,
 // tool_use, step_finish {tokens, cost}, error), each with its sessionID.
 #include <set>
 
@@ -13,25 +10,13 @@
 
 #include "runtime/agent/dialect.h"
 #include "runtime/agent/json_lines.h"
+#include "runtime/agent/opencode_common.h"
 
 namespace tether::runtime::agent {
 
 namespace json = boost::json;
 
 namespace {
-
-std::string_view package_for(std::string_view wire) {
-  if (wire == "responses") return "@ai-sdk/openai";
-  if (wire == "messages") return "@ai-sdk/anthropic";
-  return "@ai-sdk/openai-compatible";
-}
-
-json::object permissions_for(config::agent_permissions p) {
-  using config::agent_permissions;
-  const char* edit = p == agent_permissions::approve_all ? "allow" : "deny";
-  const char* fetch = p == agent_permissions::deny_all ? "deny" : "allow";
-  return json::object{{"edit", edit}, {"bash", edit}, {"webfetch", fetch}};
-}
 
 class opencode_mapper final : public line_mapper {
  public:
@@ -109,25 +94,7 @@ class opencode_run final : public dialect {
   }
 
   result<launch> prepare(const launch_input& in) const override {
-    const auto& model = in.endpoint.model;
-    json::object provider{
-        {"npm", package_for(in.settings->wire)},
-        {"options", json::object{{"baseURL", in.endpoint.base_url}, {"apiKey", "{env:TETHER_MODEL_KEY}"}}},
-        {"models", json::object{{model, json::object{}}}}};
-    json::object config{{"provider", json::object{{"tether", std::move(provider)}}},
-                        {"model", "tether/" + model},
-                        {"small_model", "tether/" + model},
-                        {"autoupdate", false},
-                        {"share", "disabled"},
-                        {"permission", permissions_for(in.settings->permissions)}};
-    if (in.mcp) {
-      json::object env;
-      for (const auto& [k, v] : in.mcp->env) env[k] = v;
-      config["mcp"] = json::object{{"tether", json::object{{"type", "local"},
-                                                           {"command", json::array{in.mcp->program.string(), "mcp"}},
-                                                           {"environment", std::move(env)},
-                                                           {"enabled", true}}}};
-    }
+    const auto config = opencode_config(in);
     const auto path = in.home / "opencode.json";
     TETHER_TRY(write_private_file(path, json::serialize(config)));
     launch l;
