@@ -26,6 +26,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::array<std::string_view, 5> kinds = {"codex", "claude", "opencode", "codex-acp", "claude-agent-acp"};
+// Any ACP agent: only ever the profile's command.
+constexpr std::string_view command_only_kind = "acp";
 
 #if defined(__aarch64__)
 constexpr std::string_view native_arch = "arm64";
@@ -139,6 +141,7 @@ std::span<const std::string_view> agent_kinds() { return kinds; }
 
 result<std::vector<std::string>> binary_names(std::string_view kind) {
   if (kind == "codex-acp") return std::vector<std::string>{fmt::format("codex-acp-linux-{}", native_arch), "codex-acp"};
+  if (kind == command_only_kind) return std::vector<std::string>{};
   for (const auto k : kinds)
     if (k == kind) return std::vector<std::string>{std::string(kind)};
   return error(agent_errc::unknown_kind, fmt::format("unknown agent kind '{}'", kind));
@@ -166,6 +169,9 @@ result<program> find(std::string_view kind, const find_options& options, const s
   auto names = binary_names(kind);
   if (!names) return names.error();
   if (!options.command.empty()) return find_command(kind, options.command, env);
+  if (names->empty())
+    return error(agent_errc::not_found,
+                 fmt::format("{} has no binary of its own: the profile's command names the agent", kind));
 
   const fs::path prefix = !env.agents_prefix.empty() ? fs::path(env.agents_prefix) : options.prefix;
   std::string looked;

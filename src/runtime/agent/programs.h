@@ -10,6 +10,11 @@
 //   codex-acp          codex-acp-linux-<arch>, codex-acp     @zed-industries/codex-acp
 //   claude-agent-acp   claude-agent-acp                      @zed-industries/claude-agent-acp
 //
+// and one kind without a binary of its own: `acp`, any ACP agent, found
+// only through an explicit command (a profile's `command`). It is not among
+// agent_kinds() (nothing installs it), and find("acp") without a command is
+// not_found.
+//
 // (codex-acp's native binary comes first: killing its node wrapper would
 // orphan the native child.) scripts/install-agents installs all of them at
 // pinned versions into the project prefix, the source tree's `.agents/`.
@@ -74,9 +79,9 @@
 
 namespace tether::runtime::agent {
 
-// The kinds of the table above, in its order.
+// The kinds of the table above, in its order (not `acp`).
 std::span<const std::string_view> agent_kinds();
-// A kind's binary names, preferred first.
+// A kind's binary names, preferred first (none for `acp`).
 result<std::vector<std::string>> binary_names(std::string_view kind);
 
 // Which of find()'s places held the program.
