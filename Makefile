@@ -57,8 +57,13 @@ demo: setup
 # The API durability test at full length (random SIGKILLs under load;
 # E2E_CRASH_ROUNDS rounds), then the qualification matrix (suites/*.toml):
 # every selected cell, then the dashboard and its screenshot under
-# e2e-results/. Narrow the matrix with E2E_ARGS, e.g.
-# make e2e E2E_ARGS="--suite persistent-chat --jobs 4".
+# e2e-results/. Without --profile it runs every profile the suites list: the
+# three native-* ones and the nine agent programs' (per turn: codex-exec,
+# claude-print, opencode-run; warm: codex-app-server, claude-stream,
+# opencode-serve, acp-codex, acp-claude, acp-opencode), which need their CLIs
+# (scripts/install-agents). Narrow the matrix with E2E_ARGS, e.g.
+# make e2e E2E_ARGS="--suite persistent-chat --jobs 4" or
+# make e2e E2E_ARGS="--profile codex-app-server,acp-claude".
 E2E_ARGS :=
 E2E_CRASH_ROUNDS := 100
 e2e: setup

@@ -283,6 +283,70 @@ matcher_result usage_reported(const matcher_spec& spec, const observation& o) {
   return pass(r);
 }
 
+// ---- agent processes ----
+
+std::string process_name(const observed_run& run) {
+  if (!run.agent_process) return "(none)";
+  return fmt::format("pid {} (started {})", run.agent_process->pid, run.agent_process->started_ms);
+}
+
+// Each run's process, "run N: pid P", joined (for `actual`).
+std::string processes_seen(const observation& o, const std::vector<std::size_t>& which) {
+  std::vector<std::string> parts;
+  parts.reserve(which.size());
+  for (const auto i : which)
+    if (i < o.runs.size()) parts.push_back(fmt::format("run {}: {}", i + 1, process_name(o.runs[i])));
+  return trim_for_display(fmt::format("{}", fmt::join(parts, ", ")));
+}
+
+matcher_result same_agent_process(const matcher_spec& spec, const observation& o) {
+  std::vector<std::size_t> which;  // 0-based
+  if (spec.runs.empty())
+    for (std::size_t i = 0; i < o.runs.size(); ++i) which.push_back(i);
+  for (const auto n : spec.runs) which.push_back(static_cast<std::size_t>(n - 1));
+  auto r = start(spec, spec.runs.empty() ? std::string("same_agent_process")
+                                         : fmt::format("same_agent_process (runs {})", fmt::join(spec.runs, ", ")));
+  r.expected = spec.runs.empty() ? "every run served by one agent process"
+                                 : fmt::format("runs {} served by one agent process", fmt::join(spec.runs, ", "));
+  r.actual = o.runs.empty() ? "no runs" : processes_seen(o, which);
+  if (o.runs.empty()) return fail(r, "no run was observed");
+  const observed_run* first = nullptr;
+  for (const auto i : which) {
+    if (i >= o.runs.size())
+      return fail(r, fmt::format("only {} run(s) were observed, so there is no run {}", o.runs.size(), i + 1));
+    const auto& run = o.runs[i];
+    if (!run.agent_process) return fail(r, fmt::format("run {} ({}) was served by no agent process", i + 1, run.id));
+    if (first == nullptr) first = &run;
+    if (run.agent_process->pid != first->agent_process->pid)
+      return fail(r, fmt::format("run {} ({}) was served by pid {}, not pid {} like run {}", i + 1, run.id,
+                                 run.agent_process->pid, first->agent_process->pid, which.front() + 1));
+  }
+  return pass(r);
+}
+
+matcher_result new_agent_process(const matcher_spec& spec, const observation& o) {
+  auto r = start(spec, "new_agent_process");
+  r.expected = "the last run served by an agent process no earlier run had";
+  std::vector<std::size_t> all;
+  for (std::size_t i = 0; i < o.runs.size(); ++i) all.push_back(i);
+  r.actual = o.runs.empty() ? "no runs" : processes_seen(o, all);
+  if (o.runs.size() < 2)
+    return fail(r, fmt::format("{} run(s) were observed; a new process needs an earlier run", o.runs.size()));
+  const auto& last = o.runs.back();
+  if (!last.agent_process) return fail(r, fmt::format("the last run ({}) was served by no agent process", last.id));
+  bool compared = false;
+  for (std::size_t i = 0; i + 1 < o.runs.size(); ++i) {
+    const auto& run = o.runs[i];
+    if (!run.agent_process) continue;
+    compared = true;
+    if (run.agent_process->pid == last.agent_process->pid)
+      return fail(r, fmt::format("the last run ({}) was served by pid {}, which also served run {} ({})", last.id,
+                                 last.agent_process->pid, i + 1, run.id));
+  }
+  if (!compared) return fail(r, "no earlier run was served by an agent process to compare with");
+  return pass(r);
+}
+
 // ---- dispatch ----
 
 matcher_result judge_texts(const matcher_spec& spec, const observation& o, const template_values& values) {
@@ -337,6 +401,10 @@ matcher_result judge(const matcher_spec& spec, const observation& o, const templ
     }
     case matcher_kind::usage_reported:
       return usage_reported(spec, o);
+    case matcher_kind::same_agent_process:
+      return same_agent_process(spec, o);
+    case matcher_kind::new_agent_process:
+      return new_agent_process(spec, o);
   }
   auto r = start(spec, "unknown matcher");
   return fail(r, "unknown matcher kind");

@@ -31,6 +31,20 @@
 //                       profile's runtime kind
 //   environment         the environment id equals `value` (a template)
 //   usage_reported      every run reported token usage (input + output > 0)
+//   same_agent_process  the runs named in `runs` (1-based, start order;
+//                       omitted: every run) were all served by one agent
+//                       process: each has an agent_process and all their
+//                       pids are equal (a named run that was not observed,
+//                       no run at all, or a run without a process fails)
+//   new_agent_process   the last run was served by an agent process whose
+//                       pid differs from that of every earlier run's
+//                       process (earlier runs without one are skipped; it
+//                       needs at least one earlier run with a process)
+//
+// A warm runtime keeps one agent process per session across turns, so its
+// runs share a pid until the process is replaced (a server restart, the
+// keep-alive running out); a native run has no agent process.
+// Identity is the pid alone, as the API reports it; `started_ms` is shown.
 //
 // Each result says what was expected, what was seen (trimmed to 400 bytes
 // with "…") and, when it failed, why in one sentence. A template that does
@@ -54,6 +68,13 @@ struct observed_message {
   std::string run_id;  // the execution that produced it ("" for user input)
 };
 
+// The agent program's process that served a run (the execution view's
+// `agent_process`).
+struct observed_process {
+  std::int64_t pid = 0;
+  std::int64_t started_ms = 0;
+};
+
 struct observed_run {
   std::string id;
   std::string runtime;  // the runtime that ran it (the execution view's)
@@ -66,6 +87,7 @@ struct observed_run {
   std::string cost_status;         // reported | priced | unpriced | unavailable
   std::int64_t started_at_ms = 0;
   std::int64_t finished_at_ms = 0;
+  std::optional<observed_process> agent_process;  // nullopt: none (native, or not reported)
 };
 
 struct observed_interaction {

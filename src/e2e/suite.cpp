@@ -125,7 +125,10 @@ key_list matcher_keys(matcher_kind k) {
     case matcher_kind::runtime:
     case matcher_kind::environment:
       return {"kind", "value"};
+    case matcher_kind::same_agent_process:
+      return {"kind", "runs"};
     case matcher_kind::usage_reported:
+    case matcher_kind::new_agent_process:
       return {"kind"};
   }
   return {"kind"};
@@ -143,9 +146,10 @@ result<void> read_templates(const table_reader& r, matcher_spec& m) {
   return ok();
 }
 
-// Every field a matcher kind takes is required but `run`.
+// Every field a matcher kind takes is required but `run` and `runs`.
 result<void> read_matcher_field(const table_reader& r, std::string_view key, matcher_spec& m) {
   if (key == "run") return assign(m.run, r.integer_or(key, 0, 1));
+  if (key == "runs") return r.has(key) ? assign(m.runs, r.distinct_integers(key, 1)) : ok();
   if (key == "text") return assign(m.text, r.template_text(key));
   if (key == "texts") return read_templates(r, m);
   if (key == "count") return assign(m.count, r.integer(key, 0));
@@ -295,8 +299,21 @@ result<void> check_model_server(const table_reader& r, const profile_def& p) {
 key_list profile_keys(std::string_view runtime) {
   key_list keys{"title", "runtime", "model", "model_server", "base_url", "api_key_env"};
   if (runtime == "native") keys.emplace_back("provider");
-  if (runtime == "opencode-run") keys.emplace_back("wire");
+  if (runtime == "opencode-run" || runtime == "opencode" || runtime == "acp-opencode") keys.emplace_back("wire");
+  if (is_warm_runtime(runtime)) {
+    keys.emplace_back("keep_alive_ms");
+    keys.emplace_back("max_processes");
+  }
+  if (runtime == "acp") keys.emplace_back("command");
   return keys;
+}
+
+// keep_alive_ms, max_processes and command: only read where profile_keys let them in.
+result<void> read_warm_keys(const table_reader& r, profile_def& p) {
+  if (r.has("keep_alive_ms")) TETHER_TRY(assign(p.keep_alive_ms, as_optional(r.integer("keep_alive_ms", 100))));
+  if (r.has("max_processes")) TETHER_TRY(assign(p.max_processes, as_optional(r.integer("max_processes", 1))));
+  if (p.runtime == "acp") TETHER_TRY(assign(p.command, r.text("command")));
+  return ok();
 }
 
 result<profile_def> read_profile(const std::string& id, const toml::table& t, const std::string& origin) {
@@ -314,6 +331,7 @@ result<profile_def> read_profile(const std::string& id, const toml::table& t, co
   static constexpr std::array wires{std::string_view("chat"), std::string_view("responses"),
                                     std::string_view("messages")};
   if (r.has("wire")) TETHER_TRY(assign(p.wire, r.one_of("wire", "", wires)));
+  TETHER_TRY(read_warm_keys(r, p));
   TETHER_TRY(assign(p.model, r.text_or("model", p.model)));
   TETHER_TRY(assign(p.model_server, r.text_or("model_server", p.model_server)));
   TETHER_TRY(assign(p.base_url, r.text_or("base_url", "")));
@@ -377,6 +395,10 @@ result<catalogue> detail::parse_file(std::string_view text, const std::string& o
   if (!s) return s.error();
   cat.suites.push_back(std::move(*s));
   return cat;
+}
+
+bool is_warm_runtime(std::string_view kind) {
+  return std::find(warm_runtime_kinds.begin(), warm_runtime_kinds.end(), kind) != warm_runtime_kinds.end();
 }
 
 // ---- names ----

@@ -33,16 +33,16 @@
 //
 // Not applicable: a case may say it cannot apply to some runtime kinds, each
 // with its reason: `not_applicable = { "codex-exec" = "why", … }` (keys are
-// runtime kinds: native, codex-exec, claude-print, opencode-run). Its cells
-// on a profile of such a runtime are not run; their result is
-// `not_applicable` with the reason (see result.h), neither a pass nor a
-// failure.
+// runtime kinds, see runtime_kinds). Its cells on a profile of such a
+// runtime are not run; their result is `not_applicable` with the reason (see
+// result.h), neither a pass nor a failure.
 //
 // Matchers judge the cell after its steps (see matchers.h for the rules):
 //   message_exact text · message_occurrences text, count · message_ordered
 //   texts · message_absent text · file_exact path, content · run_status
 //   status, run (optional) · run_count count · session_status status · interaction_status
-//   status · runtime value · environment value · usage_reported
+//   status · runtime value · environment value · usage_reported ·
+//   same_agent_process runs (optional) · new_agent_process
 // (`value` is a template: `runtime = "{runtime}"` checks that what ran is the
 // cell's profile's runtime, so one case serves every runtime kind.)
 //
@@ -52,7 +52,9 @@
 // environment, an unknown template name, an id that is not [a-z0-9-]+, an
 // unknown runtime kind (a profile's `runtime`, a `not_applicable` key), a
 // key that belongs to another runtime kind (`provider` on an agent profile,
-// `wire` on any but opencode-run).
+// `wire` on any but the opencode kinds, `keep_alive_ms` / `max_processes`
+// on any but the warm kinds, `command` on any but acp), an acp profile
+// without `command`.
 #pragma once
 
 #include <array>
@@ -106,6 +108,8 @@ enum class matcher_kind {
   runtime,
   environment,
   usage_reported,
+  same_agent_process,
+  new_agent_process,
 };
 
 struct matcher_spec {
@@ -117,6 +121,7 @@ struct matcher_spec {
   std::string content;             // file_exact (template; exact bytes)
   std::string status;              // run_status, session_status, interaction_status
   std::int64_t run = 0;            // run_status: the 1-based run it judges; 0 (omitted): every run
+  std::vector<std::int64_t> runs;  // same_agent_process: the 1-based runs it judges; empty (omitted): every run
   std::string value;               // runtime, environment (template)
 };
 
@@ -140,9 +145,19 @@ struct suite_def {
   std::filesystem::path file;  // where it was defined (not part of the hash)
 };
 
-// The runtime kinds a profile may name: Tether's own loop ("native") and the
-// agent programs run once per turn.
-inline constexpr std::array<std::string_view, 4> runtime_kinds{"native", "codex-exec", "claude-print", "opencode-run"};
+// The runtime kinds a profile may name: Tether's own loop ("native"), the
+// agent programs run once per turn, and the warm ones, a process per session
+// kept across turns (codex app-server, claude stream-json, opencode serve,
+// the ACP agents; "acp" runs any ACP agent its `command` names).
+inline constexpr std::array<std::string_view, 3> per_turn_runtime_kinds{"codex-exec", "claude-print", "opencode-run"};
+inline constexpr std::array<std::string_view, 7> warm_runtime_kinds{
+    "codex", "claude", "opencode", "acp-codex", "acp-claude", "acp-opencode", "acp"};
+inline constexpr std::array<std::string_view, 11> runtime_kinds{
+    "native",   "codex-exec", "claude-print", "opencode-run", "codex", "claude",
+    "opencode", "acp-codex",  "acp-claude",   "acp-opencode", "acp"};
+
+// Whether `kind` is one of warm_runtime_kinds.
+bool is_warm_runtime(std::string_view kind);
 
 // How a cell reaches a model and which runtime runs it.
 //
@@ -150,19 +165,26 @@ inline constexpr std::array<std::string_view, 4> runtime_kinds{"native", "codex-
 //   every kind      title, runtime, model, model_server, base_url, api_key_env
 //   native          + provider (required)
 //   opencode-run    + wire (optional: chat | responses | messages)
-// An agent program chooses its own wire protocol (codex exec: Responses,
-// claude -p: Messages, opencode run: Chat Completions unless `wire` says),
-// so agent profiles have no `provider`.
+//   the warm kinds  + keep_alive_ms (>= 100), max_processes (>= 1), both
+//                     optional (absent: the server's defaults)
+//   opencode, acp-opencode  + wire, as opencode-run
+//   acp             + command (required: the ACP agent to run)
+// An agent program chooses its own wire protocol (codex: Responses, claude:
+// Messages, opencode: Chat Completions unless `wire` says), so agent
+// profiles have no `provider`.
 struct profile_def {
   std::string id;
   std::string title;
   std::string runtime = "native";
   std::string provider;  // native only: openai-chat | openai-responses | anthropic
-  std::string wire;      // opencode-run only: chat | responses | messages; "": the runtime's default
+  std::string wire;      // the opencode kinds only: chat | responses | messages; "": the runtime's default
   std::string model = "scripted";
-  std::string model_server = "mock";  // "mock": the cell starts `tether mock-llm`
-  std::string base_url;               // used when model_server is not "mock"
-  std::string api_key_env;            // the key's variable; for "mock" the harness sets a random one
+  std::string model_server = "mock";          // "mock": the cell starts `tether mock-llm`
+  std::string base_url;                       // used when model_server is not "mock"
+  std::string api_key_env;                    // the key's variable; for "mock" the harness sets a random one
+  std::string command;                        // acp only: the ACP agent's command
+  std::optional<std::int64_t> keep_alive_ms;  // the warm kinds only
+  std::optional<std::int64_t> max_processes;  // the warm kinds only
 };
 
 // Where the cell's server runs. Only "local" (child processes on this

@@ -63,6 +63,7 @@ json::object matcher_json(const matcher_spec& m) {
     if (key == "status") o["status"] = m.status;
     if (key == "value") o["value"] = m.value;
     if (key == "run") o["run"] = m.run;
+    if (key == "runs") o["runs"] = json::array(m.runs.begin(), m.runs.end());
   }
   return o;
 }

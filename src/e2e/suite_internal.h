@@ -13,7 +13,7 @@ namespace tether::e2e::detail {
 using key_list = std::vector<std::string_view>;
 
 // The keys a matcher of kind `k` takes, "kind" first: parsing accepts exactly
-// these (all required but `run`), and canonical_json writes each of them.
+// these (all required but `run` and `runs`), and canonical_json writes each of them.
 key_list matcher_keys(matcher_kind k);
 
 // One definitions file, without checking the suite's references (they may be

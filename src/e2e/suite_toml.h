@@ -27,32 +27,35 @@ template <class E>
 using names = std::pair<E, std::string_view>;
 
 inline constexpr std::array<names<step_kind>, 8> step_names{{{step_kind::create_session, "create_session"},
-                                                      {step_kind::send, "send"},
-                                                      {step_kind::wait, "wait"},
-                                                      {step_kind::stop, "stop"},
-                                                      {step_kind::reset, "reset"},
-                                                      {step_kind::answer, "answer"},
-                                                      {step_kind::restart, "restart"},
-                                                      {step_kind::sleep, "sleep"}}};
+                                                             {step_kind::send, "send"},
+                                                             {step_kind::wait, "wait"},
+                                                             {step_kind::stop, "stop"},
+                                                             {step_kind::reset, "reset"},
+                                                             {step_kind::answer, "answer"},
+                                                             {step_kind::restart, "restart"},
+                                                             {step_kind::sleep, "sleep"}}};
 inline constexpr std::array<names<wait_target>, 5> wait_names{{{wait_target::idle, "idle"},
-                                                        {wait_target::waiting, "waiting"},
-                                                        {wait_target::running, "running"},
-                                                        {wait_target::runs, "runs"},
-                                                        {wait_target::file, "file"}}};
-inline constexpr std::array<names<matcher_kind>, 12> matcher_names{{{matcher_kind::message_exact, "message_exact"},
-                                                             {matcher_kind::message_occurrences, "message_occurrences"},
-                                                             {matcher_kind::message_ordered, "message_ordered"},
-                                                             {matcher_kind::message_absent, "message_absent"},
-                                                             {matcher_kind::file_exact, "file_exact"},
-                                                             {matcher_kind::run_status, "run_status"},
-                                                             {matcher_kind::run_count, "run_count"},
-                                                             {matcher_kind::session_status, "session_status"},
-                                                             {matcher_kind::interaction_status, "interaction_status"},
-                                                             {matcher_kind::runtime, "runtime"},
-                                                             {matcher_kind::environment, "environment"},
-                                                             {matcher_kind::usage_reported, "usage_reported"}}};
+                                                               {wait_target::waiting, "waiting"},
+                                                               {wait_target::running, "running"},
+                                                               {wait_target::runs, "runs"},
+                                                               {wait_target::file, "file"}}};
+inline constexpr std::array<names<matcher_kind>, 14> matcher_names{
+    {{matcher_kind::message_exact, "message_exact"},
+     {matcher_kind::message_occurrences, "message_occurrences"},
+     {matcher_kind::message_ordered, "message_ordered"},
+     {matcher_kind::message_absent, "message_absent"},
+     {matcher_kind::file_exact, "file_exact"},
+     {matcher_kind::run_status, "run_status"},
+     {matcher_kind::run_count, "run_count"},
+     {matcher_kind::session_status, "session_status"},
+     {matcher_kind::interaction_status, "interaction_status"},
+     {matcher_kind::runtime, "runtime"},
+     {matcher_kind::environment, "environment"},
+     {matcher_kind::usage_reported, "usage_reported"},
+     {matcher_kind::same_agent_process, "same_agent_process"},
+     {matcher_kind::new_agent_process, "new_agent_process"}}};
 inline constexpr std::array providers{std::string_view("openai-chat"), std::string_view("openai-responses"),
-                               std::string_view("anthropic")};
+                                      std::string_view("anthropic")};
 
 template <class Range>
 std::string join(const Range& names) {
@@ -92,6 +95,13 @@ result<void> assign(T& out, result<T> r) {
   if (!r) return r.error();
   out = std::move(*r);
   return ok();
+}
+
+// A value read into an optional field.
+template <class T>
+result<std::optional<T>> as_optional(result<T> r) {
+  if (!r) return r.error();
+  return std::optional<T>(std::move(*r));
 }
 
 inline bool is_id(std::string_view s) {
@@ -193,6 +203,23 @@ class table_reader {
       out.push_back(*v);
     }
     if (out.empty()) return fail(fmt::format("\"{}\" must not be empty", key));
+    return out;
+  }
+
+  // A non-empty array of distinct integers, each at least `min`.
+  [[nodiscard]] result<std::vector<std::int64_t>> distinct_integers(std::string_view key, std::int64_t min) const {
+    const auto* node = t_.get(key);
+    if (node == nullptr) return fail(fmt::format("missing \"{}\"", key));
+    const auto* arr = node->as_array();
+    if (arr == nullptr || arr->empty()) return fail(fmt::format("\"{}\" must be a non-empty array of integers", key));
+    std::vector<std::int64_t> out;
+    for (const auto& el : *arr) {
+      if (!el.is_integer()) return fail(fmt::format("\"{}\" must be a non-empty array of integers", key));
+      const auto v = el.value<std::int64_t>().value_or(0);
+      if (v < min) return fail(fmt::format("\"{}\" has {}; each must be at least {}", key, v, min));
+      if (std::find(out.begin(), out.end(), v) != out.end()) return fail(fmt::format("\"{}\" names {} twice", key, v));
+      out.push_back(v);
+    }
     return out;
   }
 

@@ -168,11 +168,18 @@ void read_responses_item(const json::object& item, conversation& c) {
 
 // ---- anthropic ----
 
+// Claude Code hands the model a message the user sent while a turn was
+// running as a system entry starting so; it is the user's, so it counts as
+// a user message (its directives become the latest instruction).
+constexpr std::string_view claude_steer_marker = "The user sent a new message while you were working:";
+
 void read_anthropic_message(const json::object& m, conversation& c) {
   const auto r = string_field(m, "role");
   const auto* content = m.if_contains("content");
   if (r == "system") {
-    c.messages.push_back(make(role::system, content == nullptr ? std::string() : text_of(*content)));
+    auto text = content == nullptr ? std::string() : text_of(*content);
+    const bool steer = text.find(claude_steer_marker) != std::string::npos;
+    c.messages.push_back(make(steer ? role::user : role::system, std::move(text)));
     return;
   }
   if (content == nullptr || !content->is_array()) {

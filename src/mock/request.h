@@ -16,7 +16,9 @@
 //              tools[]: {type:function, name, parameters}, {type:custom,
 //              name}, {type:local_shell}.
 //   anthropic  system (string or text blocks) → system; messages[] with roles
-//              user/assistant/system; content a string or blocks: text,
+//              user/assistant/system (a system entry carrying Claude Code's
+//              "The user sent a new message while you were working:" is a
+//              user message: a steer); content a string or blocks: text,
 //              tool_use (assistant), tool_result {tool_use_id, content:
 //              string|blocks, is_error} → one tool_result message each (placed
 //              before the user text of the same message), image (ignored).

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include "e2e/run/campaign.h"
+#include "e2e/run/cell_env.h"
 #include "e2e/scratch_dir.h"
 
 namespace tether::e2e {
@@ -53,9 +54,26 @@ TEST(server_config, agent_profiles_have_no_provider_and_an_idle_timeout) {
 
 TEST(server_config, claude_gets_the_mocks_root_and_the_others_its_v1) {
   const std::string mock = "http://127.0.0.1:4000";
-  EXPECT_TRUE(has_line(server_config(profile("codex-exec"), mock, "/w", "c"), "base_url = \"" + mock + "/v1\""));
-  EXPECT_TRUE(has_line(server_config(profile("opencode-run"), mock, "/w", "c"), "base_url = \"" + mock + "/v1\""));
-  EXPECT_TRUE(has_line(server_config(profile("claude-print"), mock, "/w", "c"), "base_url = \"" + mock + "\""));
+  for (const char* kind : {"codex-exec", "opencode-run", "codex", "opencode", "acp-codex", "acp-opencode", "acp"})
+    EXPECT_TRUE(has_line(server_config(profile(kind), mock, "/w", "c"), "base_url = \"" + mock + "/v1\"")) << kind;
+  for (const char* kind : {"claude-print", "claude", "acp-claude"})
+    EXPECT_TRUE(has_line(server_config(profile(kind), mock, "/w", "c"), "base_url = \"" + mock + "\"")) << kind;
+}
+
+TEST(server_config, warm_profiles_pass_what_they_set_and_leave_the_rest_to_the_server) {
+  const auto plain = server_config(profile("codex"), "http://127.0.0.1:4000", "/w", "c");
+  EXPECT_TRUE(has_line(plain, "runtime = \"codex\"")) << plain;
+  EXPECT_TRUE(has_line(plain, "idle_timeout_ms = 120000")) << plain;
+  for (const char* key : {"keep_alive_ms", "max_processes", "command", "provider", "wire"})
+    EXPECT_EQ(plain.find(key), std::string::npos) << key << "\n" << plain;
+  auto p = profile("acp");
+  p.command = "/opt/agent/bin/my-acp";
+  p.keep_alive_ms = 5000;
+  p.max_processes = 2;
+  const auto c = server_config(p, "http://127.0.0.1:4000", "/w", "c");
+  EXPECT_TRUE(has_line(c, "command = \"/opt/agent/bin/my-acp\"")) << c;
+  EXPECT_TRUE(has_line(c, "keep_alive_ms = 5000")) << c;
+  EXPECT_TRUE(has_line(c, "max_processes = 2")) << c;
 }
 
 TEST(server_config, opencode_run_passes_its_wire_and_a_real_server_keeps_its_url) {
@@ -66,6 +84,22 @@ TEST(server_config, opencode_run_passes_its_wire_and_a_real_server_keeps_its_url
   const auto c = server_config(p, "", "/w", "c");
   EXPECT_TRUE(has_line(c, "wire = \"messages\"")) << c;
   EXPECT_TRUE(has_line(c, "base_url = \"https://api.example.test/v1\"")) << c;
+}
+
+// ---- what the API says served a run ----
+
+TEST(agent_process_of, reads_the_pid_and_start_of_the_process_that_served_an_execution) {
+  const auto warm = boost::json::parse(R"({"id":"exe_1","agent_process":{"pid":4242,"started_ms":1700000000123}})");
+  const auto p = agent_process_of(warm.as_object());
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->pid, 4242);
+  EXPECT_EQ(p->started_ms, 1700000000123);
+}
+
+TEST(agent_process_of, null_absent_or_without_a_pid_is_no_process) {
+  for (const char* x : {R"({"id":"exe_1","agent_process":null})", R"({"id":"exe_1"})",
+                        R"({"id":"exe_1","agent_process":{"started_ms":5}})", R"({"agent_process":7})"})
+    EXPECT_FALSE(agent_process_of(boost::json::parse(x).as_object())) << x;
 }
 
 // ---- not applicable ----

@@ -459,6 +459,122 @@ TEST(usage_reported, zero_runs_fail) {
   EXPECT_TRUE(mentions(r.why, "no run")) << r.why;
 }
 
+// ---- agent processes ----
+
+observed_run served(std::string id, std::int64_t pid, std::int64_t started_ms = 1000) {
+  auto r = run(std::move(id));
+  r.agent_process = observed_process{pid, started_ms};
+  return r;
+}
+
+matcher_spec same_process(std::vector<std::int64_t> runs = {}) {
+  auto m = spec(matcher_kind::same_agent_process);
+  m.runs = std::move(runs);
+  return m;
+}
+
+TEST(same_agent_process, passes_when_one_pid_served_every_run) {
+  observation o;
+  o.runs = {served("r1", 41), served("r2", 41), served("r3", 41)};
+  auto r = judge(same_process(), o);
+  EXPECT_TRUE(r.passed) << r.why;
+  EXPECT_EQ(r.description, "same_agent_process");
+  EXPECT_EQ(r.actual, "run 1: pid 41 (started 1000), run 2: pid 41 (started 1000), run 3: pid 41 (started 1000)");
+}
+
+TEST(same_agent_process, a_second_pid_fails_naming_the_run) {
+  observation o;
+  o.runs = {served("r1", 41), served("r2", 41), served("r3", 77)};
+  auto r = judge(same_process(), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "run 3 (r3) was served by pid 77, not pid 41 like run 1")) << r.why;
+}
+
+TEST(same_agent_process, judges_only_the_runs_it_names) {
+  observation o;  // three turns in one process, then a restart and a new one
+  o.runs = {served("r1", 41), served("r2", 41), served("r3", 41), served("r4", 90)};
+  auto r = judge(same_process({1, 2, 3}), o);
+  EXPECT_TRUE(r.passed) << r.why;
+  EXPECT_EQ(r.description, "same_agent_process (runs 1, 2, 3)");
+  EXPECT_FALSE(judge(same_process(), o).passed);
+  r = judge(same_process({2, 4}), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "run 4 (r4) was served by pid 90, not pid 41 like run 2")) << r.why;
+}
+
+TEST(same_agent_process, a_named_run_that_was_not_observed_fails) {
+  observation o;
+  o.runs = {served("r1", 41), served("r2", 41)};
+  auto r = judge(same_process({1, 3}), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "no run 3")) << r.why;
+}
+
+TEST(same_agent_process, a_run_without_a_process_fails) {
+  observation o;
+  o.runs = {served("r1", 41), run("r2")};  // run() has no agent process, as a native run
+  auto r = judge(same_process(), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "run 2 (r2) was served by no agent process")) << r.why;
+  EXPECT_TRUE(mentions(r.actual, "run 2: (none)")) << r.actual;
+}
+
+TEST(same_agent_process, zero_runs_fail) {
+  observation o;
+  auto r = judge(same_process(), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "no run")) << r.why;
+}
+
+TEST(same_agent_process, one_run_with_a_process_passes) {
+  observation o;
+  o.runs = {served("r1", 41)};
+  EXPECT_TRUE(judge(same_process(), o).passed);
+}
+
+TEST(new_agent_process, passes_when_the_last_pid_served_no_earlier_run) {
+  observation o;
+  o.runs = {served("r1", 41), served("r2", 41), served("r3", 90, 5000)};
+  auto r = judge(spec(matcher_kind::new_agent_process), o);
+  EXPECT_TRUE(r.passed) << r.why;
+  EXPECT_EQ(r.description, "new_agent_process");
+  EXPECT_TRUE(mentions(r.actual, "run 3: pid 90 (started 5000)")) << r.actual;
+}
+
+TEST(new_agent_process, the_last_pid_serving_any_earlier_run_fails) {
+  observation o;
+  o.runs = {served("r1", 41), served("r2", 90), served("r3", 41)};
+  auto r = judge(spec(matcher_kind::new_agent_process), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "the last run (r3) was served by pid 41, which also served run 1 (r1)")) << r.why;
+}
+
+TEST(new_agent_process, earlier_runs_without_a_process_are_skipped) {
+  observation o;
+  o.runs = {run("r1"), served("r2", 41), served("r3", 90)};
+  EXPECT_TRUE(judge(spec(matcher_kind::new_agent_process), o).passed);
+}
+
+TEST(new_agent_process, needs_an_earlier_run_with_a_process) {
+  observation o;
+  o.runs = {served("r1", 41)};
+  auto r = judge(spec(matcher_kind::new_agent_process), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "1 run(s) were observed")) << r.why;
+  o.runs = {run("r1"), served("r2", 41)};
+  r = judge(spec(matcher_kind::new_agent_process), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "no earlier run was served by an agent process")) << r.why;
+}
+
+TEST(new_agent_process, a_last_run_without_a_process_fails) {
+  observation o;
+  o.runs = {served("r1", 41), run("r2")};
+  auto r = judge(spec(matcher_kind::new_agent_process), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "the last run (r2) was served by no agent process")) << r.why;
+}
+
 TEST(evaluate, returns_one_result_per_matcher_in_order) {
   observation o;
   o.runs = {run("r1")};

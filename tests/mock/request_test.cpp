@@ -5,6 +5,7 @@
 #include <boost/json/parse.hpp>
 
 #include "mock/errors.h"
+#include "mock/script.h"
 
 namespace tether::mock {
 namespace {
@@ -119,6 +120,25 @@ TEST(anthropic_request, system_blocks_system_messages_and_tool_results_are_norma
   EXPECT_EQ(c.messages[6].call_id, "t2");
   ASSERT_EQ(c.tools.size(), 1U);
   EXPECT_EQ(c.tools[0].name, "Bash");
+}
+
+TEST(anthropic_request, a_message_claude_code_relays_as_a_system_entry_is_the_users_steer) {
+  const auto c = parse(wire_format::anthropic, R"({
+    "model":"m",
+    "messages":[
+      {"role":"user","content":[{"type":"text","text":"Run: sleep 1"}]},
+      {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"sleep 1"}}]},
+      {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]},
+      {"role":"system","content":"The user sent a new message while you were working:\nReply with exactly: STEERED\n\nIMPORTANT: After completing your current task, you MUST address the user's message above."},
+      {"role":"system","content":"Available agent types: none"}],
+    "tools":[{"name":"Bash","description":"d","input_schema":{"type":"object"}}]})");
+  ASSERT_EQ(c.messages.size(), 5U);
+  EXPECT_EQ(c.messages[3].role, role::user);
+  EXPECT_FALSE(c.messages[3].beside_tool_results);
+  EXPECT_EQ(c.messages[4].role, role::system);  // other system entries stay the client's
+  const auto d = decide(c);
+  EXPECT_FALSE(d.output.call);
+  EXPECT_EQ(d.output.text, "STEERED");
 }
 
 TEST(requests, wrong_shapes_are_invalid_requests_naming_the_field) {

@@ -43,11 +43,12 @@ std::string key_variable(const profile_def& p) { return p.api_key_env.empty() ? 
 
 // Where the profile's runtime finds the model: the scripted model's root,
 // with /v1 for the kinds whose clients append only the endpoint's own path
-// (Chat Completions, Responses) and without it for claude, which appends
-// /v1/messages itself.
+// (Chat Completions, Responses) and without it for Claude Code (claude -p,
+// its stream-json mode, claude-agent-acp), which appends /v1/messages itself.
 std::string model_base_url(const profile_def& p, const std::string& mock_url) {
   if (mock_url.empty()) return p.base_url;
-  return p.runtime == "claude-print" ? mock_url : mock_url + "/v1";
+  const bool claude = p.runtime == "claude-print" || p.runtime == "claude" || p.runtime == "acp-claude";
+  return claude ? mock_url : mock_url + "/v1";
 }
 
 result<void> write_config(const cell_env& env) {
@@ -200,6 +201,9 @@ std::string server_config(const profile_def& p, const std::string& mock_url, con
   out += "api_key_env = " + toml_string(key_variable(p)) + "\n";
   if (p.runtime != "native") {
     if (!p.wire.empty()) out += "wire = " + toml_string(p.wire) + "\n";
+    if (!p.command.empty()) out += "command = " + toml_string(p.command) + "\n";
+    if (p.keep_alive_ms) out += "keep_alive_ms = " + std::to_string(*p.keep_alive_ms) + "\n";
+    if (p.max_processes) out += "max_processes = " + std::to_string(*p.max_processes) + "\n";
     // A CLI that starts cold (node, its own config) can be quiet for a while;
     // a hung one still ends well inside a wait step's timeout.
     out += "idle_timeout_ms = 120000\n";

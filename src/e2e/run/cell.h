@@ -20,10 +20,12 @@
 //
 // The server config (config.toml) carries the profile as `default`: its
 // runtime and model; `provider` for native profiles only; base_url the
-// scripted model's root + "/v1" (native, codex-exec, opencode-run) or its
-// root (claude-print, whose client adds /v1 itself), or the profile's own
-// for a real model server; api_key_env; for the agent kinds `wire` when the
-// profile sets one and idle_timeout_ms = 120000.
+// scripted model's root + "/v1" (native, codex-exec, opencode-run, codex,
+// opencode, acp-codex, acp-opencode, acp) or its root (claude-print, claude,
+// acp-claude: Claude Code's client adds /v1 itself), or the profile's own
+// for a real model server; api_key_env; for the agent kinds `wire`,
+// `command`, `keep_alive_ms` and `max_processes` when the profile sets them
+// and idle_timeout_ms = 120000.
 //
 // A case that is not applicable to the profile's runtime kind is not run:
 // run_cell returns at once, starting nothing, a record with status

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,5 +59,8 @@ result<observation> observe(cell_env& env, const case_def& c, const boost::json:
 std::vector<turn_timing> turn_timings(cell_env& env, const boost::json::array& executions);
 result<boost::json::array> list_executions(cell_env& env);
 std::vector<run_usage> usage_of(const boost::json::array& executions);
+// An execution view's `agent_process` ({"pid": N, "started_ms": T}); nullopt
+// when it is null or absent (native) or has no pid.
+std::optional<observed_process> agent_process_of(const boost::json::object& execution);
 
 }  // namespace tether::e2e

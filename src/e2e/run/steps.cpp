@@ -274,6 +274,7 @@ result<observation> observe(cell_env& env, const case_def& c, const json::array&
     r.outcome = u.outcome;
     r.started_at_ms = num(xo.if_contains("started_at"));
     r.finished_at_ms = num(xo.if_contains("finished_at"));
+    r.agent_process = agent_process_of(xo);
     r.usage_reported = u.input_tokens.has_value();
     r.input_tokens = u.input_tokens.value_or(0);
     r.output_tokens = u.output_tokens.value_or(0);
@@ -305,6 +306,12 @@ result<observation> observe(cell_env& env, const case_def& c, const json::array&
     if (i.is_object())
       o.interactions.push_back({str(i.as_object().if_contains("id")), str(i.as_object().if_contains("status"))});
   return o;
+}
+
+std::optional<observed_process> agent_process_of(const json::object& execution) {
+  const auto* p = execution.if_contains("agent_process");
+  if (p == nullptr || !p->is_object() || !p->as_object().contains("pid")) return std::nullopt;
+  return observed_process{num(p->as_object().if_contains("pid")), num(p->as_object().if_contains("started_ms"))};
 }
 
 std::vector<run_usage> usage_of(const json::array& executions) {

@@ -34,6 +34,7 @@
 // opens a new one and sends the whole transcript).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +67,9 @@ struct connect_options {
   std::filesystem::path workspace;                   // fs/* requests are confined to it (canonical)
   std::string model;                                 // the profile's model
   std::optional<mcp_server> mcp;                     // Tether's tools, for protocols that take them per session
+  // What prepare() set in the process's environment (launch::env): a secret
+  // the connection shares with the process (opencode serve's password).
+  std::map<std::string, std::string> env;
   std::size_t max_line_bytes = 8U << 20U;
 };
 

@@ -1,0 +1,179 @@
+// What claude -p and claude stream-json share (claude_cli.h).
+#include "runtime/agent/claude_cli.h"
+
+#include <set>
+
+#include <boost/json/serialize.hpp>
+
+#include "runtime/agent/json_lines.h"
+
+namespace tether::runtime::agent {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::string_view write_tools = "Bash Edit MultiEdit Write NotebookEdit";
+constexpr std::string_view other_tools = "WebFetch WebSearch TodoWrite Task";
+
+std::string joined(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (const auto p : parts) out += (out.empty() ? "" : " ") + std::string(p);
+  return out;
+}
+
+// The text of a tool_result's content: a string, or text blocks.
+std::string result_text(const json::value* content) {
+  if (content == nullptr) return {};
+  if (content->is_string()) return std::string(content->as_string());
+  std::string out;
+  if (content->is_array())
+    for (const auto& b : content->as_array())
+      if (b.is_object() && str(b.as_object(), "type") == "text") out += str(b.as_object(), "text");
+  return out;
+}
+
+class claude_mapper final : public line_mapper {
+ public:
+  result<std::vector<agent_event>> feed(std::string_view line) override {
+    auto obj = parse_object(line);
+    if (!obj) return obj.error();
+    std::vector<agent_event> out;
+    const auto type = str(*obj, "type");
+    if (type == "system" && str(*obj, "subtype") == "init") {
+      out.emplace_back(agent_session{str(*obj, "session_id")});
+    } else if (type == "assistant") {
+      assistant(*obj, out);
+    } else if (type == "user") {
+      tool_results(*obj, out);
+    } else if (type == "stream_event") {  // --include-partial-messages: the answer as it streams
+      if (const auto* ev = object_at(*obj, "event"); ev != nullptr && str(*ev, "type") == "content_block_delta")
+        if (const auto* delta = object_at(*ev, "delta"); delta != nullptr && str(*delta, "type") == "text_delta")
+          out.emplace_back(text_piece{str(*delta, "text")});
+    } else if (type == "result") {
+      if (obj->contains("is_error") && obj->at("is_error").is_bool() && obj->at("is_error").as_bool()) {
+        auto message = str(*obj, "result");
+        if (message.empty()) message = "claude: " + str(*obj, "subtype");
+        out.emplace_back(turn_failed{std::move(message)});
+      }
+      auto u = claude_result_usage(*obj);
+      out.emplace_back(std::move(u));
+      if (out.size() == 1) out.emplace_back(turn_done{});
+    }
+    return out;
+  }
+
+ private:
+  void assistant(const json::object& ev, std::vector<agent_event>& out) {
+    const auto* message = object_at(ev, "message");
+    if (message == nullptr) return;
+    const auto* content = message->if_contains("content");
+    if (content == nullptr || !content->is_array()) return;
+    std::string text;
+    for (const auto& b : content->as_array()) {
+      if (!b.is_object()) continue;
+      const auto& block = b.as_object();
+      const auto kind = str(block, "type");
+      if (kind == "text") {
+        text += str(block, "text");
+      } else if (kind == "tool_use") {
+        const auto name = str(block, "name");
+        if (dialect::is_tether_question(name)) {
+          skipped_.insert(str(block, "id"));
+          continue;
+        }
+        const auto* input = block.if_contains("input");
+        out.emplace_back(tool_start{str(block, "id"), name, input ? *input : json::value(json::object{})});
+      }
+    }
+    if (!text.empty()) out.emplace_back(agent_message{std::move(text)});
+  }
+
+  void tool_results(const json::object& ev, std::vector<agent_event>& out) {
+    const auto* message = object_at(ev, "message");
+    if (message == nullptr) return;
+    const auto* content = message->if_contains("content");
+    if (content == nullptr || !content->is_array()) return;
+    for (const auto& b : content->as_array()) {
+      if (!b.is_object() || str(b.as_object(), "type") != "tool_result") continue;
+      const auto& block = b.as_object();
+      const auto id = str(block, "tool_use_id");
+      if (skipped_.contains(id)) continue;
+      const auto* err = block.if_contains("is_error");
+      const bool failed = err != nullptr && err->is_bool() && err->as_bool();
+      out.emplace_back(tool_end{id, !failed, result_text(block.if_contains("content"))});
+    }
+  }
+
+  std::set<std::string> skipped_;
+};
+
+}  // namespace
+
+bool claude_tool_listed(std::string_view list, std::string_view tool) {
+  while (!list.empty()) {
+    const auto space = list.find(' ');
+    if (list.substr(0, space) == tool) return true;
+    if (space == std::string_view::npos) break;
+    list.remove_prefix(space + 1);
+  }
+  return false;
+}
+
+result<launch> claude_launch(const launch_input& in, const std::vector<std::string>& mode) {
+  launch l;
+  l.env["CLAUDE_CONFIG_DIR"] = (in.home / ".claude").string();
+  l.env["ANTHROPIC_BASE_URL"] = in.endpoint.base_url;
+  l.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1";
+  l.env["DISABLE_AUTOUPDATER"] = "1";
+  l.env["DISABLE_TELEMETRY"] = "1";
+  l.argv = {in.program.string(), "-p"};
+  l.argv.insert(l.argv.end(), mode.begin(), mode.end());
+  l.argv.insert(l.argv.end(), {"--verbose", "--include-partial-messages", "--model", in.endpoint.model});
+  if (in.mcp) {
+    json::object env;
+    for (const auto& [k, v] : in.mcp->env) env[k] = v;
+    json::object server{{"type", "stdio"},
+                        {"command", in.mcp->program.string()},
+                        {"args", json::array{"mcp"}},
+                        {"env", std::move(env)}};
+    const json::object config{{"mcpServers", json::object{{"tether", std::move(server)}}}};
+    const auto path = in.home / "mcp.json";
+    TETHER_TRY(write_private_file(path, json::serialize(config)));
+    l.argv.insert(l.argv.end(), {"--mcp-config", path.string(), "--strict-mcp-config"});
+  }
+  return l;
+}
+
+std::vector<std::string> claude_permission_flags(config::agent_permissions p) {
+  using config::agent_permissions;
+  switch (p) {
+    case agent_permissions::approve_all:
+      return {"--permission-mode", "acceptEdits", "--allowedTools",
+              joined({claude_read_tools, write_tools, other_tools, claude_tether_tools})};
+    case agent_permissions::approve_reads:
+      return {"--allowedTools", joined({claude_read_tools, claude_tether_tools}), "--disallowedTools",
+              joined({write_tools, other_tools})};
+    case agent_permissions::deny_all:
+      return {"--allowedTools", std::string(claude_tether_tools), "--disallowedTools",
+              joined({claude_read_tools, write_tools, other_tools})};
+  }
+  return {};
+}
+
+turn_usage claude_result_usage(const json::object& result) {
+  turn_usage u;
+  if (const auto* usage = object_at(result, "usage")) {
+    const auto read = integer(*usage, "cache_read_input_tokens");
+    u.usage.input_tokens = integer(*usage, "input_tokens") + read + integer(*usage, "cache_creation_input_tokens");
+    u.usage.cached_input_tokens = read;
+    u.usage.output_tokens = integer(*usage, "output_tokens");
+  }
+  if (const auto* cost = result.if_contains("total_cost_usd"); cost != nullptr && cost->is_number())
+    u.agent_cost_usd = cost->to_number<double>();
+  return u;
+}
+
+std::unique_ptr<line_mapper> make_claude_mapper() { return std::make_unique<claude_mapper>(); }
+
+}  // namespace tether::runtime::agent
