@@ -133,6 +133,20 @@ struct node::impl {
     runtimes.add_kind("opencode-run", [this](const config::profile& prof) {
       return agent_runtime_for(prof, runtime::agent::make_opencode_run());
     });
+    // Warm: one agent process per session, kept between turns.
+    runtimes.add_kind("codex", [this](const config::profile& prof) {
+      return agent_runtime_for(prof, runtime::agent::make_codex_app_server());
+    });
+    runtimes.add_kind("claude", [this](const config::profile& prof) {
+      return agent_runtime_for(prof, runtime::agent::make_claude_stream());
+    });
+    runtimes.add_kind("opencode", [this](const config::profile& prof) {
+      return agent_runtime_for(prof, runtime::agent::make_opencode_serve());
+    });
+    for (const char* kind : {"acp", "acp-codex", "acp-claude", "acp-opencode"})
+      runtimes.add_kind(kind, [this, kind](const config::profile& prof) {
+        return agent_runtime_for(prof, runtime::agent::make_acp(kind));
+      });
   }
 
   // The bridge `tether mcp` reaches the turns through, on first use.

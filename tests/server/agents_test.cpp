@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -29,6 +30,7 @@ struct agent_case {
   bool warm = false;    // a process per session, kept across turns (warm_runtime.h)
   bool usage = true;    // the agent reports token usage
   std::string model = "scripted";
+  bool steer = false;   // a follow-up reaches the running turn (README: the capability table)
 };
 
 std::ostream& operator<<(std::ostream& os, const agent_case& c) { return os << c.profile; }
@@ -36,9 +38,9 @@ std::ostream& operator<<(std::ostream& os, const agent_case& c) { return os << c
 const agent_case codex{"codex", "codex-exec", "codex", "/v1"};
 const agent_case claude{"claude", "claude-print", "claude", ""};
 const agent_case opencode{"opencode", "opencode-run", "opencode", "/v1"};
-const agent_case codex_server{"codex_server", "codex", "codex", "/v1", true};
-const agent_case claude_stream{"claude_stream", "claude", "claude", "", true};
-const agent_case opencode_serve{"opencode_serve", "opencode", "opencode", "/v1", true};
+const agent_case codex_server{"codex_server", "codex", "codex", "/v1", true, true, "scripted", true};
+const agent_case claude_stream{"claude_stream", "claude", "claude", "", true, true, "scripted", true};
+const agent_case opencode_serve{"opencode_serve", "opencode", "opencode", "/v1", true, true, "scripted", true};
 // codex-acp reports no usage; with an unknown model name it adds a warning to the answer.
 const agent_case acp_codex{"acp_codex", "acp-codex", "codex-acp", "/v1", true, false, "gpt-5.5"};
 const agent_case acp_claude{"acp_claude", "acp-claude", "claude-agent-acp", "", true};
@@ -338,8 +340,106 @@ TEST_P(AgentRuntime, TheAgentSeesItsKeyButNoneOfTethersSecrets) {
   fs::remove(nosy);
 }
 
+// The agent process that served an execution (executions.agent_process.pid; 0 when none was recorded).
+std::int64_t served_by(const json::value& x) {
+  const auto* p = x.as_object().if_contains("agent_process");
+  if (p == nullptr || !p->is_object()) return 0;
+  const auto* pid = p->as_object().if_contains("pid");
+  return pid != nullptr && pid->is_int64() ? pid->as_int64() : 0;
+}
+
+TEST_P(AgentRuntime, ServesASessionFromOneWarmProcessAndResumesInANewOneAfterAKill) {
+  if (!GetParam().warm) GTEST_SKIP() << GetParam().kind << " runs a process per turn";
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  cluster c({}, profile_config(GetParam()));
+  const auto s = create(c);
+  say(c, s, "Remember the phrase: silver birch");
+  say(c, s, "Reply with exactly: second");
+  say(c, s, "Recall the phrase.");
+  EXPECT_EQ(c.last_answer(s), "silver birch");
+  const auto first = binding(c, s);
+  auto runs = c.executions(s);
+  ASSERT_EQ(runs.size(), 3u);
+  const auto pid = served_by(runs[0]);
+  ASSERT_GT(pid, 0) << json::serialize(runs[0]);
+  for (const auto& x : runs) EXPECT_EQ(served_by(x), pid) << json::serialize(x);
+  // It is the live process: between turns it waits for the next one.
+  EXPECT_EQ(::kill(static_cast<pid_t>(pid), 0), 0);
+  c.kill_server(SIGKILL);
+  c.start_server();
+  say(c, s, "Recall the phrase.");
+  EXPECT_EQ(c.last_answer(s), "silver birch");
+  runs = c.executions(s);
+  ASSERT_EQ(runs.size(), 4u);
+  EXPECT_GT(served_by(runs[3]), 0);
+  EXPECT_NE(served_by(runs[3]), pid) << "the killed server's agent process served the next turn";
+  EXPECT_EQ(binding(c, s), first);  // the new process resumed the agent's session
+  expect_no_agent_left(c, true);
+}
+
+// A follow-up sent while the agent waits in a tool: where the protocol takes
+// input mid-turn it is promoted at once and the agent's next model request,
+// inside the same turn, follows it (the first turn's answer is never
+// given); elsewhere it waits for the turn's end and runs as the next turn.
+TEST_P(AgentRuntime, AFollowUpSentMidTurnReachesTheAgentWhereItCan) {
+  if (!GetParam().warm) GTEST_SKIP() << GetParam().kind << " takes no input mid-turn";
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  cluster c({}, profile_config(GetParam()));
+  const auto s = create(c);
+  say(c, s, "Reply with exactly: ready");  // the process is warm
+  const auto before = c.model_requests().size();
+  const auto flag = c.dir() / "go";
+  c.send(s, "Wait for file " + flag.string() + "\nReply with exactly: FIRST");
+  const auto until = std::chrono::steady_clock::now() + 120s;
+  while (c.model_requests().size() <= before && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(100ms);
+  std::this_thread::sleep_for(500ms);
+  const auto steer = c.send(s, "Reply with exactly: STEERED");
+  const std::string steer_id(steer.at("id").as_string());
+  auto promoted = [&] {
+    for (const auto& in : c.call("GET", "/v1/sessions/" + s + "/inputs").json.at("inputs").as_array())
+      if (in.at("id").as_string() == steer_id) return !in.at("promoted_seq").is_null();
+    return false;
+  };
+  if (GetParam().steer) {
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (!promoted() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(50ms);
+    ASSERT_TRUE(promoted()) << "the steer was not delivered into the running turn";
+    std::this_thread::sleep_for(1s);  // the agent has it before its tool ends
+  } else {
+    std::this_thread::sleep_for(1s);
+    EXPECT_FALSE(promoted()) << "the steer was promoted while the turn ran";
+  }
+  std::ofstream(flag) << "go";
+  c.wait_idle(s, 120s);
+  EXPECT_EQ(c.last_answer(s), "STEERED");
+  std::vector<std::string> answers;
+  for (const auto& m : c.messages(s))
+    if (m.at("role").as_string() == "assistant" && m.as_object().contains("text"))
+      answers.emplace_back(m.at("text").as_string());
+  const bool answered_first = std::find(answers.begin(), answers.end(), "FIRST") != answers.end();
+  const auto runs = c.executions(s);
+  if (GetParam().steer) {
+    EXPECT_FALSE(answered_first) << "the turn ended before the follow-up reached it";
+    EXPECT_EQ(runs.size(), 2u);  // "ready", then one turn for both inputs
+    // The model's request log: the request that carries the follow-up
+    // continues the first input's turn (its tool's result is in it).
+    bool inside = false;
+    for (const auto& r : c.model_requests()) {
+      const auto text = json::serialize(r);
+      if (text.find("STEERED") != std::string::npos && text.find("FIRST") != std::string::npos) inside = true;
+    }
+    EXPECT_TRUE(inside);
+  } else {
+    EXPECT_TRUE(answered_first);
+    EXPECT_EQ(runs.size(), 3u);
+  }
+  expect_no_agent_left(c, true);
+}
+
 INSTANTIATE_TEST_SUITE_P(Agents, AgentRuntime,
-                         ::testing::Values(codex, claude, opencode),
+                         ::testing::Values(codex, claude, opencode, codex_server, claude_stream, opencode_serve, acp_codex,
+                                           acp_claude, acp_opencode),
                          [](const ::testing::TestParamInfo<agent_case>& i) { return i.param.profile; });
 
 }  // namespace

@@ -88,22 +88,29 @@ json::object permission_answer(const acp_state& st, const json::object& params) 
   return json::object{{"outcome", json::object{{"outcome", "selected"}, {"optionId", *id}}}};
 }
 
-asio::awaitable<result<json::value>> serve(state_ptr st, std::string method, json::value params) {
+// The agent's requests of the client.
+result<json::value> answer(const acp_state& st, std::string_view method, const json::value& params) {
   static const json::object none;
   const auto& p = params.is_object() ? params.as_object() : none;
-  if (method == "session/request_permission") co_return json::value(permission_answer(*st, p));
+  if (method == "session/request_permission") return json::value(permission_answer(st, p));
   if (method == "fs/read_text_file") {
-    auto text = read_text_file(st->o.workspace, str(p, "path"), optional_integer(p, "line"),
+    auto text = read_text_file(st.o.workspace, str(p, "path"), optional_integer(p, "line"),
                                optional_integer(p, "limit"));
-    if (!text) co_return text.error();
-    co_return json::value(json::object{{"content", std::move(*text)}});
+    if (!text) return text.error();
+    json::object out;
+    out["content"] = std::move(*text);
+    return json::value(std::move(out));
   }
   if (method == "fs/write_text_file") {
-    auto w = write_text_file(st->o.workspace, st->policy(), str(p, "path"), str(p, "content"));
-    if (!w) co_return w.error();
-    co_return json::value(json::object{});
+    auto w = write_text_file(st.o.workspace, st.policy(), str(p, "path"), str(p, "content"));
+    if (!w) return w.error();
+    return json::value(json::object{});
   }
-  co_return tether::error(std::make_error_code(std::errc::function_not_supported), "method not found: " + method);
+  return tether::error(std::make_error_code(std::errc::function_not_supported), "method not found: " + std::string(method));
+}
+
+asio::awaitable<result<json::value>> serve(state_ptr st, std::string method, json::value params) {
+  co_return answer(*st, method, params);
 }
 
 rpc_handlers handlers(const state_ptr& st) {

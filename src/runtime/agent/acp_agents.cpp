@@ -72,12 +72,13 @@ class acp_dialect final : public warm_dialect {
         l.env["IS_SANDBOX"] = "1";
         if (auto claude = find("claude")) l.env["CLAUDE_CODE_EXECUTABLE"] = claude->path.string();
         break;
-      case which::opencode:
+      case which::opencode: {
         l.argv.emplace_back("acp");
         auto env = opencode::write_config(in);
         if (!env) return env.error();
         l.env.merge(*env);
         break;
+      }
       case which::any:
         break;
     }

@@ -331,7 +331,7 @@ task<void> claude_connection::close() {
 
 class claude_stream final : public warm_dialect {
  public:
-  [[nodiscard]] std::string_view kind() const override { return "claude-stream"; }
+  [[nodiscard]] std::string_view kind() const override { return "claude"; }
   [[nodiscard]] std::string_view program() const override { return "claude"; }
   [[nodiscard]] std::string_view key_variable() const override { return "ANTHROPIC_API_KEY"; }
   [[nodiscard]] std::string scripted_base_url(std::string_view root) const override { return std::string(root); }

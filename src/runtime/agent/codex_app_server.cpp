@@ -13,8 +13,8 @@
 //   ← item/started, item/agentMessage/delta, item/completed {item}
 //   ← thread/tokenUsage/updated {tokenUsage: {total, last}}: total is the
 //        thread's, from its first turn on (a resumed thread starts where it
-//        was), so a turn's usage is the total at its end minus the total
-//        before it
+//        was, and restates that total first), so a turn's usage is the
+//        total at its end minus the total before it
 //   ← error {error: {message}, willRetry}
 //   ← turn/completed {turn: {status: completed|interrupted|failed, error}}
 //   → turn/steer {threadId, expectedTurnId, input}: into the running turn,
@@ -27,6 +27,7 @@
 // codex exits when its stdin closes, killing what its tools run.
 #include <deque>
 #include <set>
+#include <utility>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -152,6 +153,8 @@ struct thread_state {
   bool cancel_wanted = false;
   std::optional<tokens> total;  // the thread's, as codex last reported
   std::optional<tokens> base;   // the total before the running turn
+  bool resumed = false;         // thread/resume opened the thread
+  bool reported = false;        // a usage report has arrived
   std::set<std::string> started;
   std::string last_error;
 
@@ -239,6 +242,15 @@ void thread_state::usage(const json::object& params) {
   const auto* u = object_at(params, "tokenUsage");
   if (u == nullptr) return;
   const auto now = read_tokens(object_at(*u, "total"));
+  if (!std::exchange(reported, true) && resumed) {
+    // A resumed thread's first report restates its total so far (before
+    // thread/resume's answer, or after it, even after turn/start): the
+    // baseline. A resumed thread that had no usage yet restates nothing, and
+    // its first request is then taken as the baseline (counted as zero).
+    total = now;
+    if (running) base = now;
+    return;
+  }
   if (running && !base) {  // the first report this process saw: the total before its request
     const auto last = read_tokens(object_at(*u, "last"));
     base = tokens{now.input - last.input, now.cached - last.cached, now.output - last.output};
@@ -295,6 +307,10 @@ class codex_connection final : public agent_connection {
       TETHER_CO_TRY(co_await rpc_->notify(std::string("initialized"), json::object()));
       initialized_ = true;
     }
+    // A resumed thread's restated usage may come before the answer.
+    st_->resumed = s.resume.has_value();
+    st_->reported = false;
+    if (s.resume) st_->thread = *s.resume;
     auto r = co_await rpc_->call(std::string(s.resume ? "thread/resume" : "thread/start"), thread_params(o_, s.resume));
     if (!r) {
       if (s.resume && r.error() == agent_errc::rpc_failed)
@@ -376,7 +392,7 @@ class codex_connection final : public agent_connection {
 
 class codex_app_server final : public warm_dialect {
  public:
-  [[nodiscard]] std::string_view kind() const override { return "codex-app-server"; }
+  [[nodiscard]] std::string_view kind() const override { return "codex"; }
   [[nodiscard]] std::string_view program() const override { return "codex"; }
   [[nodiscard]] std::string_view key_variable() const override { return "TETHER_MODEL_KEY"; }
   [[nodiscard]] std::string scripted_base_url(std::string_view root) const override {

@@ -89,16 +89,15 @@ void json_rpc::dispatch(json::object msg) {
   const auto* id = msg.if_contains("id");
   if (method != nullptr && method->is_string()) {
     std::string name(method->as_string());
-    json::value params = msg.contains("params") ? msg["params"] : json::value(json::object{});
+    // Read only: object::operator[] reserves room first, which moves the
+    // members and leaves `id` pointing at another value.
+    const auto* given = msg.if_contains("params");
+    json::value params = given != nullptr ? *given : json::value(json::object{});
     if (id != nullptr && !id->is_null()) {
       ++running_;
       auto self = shared_from_this();
-      asio::co_spawn(
-          strand_,
-          [self, rid = *id, name = std::move(name), params = std::move(params)]() mutable -> asio::awaitable<void> {
-            co_await self->serve(std::move(rid), std::move(name), std::move(params));
-          },
-          asio::detached);
+      asio::co_spawn(strand_, serve(std::move(self), json::serialize(*id), std::move(name), std::move(params)),
+                     asio::detached);
     } else if (h_.notification) {
       h_.notification(std::move(name), std::move(params));
     }
@@ -119,29 +118,43 @@ void json_rpc::dispatch(json::object msg) {
       text += " (" + quote(json::serialize(*d)) + ")";
     p->reply = tether::error(agent_errc::rpc_failed, std::move(text));
   } else {
-    p->reply = msg.contains("result") ? msg["result"] : json::value();
+    const auto* result = msg.if_contains("result");
+    p->reply = result != nullptr ? *result : json::value();
   }
   p->wake.cancel();
 }
 
-asio::awaitable<void> json_rpc::serve(json::value id, std::string method, json::value params) {
+namespace {
+
+// A response line: the id as the request gave it, its result or error.
+std::string response_line(bool jsonrpc_member, const std::string& id, result<json::value> r) {
   json::object reply;
-  if (o_.jsonrpc_member) reply["jsonrpc"] = "2.0";
-  reply["id"] = id;
-  if (!h_.request) {
-    reply["error"] = json::object{{"code", -32601}, {"message", "method not found: " + method}};
+  if (jsonrpc_member) reply["jsonrpc"] = "2.0";
+  std::error_code ec;
+  reply["id"] = json::parse(id, ec);
+  if (r) {
+    reply["result"] = std::move(*r);
   } else {
-    auto r = co_await h_.request(method, std::move(params));
-    if (r) {
-      reply["result"] = std::move(*r);
-    } else {
-      const bool unknown = r.error().code == std::make_error_code(std::errc::function_not_supported);
-      reply["error"] = json::object{{"code", unknown ? -32601 : -32603}, {"message", r.error().message}};
-    }
+    const bool unknown = r.error().code == std::make_error_code(std::errc::function_not_supported);
+    json::object err;
+    err["code"] = unknown ? -32601 : -32603;
+    err["message"] = r.error().message;
+    reply["error"] = std::move(err);
   }
-  if (!ended_) (void)co_await send(json::serialize(reply));
-  --running_;
-  idle_.cancel();
+  return json::serialize(reply);
+}
+
+}  // namespace
+
+asio::awaitable<void> json_rpc::serve(std::shared_ptr<json_rpc> self, std::string id, std::string method,
+                                      json::value params) {
+  result<json::value> r = tether::error(std::make_error_code(std::errc::function_not_supported),
+                                        "method not found: " + method);
+  if (self->h_.request) r = co_await self->h_.request(method, std::move(params));
+  auto line = response_line(self->o_.jsonrpc_member, id, std::move(r));
+  if (!self->ended_) (void)co_await self->send(std::move(line));
+  --self->running_;
+  self->idle_.cancel();
 }
 
 asio::awaitable<result<void>> json_rpc::send(std::string line) {

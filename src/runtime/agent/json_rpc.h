@@ -93,7 +93,9 @@ class json_rpc : public std::enable_shared_from_this<json_rpc> {
 
   boost::asio::awaitable<void> read_loop();
   boost::asio::awaitable<void> write_loop();
-  boost::asio::awaitable<void> serve(boost::json::value id, std::string method, boost::json::value params);
+  // `id` is the request id as its JSON text.
+  static boost::asio::awaitable<void> serve(std::shared_ptr<json_rpc> self, std::string id, std::string method,
+                                            boost::json::value params);
   boost::asio::awaitable<result<void>> send(std::string line);
   void dispatch(boost::json::object msg);
   void end(tether::error why);

@@ -391,7 +391,7 @@ task<void> serve_connection::close() {
 
 class opencode_serve final : public warm_dialect {
  public:
-  [[nodiscard]] std::string_view kind() const override { return "opencode-serve"; }
+  [[nodiscard]] std::string_view kind() const override { return "opencode"; }
   [[nodiscard]] std::string_view program() const override { return "opencode"; }
   [[nodiscard]] std::string_view key_variable() const override { return opencode::key_variable; }
   [[nodiscard]] std::string scripted_base_url(std::string_view root) const override {

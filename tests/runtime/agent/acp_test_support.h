@@ -111,6 +111,7 @@ class acp_session {
     }
     for (const auto& [k, v] : l->env) so.env.push_back(k + "=" + v);
     for (const auto& [k, v] : env) so.env.push_back(k + "=" + v);
+    if (const char* log = std::getenv("FAKE_ACP_LOG")) so.env.push_back("FAKE_ACP_LOG=" + std::string(log));  // debugging
     if (!in.endpoint.key_variable.empty()) so.env.push_back(in.endpoint.key_variable + "=dummy-key");
     so.cwd = workspace_;
     so.stdin_mode = process::input::pipe;

@@ -201,9 +201,14 @@ class warm_fixture : public testing::Test {
   asio::awaitable<turn_log> play_turn(warm_agent* a, turn_plan p, bool start) {
     turn_log log;
     auto side = std::make_shared<side_call>(strand_);
-    if (auto s = start ? co_await a->conn->start_turn(p.prompt) : result<void>(ok()); !s) {
-      log.error = s.error();
-      co_return log;
+    // (Not a conditional expression around co_await: GCC 12 destroys its
+    // temporaries twice inside a coroutine.)
+    if (start) {
+      auto s = co_await a->conn->start_turn(p.prompt);
+      if (!s) {
+        log.error = s.error();
+        co_return log;
+      }
     }
     bool acted = false;
     for (bool over = false; !over;) {
