@@ -40,11 +40,13 @@ std::int64_t now_ms() {
 }
 
 // Runs `f(process)` on the process's strand and resumes the caller on its own executor.
+// Callers name `f` before the co_await: GCC 12 destroys a temporary
+// holding strings or paths in a co_await expression twice.
 template <class F>
-auto on_process(const process_ptr& p, F f) -> decltype(f(*p)) {
-  co_return co_await asio::co_spawn(
-      p->strand, [p, f = std::move(f)]() mutable -> decltype(f(*p)) { co_return co_await f(*p); },
-      asio::use_awaitable);
+auto on_process(process_ptr p, F f) -> decltype(f(*p)) {
+  auto strand = p->strand;
+  auto run = [p = std::move(p), f = std::move(f)]() mutable -> decltype(f(*p)) { co_return co_await f(*p); };
+  co_return co_await asio::co_spawn(strand, std::move(run), asio::use_awaitable);
 }
 
 // One Tether turn as seen from the process: flags shared by the turn's
@@ -171,12 +173,16 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
   co.mcp = in.mcp;
   co.max_line_bytes = o_.max_line_bytes;
   p->conn = dialect_->connect(p->strand, *p->proc, std::move(co));
-  auto id = co_await p->conn->open({resume});
+  // Named, not a temporary in the co_await: GCC 12 destroys such
+  // temporaries twice in a coroutine.
+  session_open again{resume};
+  auto id = co_await p->conn->open(std::move(again));
   if (!id && resume && id.error() == agent_errc::resume_refused) {
     spdlog::info("agent: {} cannot resume {} ({}): a new agent session gets the whole transcript", dialect_->kind(),
                  *resume, id.error().message);
     p->resume_refused = true;
-    id = co_await p->conn->open({});
+    session_open fresh;
+    id = co_await p->conn->open(std::move(fresh));
   }
   if (!id) co_return id.error();
   p->agent_session = std::move(*id);
@@ -189,10 +195,11 @@ asio::awaitable<void> warm_runtime::deliver_steers(link_ptr l, std::shared_ptr<t
   auto rows = co_await rec->boundary();
   if (rows) {
     for (auto& row : *rows) {
-      auto taken = co_await on_process(p, [text = row.text](warm_process& w) -> asio::awaitable<result<bool>> {
+      auto steer = [text = row.text](warm_process& w) -> asio::awaitable<result<bool>> {
         if (!w.conn || w.closing) co_return false;
         co_return co_await w.conn->steer(text);
-      });
+      };
+      auto taken = co_await on_process(p, std::move(steer));
       if (!taken || !*taken) l->undelivered.push_back(row.text);
     }
   }
@@ -220,9 +227,8 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
     std::optional<std::string> resume;
     if (can_resume(ctx, kind)) resume = ctx.binding->external_session_id;
     asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
-    auto started = co_await on_process(p, [this, p, d = *dirs, resume](warm_process&) {
-      return start(p, d, resume);
-    });
+    auto launch = [this, p, d = *dirs, resume](warm_process&) { return start(p, d, resume); };
+    auto started = co_await on_process(p, std::move(launch));
     if (!started) co_return co_await end(l, rec, p, started.error(), false);
   } else {
     asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
@@ -240,11 +246,12 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
   host->record_soon(std::move(started));
   rec->bind_soon(p->agent_session, p->identity());
 
-  co_await on_process(p, [rec, ex](warm_process& w) -> asio::awaitable<void> {
+  auto attach = [rec, ex](warm_process& w) -> asio::awaitable<void> {
     w.turn = rec;
     w.turn_executor = ex;
     co_return;
-  });
+  };
+  co_await on_process(p, std::move(attach));
   const auto grace = o_.grace;
   std::stop_callback on_stop(host->stop_token(), [l, p, grace] {
     asio::post(p->strand, [l, p, grace] { asio::co_spawn(p->strand, cancel_turn(l, p, grace), asio::detached); });
@@ -263,7 +270,8 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
   std::optional<tether::error> broken;
   bool record_failed = false;
   for (;;) {
-    auto sent = co_await on_process(p, [prompt](warm_process& w) { return w.conn->start_turn(prompt); });
+    auto send = [prompt](warm_process& w) { return w.conn->start_turn(prompt); };
+    auto sent = co_await on_process(p, std::move(send));
     l->last_activity = std::chrono::steady_clock::now();
     if (!sent) {
       broken = sent.error();
@@ -304,7 +312,7 @@ asio::awaitable<turn_result> warm_runtime::end(link_ptr l, std::shared_ptr<turn_
   rec->finish();
   const bool timed_out = l->timed_out;
   const bool replace = broken.has_value() || record_failed || timed_out;
-  auto tail = co_await on_process(p, [replace](warm_process& w) -> asio::awaitable<std::string> {
+  auto retire = [replace](warm_process& w) -> asio::awaitable<std::string> {
     w.turn.reset();
     if (replace) {
       w.dead = true;  // it is replaced; the next turn resumes the agent session
@@ -312,7 +320,8 @@ asio::awaitable<turn_result> warm_runtime::end(link_ptr l, std::shared_ptr<turn_
       if (w.proc && w.reading_stderr) co_await w.err.drain(*w.proc, stderr_patience);
     }
     co_return w.err.tail();
-  });
+  };
+  auto tail = co_await on_process(p, std::move(retire));
   if (replace)
     registry_->retire(p);
   else

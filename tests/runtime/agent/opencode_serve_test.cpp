@@ -182,7 +182,8 @@ class opencode_serve : public testing::Test {
 
   result<std::string> open(agent& a, std::optional<std::string> resume = std::nullopt) {
     return run([](agent_connection* c, std::optional<std::string> r) -> asio::awaitable<result<std::string>> {
-      co_return co_await c->open({.resume = std::move(r)});
+      session_open o{.resume = std::move(r)};  // not a temporary in the co_await (GCC 12)
+      co_return co_await c->open(std::move(o));
     }(a.conn.get(), std::move(resume)));
   }
 
@@ -357,10 +358,11 @@ TEST_F(opencode_serve, deny_all_keeps_the_file_unwritten) {
   auto t = turn(a, "Write file " + file.string() + ": nope\nReply with exactly: tried");
   ASSERT_FALSE(t.error) << t.error->message;
   EXPECT_FALSE(fs::exists(file));
-  const auto ends = t.all<tool_end>();
-  ASSERT_EQ(ends.size(), 1U);
-  EXPECT_FALSE(ends[0].ok);
-  EXPECT_EQ(t.messages(), "tried");
+  // opencode either leaves the denied tools out of the request (the model
+  // then says which tool it lacks) or fails the call: never a write that
+  // succeeded.
+  for (const auto& e : t.all<tool_end>()) EXPECT_FALSE(e.ok) << e.output;
+  EXPECT_FALSE(t.messages().empty());
 }
 
 TEST_F(opencode_serve, approve_all_answers_opencodes_question_about_a_directory_outside) {
