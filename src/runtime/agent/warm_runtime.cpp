@@ -144,13 +144,13 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
                                   auto self = weak.lock();
                                   if (!self || !self->turn) co_return tool_reply{"no turn of this session runs", true};
                                   auto rec = self->turn;
-                                  co_return co_await asio::co_spawn(
-                                      self->turn_executor,
-                                      [rec, tool = std::move(tool), args = std::move(args)]() mutable
+                                  auto ex = self->turn_executor;
+                                  // Named before the co_await (GCC 12, see on_process).
+                                  auto ask = [rec, tool = std::move(tool), args = std::move(args)]() mutable
                                       -> asio::awaitable<tool_reply> {
-                                        co_return co_await rec->ask_user(std::move(tool), std::move(args));
-                                      },
-                                      asio::use_awaitable);
+                                    co_return co_await rec->ask_user(std::move(tool), std::move(args));
+                                  };
+                                  co_return co_await asio::co_spawn(ex, std::move(ask), asio::use_awaitable);
                                 });
     in.mcp = mcp_server{o_.tether_program,
                         {{"TETHER_TOOLS_SOCKET", o_.bridge->socket_path().string()},
@@ -172,6 +172,7 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
   co.model = o_.endpoint.model;
   co.mcp = in.mcp;
   co.max_line_bytes = o_.max_line_bytes;
+  co.env = launched->env;  // what the connection shares with the process (opencode serve's password)
   p->conn = dialect_->connect(p->strand, *p->proc, std::move(co));
   // Named, not a temporary in the co_await: GCC 12 destroys such
   // temporaries twice in a coroutine.
