@@ -346,9 +346,12 @@ class claude_stream final : public warm_dialect {
     else
       l->argv.insert(l->argv.end(), {"--session-id", new_uuid()});
     // Permissions are answered per tool (answer()); but reads inside the
-    // workspace never ask, so deny_all takes them away up front.
-    if (in.settings->permissions == config::agent_permissions::deny_all)
-      l->argv.insert(l->argv.end(), {"--disallowedTools", std::string(claude_read_tools)});
+    // workspace never ask, so deny_all takes them away up front. Claude's
+    // own AskUserQuestion (offered with stream-json input) would ask no one:
+    // questions go through Tether's ask_user.
+    std::string denied = "AskUserQuestion";
+    if (in.settings->permissions == config::agent_permissions::deny_all) denied += " " + std::string(claude_read_tools);
+    l->argv.insert(l->argv.end(), {"--disallowedTools", denied});
     for (const auto& a : in.settings->args) l->argv.push_back(a);
     return l;
   }
