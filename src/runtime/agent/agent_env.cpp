@@ -108,6 +108,7 @@ constexpr std::size_t stderr_tail_lines = 20;
 constexpr std::size_t stderr_line_bytes = 500;
 }  // namespace
 
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters): see the header
 boost::asio::awaitable<void> stderr_tail::read(process::child& proc) {
   for (;;) {
     auto line = co_await proc.read_line(process::stream::err, {stderr_line_bytes, process::overlong_line::split});
@@ -120,6 +121,7 @@ boost::asio::awaitable<void> stderr_tail::read(process::child& proc) {
   ended_.cancel();
 }
 
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters): see the header
 boost::asio::awaitable<void> stderr_tail::drain(process::child& proc, std::chrono::milliseconds patience) {
   const auto deadline = std::chrono::steady_clock::now() + patience;
   bool closed = false;

@@ -63,8 +63,10 @@ void forget_agent(const agent_options& o, pid_t pid);
 class stderr_tail {
  public:
   explicit stderr_tail(const boost::asio::any_io_executor& ex) : ended_(ex) {}
-  boost::asio::awaitable<void> read(process::child& proc);
-  boost::asio::awaitable<void> drain(process::child& proc, std::chrono::milliseconds patience);
+  // `proc` is owned by the caller's shared state, which outlives the await.
+  boost::asio::awaitable<void> read(process::child& proc);  // NOLINT(cppcoreguidelines-avoid-reference-coroutine-parameters)
+  boost::asio::awaitable<void> drain(process::child& proc,  // NOLINT(cppcoreguidelines-avoid-reference-coroutine-parameters)
+                                     std::chrono::milliseconds patience);
   [[nodiscard]] std::string tail() const;
   [[nodiscard]] bool done() const { return done_; }
 

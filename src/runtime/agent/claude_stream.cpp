@@ -169,7 +169,7 @@ class claude_connection final : public agent_connection {
   // One line to claude's stdin, after the lines already being written.
   task<result<void>> send(std::string line);
   // Answers a control request of claude's (a permission check, or one Tether does not serve).
-  task<result<void>> answer(const json::object& msg);
+  task<result<void>> answer(json::object msg);
   // The events of a result line; ends the turn when every line written was taken.
   std::vector<agent_event> finish(const json::object& result);
 
@@ -214,7 +214,7 @@ task<result<void>> claude_connection::send(std::string line) {
   co_return ok();
 }
 
-task<result<void>> claude_connection::answer(const json::object& msg) {
+task<result<void>> claude_connection::answer(json::object msg) {
   const auto policy = o_.settings != nullptr ? o_.settings->permissions : config::agent_permissions::deny_all;
   co_return co_await send(answer_line(msg, policy));
 }

@@ -26,8 +26,9 @@ std::string quote(std::string_view line) {
   return std::string(line.substr(0, quoted_bytes)) + "…";
 }
 
-// Waits on `t` (a timer used as a condition) until `ready()`.
-template <class Ready>
+// Waits on `t` (a timer used as a condition) until `ready()`. `t` is a
+// member of the awaiting caller's state, which outlives the await.
+template <class Ready>  // NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters)
 asio::awaitable<void> until(asio::steady_timer& t, Ready ready,
                             std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
   while (!ready() && std::chrono::steady_clock::now() < deadline) {

@@ -140,7 +140,7 @@ asio::awaitable<tool_reply> turn_recorder::ask_user(std::string tool, json::valu
   co_return tool_reply{std::string(asked_reply), false};
 }
 
-asio::awaitable<turn_result> turn_recorder::fail(std::string why, const std::string& stderr_tail) {
+asio::awaitable<turn_result> turn_recorder::fail(std::string why, std::string stderr_tail) {
   auto message = facts_.program + ": " + redacted(std::move(why));
   if (!stderr_tail.empty()) message += "\nstderr (last lines):\n" + redacted(stderr_tail);
   std::vector<model::payload> events;

@@ -63,7 +63,7 @@ class turn_recorder {
   static tool_spec ask_user_spec();
 
   // step.failed with "PROGRAM: why" (redacted) and the stderr tail; the turn failed.
-  boost::asio::awaitable<session::turn_result> fail(std::string why, const std::string& stderr_tail);
+  boost::asio::awaitable<session::turn_result> fail(std::string why, std::string stderr_tail);
   // step.ended with the usage priced; completed, or waiting after a question.
   boost::asio::awaitable<session::turn_result> complete();
   // interrupted, with the usage so far.

@@ -151,9 +151,12 @@ class warm_fixture : public testing::Test {
     return f.get();
   }
 
+  // NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters): awaited at once by its owner
   asio::awaitable<turn_log> play(warm_agent& a, std::string prompt) { return play(a, turn_plan{std::move(prompt)}); }
+  // NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters): awaited at once by its owner
   asio::awaitable<turn_log> play(warm_agent& a, turn_plan p) { return play_turn(&a, std::move(p), true); }
   // The events of a turn already started, to its end.
+  // NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters): awaited at once by its owner
   asio::awaitable<turn_log> collect(warm_agent& a) { return play_turn(&a, {}, false); }
 
   // close(), then the process's end: it is reaped and its group is gone.

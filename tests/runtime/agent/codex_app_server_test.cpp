@@ -51,6 +51,7 @@ bool ends_turn(const agent_event& e) {
 }
 
 // The next events until the turn ends (its last event ends it).
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters): awaited at once by its owner
 task<result<events>> rest_of_turn(agent_connection& c) {
   events all;
   for (;;) {
@@ -62,11 +63,13 @@ task<result<events>> rest_of_turn(agent_connection& c) {
     }
   }
 }
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters): awaited at once by its owner
 task<result<events>> turn(agent_connection& c, std::string prompt) {
   TETHER_CO_TRY(co_await c.start_turn(std::move(prompt)));
   co_return co_await rest_of_turn(c);
 }
 // The events up to and including the first tool_start.
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters): awaited at once by its owner
 task<result<events>> until_tool(agent_connection& c) {
   events all;
   for (;;) {
@@ -160,6 +163,7 @@ class codex_app_server_test : public testing::Test {
   }
 
   // close(), then whether the process exited by itself (it is stopped if not).
+  // NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters): awaited at once by its owner
   task<bool> stop(live_agent& a) {
     if (!a.closed) co_await a.conn->close();
     a.closed = true;
@@ -171,6 +175,7 @@ class codex_app_server_test : public testing::Test {
     co_return exited;
   }
   // Whether nothing of the process's group is left (a tool codex ran, say).
+  // NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters): awaited at once by its owner
   task<bool> gone(live_agent& a) {
     asio::steady_timer t(strand_);
     for (int i = 0; i < 100; ++i) {
