@@ -17,7 +17,12 @@ sandbox = "off"
 sandbox = "read-only"
 TOML
 
-out=$("$tether" doctor --json --config "$dir/config.toml" --data "$dir/data" --server http://127.0.0.1:1 || true)
+# The sandbox checks run with no agent CLI to be found (an empty prefix, a
+# PATH without them): doctor's smoke turn per installed agent is slow and is
+# not what these two cases are about.
+mkdir -p "$dir/none"
+export TETHER_AGENTS_PREFIX=$dir/none
+out=$(PATH=/usr/bin:/bin "$tether" doctor --json --config "$dir/config.toml" --data "$dir/data" --server http://127.0.0.1:1 || true)
 python3 - "$out" <<'PY' || fail "doctor with bubblewrap: $out"
 import json, sys
 c = {x["check"]: x for x in json.loads(sys.argv[1])["checks"]}
@@ -56,5 +61,13 @@ for kind in ["claude", "opencode", "codex-acp", "claude-agent-acp"]:
     assert a["status"] == "warn", a
     assert a["detail"].startswith(kind + " not installed (looked in " + bin), a
     assert "PATH /usr/bin:/bin" in a["detail"], a
+# The smoke turn of each runtime of that CLI ran and failed: the fake codex
+# only prints its version. Runtimes of missing CLIs are not checked.
+for kind in ["codex-exec", "codex"]:
+    r = c["runtime " + kind]
+    assert r["status"] == "warn" and "a turn against the scripted model failed" in r["detail"], r
+for kind in ["claude-print", "opencode-run", "claude", "opencode", "acp-codex", "acp-claude", "acp-opencode"]:
+    r = c["runtime " + kind]
+    assert r["status"] == "warn" and r["detail"].startswith("not checked: "), r
 PY
 echo "doctor sandbox and agents: ok"

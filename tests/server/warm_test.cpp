@@ -78,6 +78,15 @@ bool gone(std::int64_t pid) {
   return !alive(pid);
 }
 
+// Reaped within 5 s by its parent, the server: no /proc entry at all (a
+// zombie still has one). The server must close a process that broke, not
+// only stop using it.
+bool reaped(std::int64_t pid) {
+  const auto entry = "/proc/" + std::to_string(pid);
+  for (int i = 0; i < 50 && fs::exists(entry); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return !fs::exists(entry);
+}
+
 long rss_kib(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
@@ -216,6 +225,7 @@ TEST_F(WarmRuntime, ACrashFailsTheTurnWithTheReasonAndTheNextTurnResumes) {
   EXPECT_EQ(x.at("outcome").as_string(), "failed");
   EXPECT_NE(std::string(x.at("error").as_string()).find("fake agent: crashing"), std::string::npos)
       << json::serialize(x);
+  EXPECT_TRUE(reaped(pid)) << "the crashed process is closed and reaped";
   EXPECT_EQ(c.session(s).at("status").as_string(), "idle");
   say(c, s, "recall");
   EXPECT_EQ(c.last_answer(s), "echo kept") << "the crashed turn never completed";
@@ -228,7 +238,9 @@ TEST_F(WarmRuntime, AHangingAgentIsStoppedAfterTheIdleTimeoutAndReplaced) {
                     "\"\nidle_timeout_ms = 400\n");
   const auto s = create(c);
   say(c, s, "echo fine");
+  const auto pid = last_pid(c, s);
   say(c, s, "hang");
+  EXPECT_TRUE(reaped(pid)) << "the hanging process is killed and reaped";
   const auto x = last_execution(c, s);
   EXPECT_EQ(x.at("outcome").as_string(), "failed");
   EXPECT_NE(std::string(x.at("error").as_string()).find("printed nothing for 400 ms"), std::string::npos)

@@ -129,10 +129,11 @@ void warm_registry::release(const process_ptr& p) {
 void warm_registry::retire(const process_ptr& p) {
   std::lock_guard lock(mu_);
   if (auto it = procs_.find(p->session); it != procs_.end() && it->second == p) procs_.erase(it);
-  if (p->busy)
-    p->retired = true;
-  else
-    close_locked(p);
+  // The turn that held it lets go: it closes now (left busy, nothing would
+  // ever close it, and its keep-alive would wait on it forever).
+  p->busy = false;
+  p->retired = true;
+  close_locked(p);
 }
 
 void warm_registry::forget(const session_id& s) {
