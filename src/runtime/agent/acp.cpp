@@ -73,23 +73,31 @@ std::optional<std::int64_t> optional_integer(const json::object& o, std::string_
   return integer(o, key);
 }
 
-json::object permission_answer(const acp_state& st, const json::object& params) {
+json::object permission_answer(acp_state& st, const json::object& params) {
   const json::object cancelled{{"outcome", json::object{{"outcome", "cancelled"}}}};
   if (st.cancelled) return cancelled;
   std::string kind;
+  std::string call_id;
   if (const auto* call = object_at(params, "toolCall")) {
+    call_id = str(*call, "toolCallId");
     kind = str(*call, "kind");
-    if (kind.empty()) kind = st.turn.tool_kind(str(*call, "toolCallId"));
+    if (kind.empty()) kind = st.turn.tool_kind(call_id);
   }
   const auto* options = params.if_contains("options");
   if (options == nullptr || !options->is_array()) return cancelled;
   auto id = pick_permission(st.policy(), kind, options->as_array());
   if (!id) return cancelled;
+  // An allowed call runs now: some agents (claude-agent-acp) never report it
+  // in progress, only pending and then done.
+  for (const auto& o : options->as_array())
+    if (o.is_object() && str(o.as_object(), "optionId") == *id && str(o.as_object(), "kind").starts_with("allow") &&
+        st.in_turn)
+      st.push(st.turn.approved(call_id));
   return json::object{{"outcome", json::object{{"outcome", "selected"}, {"optionId", *id}}}};
 }
 
 // The agent's requests of the client.
-result<json::value> answer(const acp_state& st, std::string_view method, const json::value& params) {
+result<json::value> answer(acp_state& st, std::string_view method, const json::value& params) {
   static const json::object none;
   const auto& p = params.is_object() ? params.as_object() : none;
   if (method == "session/request_permission") return json::value(permission_answer(st, p));

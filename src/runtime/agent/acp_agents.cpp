@@ -51,6 +51,10 @@ class acp_dialect final : public warm_dialect {
     return agent_ == which::claude ? std::string(root) : std::string(root) + "/v1";
   }
   [[nodiscard]] bool can_steer() const override { return false; }
+  // claude-agent-acp answers the prompt after a session/cancel with the
+  // cancelled query's leftover result (end_turn at once, no model request)
+  // and drops the real answer: the next turn runs in a new process.
+  [[nodiscard]] bool replace_after_cancel() const override { return agent_ == which::claude; }
 
   result<launch> prepare(const launch_input& in) const override {
     launch l;

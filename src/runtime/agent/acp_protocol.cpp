@@ -76,6 +76,12 @@ void acp_turn::start(const std::string& id, tool& t, std::vector<agent_event>& o
   out.emplace_back(tool_start{id, t.title.empty() ? t.kind : t.title, t.input});
 }
 
+std::vector<agent_event> acp_turn::approved(const std::string& id) {
+  std::vector<agent_event> out;
+  if (auto it = tools_.find(id); it != tools_.end() && !it->second.ended) start(id, it->second, out);
+  return out;
+}
+
 std::vector<agent_event> acp_turn::update(const json::object& u) {
   std::vector<agent_event> out;
   const auto kind = str(u, "sessionUpdate");

@@ -56,6 +56,8 @@ class acp_turn {
   std::vector<agent_event> finish(const boost::json::value& result);
   // The agent answered session/prompt with an error.
   std::vector<agent_event> fail(std::string message);
+  // The client allowed tool call `id` (session/request_permission): it runs.
+  std::vector<agent_event> approved(const std::string& id);
   // The kind ACP gave a tool call of this session ("read", "edit", …; "" unknown).
   [[nodiscard]] std::string tool_kind(const std::string& id) const;
 

@@ -111,6 +111,10 @@ class warm_dialect {
   [[nodiscard]] virtual std::string scripted_base_url(std::string_view root) const = 0;
   // Whether steer() can deliver into a running turn (the README's table).
   [[nodiscard]] virtual bool can_steer() const = 0;
+  // Whether a process whose turn was cancelled is replaced (the next turn
+  // resumes the agent session in a new one) instead of kept: for an agent
+  // whose next prompt after a cancel is answered wrongly.
+  [[nodiscard]] virtual bool replace_after_cancel() const { return false; }
   // Writes the agent's configuration under in.home; the command line.
   // in.prompt is empty; in.resume is the session the process will open.
   virtual result<launch> prepare(const launch_input& in) const = 0;

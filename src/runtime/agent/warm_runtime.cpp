@@ -312,7 +312,8 @@ asio::awaitable<turn_result> warm_runtime::end(link_ptr l, std::shared_ptr<turn_
   rec->host().on_wake(nullptr);
   rec->finish();
   const bool timed_out = l->timed_out;
-  const bool replace = broken.has_value() || record_failed || timed_out;
+  const bool replace = broken.has_value() || record_failed || timed_out ||
+                       (l->interrupted && dialect_->replace_after_cancel());
   auto retire = [replace](warm_process& w) -> asio::awaitable<std::string> {
     w.turn.reset();
     if (replace) {

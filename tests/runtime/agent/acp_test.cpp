@@ -76,6 +76,26 @@ TEST(acp_mapping, a_tool_starts_once_running_with_its_whole_input_and_ends_with_
   EXPECT_TRUE(t.update(obj(R"({"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed"})")).empty());
 }
 
+// claude-agent-acp reports a Bash call pending, asks for permission, and
+// reports nothing more until the command is done: the approval is its start.
+TEST(acp_mapping, an_approved_pending_tool_starts_with_the_input_it_has_and_only_once) {
+  acp_turn t;
+  t.begin();
+  EXPECT_TRUE(t.approved("unknown").empty());
+  (void)t.update(obj(R"({"sessionUpdate":"tool_call","toolCallId":"b","title":"Terminal","kind":"execute",
+                         "status":"pending","rawInput":{}})"));
+  EXPECT_TRUE(t.update(obj(R"({"sessionUpdate":"tool_call_update","toolCallId":"b","rawInput":{"command":"sleep 9"}})"))
+                  .empty());
+  auto run = t.approved("b");
+  ASSERT_EQ(run.size(), 1u);
+  EXPECT_EQ(std::get<tool_start>(run[0]).tool, "Terminal");
+  EXPECT_EQ(std::get<tool_start>(run[0]).input, json::parse(R"({"command":"sleep 9"})"));
+  EXPECT_TRUE(t.approved("b").empty());
+  auto done = t.update(obj(R"({"sessionUpdate":"tool_call_update","toolCallId":"b","status":"completed"})"));
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<tool_end>(done[0]));
+}
+
 TEST(acp_mapping, a_failed_tool_ends_not_ok_with_its_raw_output) {
   acp_turn t;
   t.begin();
