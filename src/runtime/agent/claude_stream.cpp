@@ -34,6 +34,7 @@
 // usage counts, the last one's outcome is the turn's).
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -41,6 +42,7 @@
 #include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -172,6 +174,10 @@ class claude_connection final : public agent_connection {
   task<result<void>> answer(json::object msg);
   // The events of a result line; ends the turn when every line written was taken.
   std::vector<agent_event> finish(const json::object& result);
+  // Waits (a few seconds at most) until claude's session file holds the
+  // turn's last message: claude writes it in batches, and a turn reported
+  // done before it is on disk would be lost to a SIGKILL of Tether.
+  task<void> written_down();
 
   process::child& proc_;
   connect_options o_;
@@ -187,7 +193,43 @@ class claude_connection final : public agent_connection {
   int taken_ = 0;            // of them, echoed back by claude
   double cost_seen_ = 0;     // total_cost_usd of the last result (the process's running total)
   std::int64_t next_request_ = 1;
+  std::string last_uuid_;    // of the last message claude printed (its session file names it)
 };
+
+namespace {
+
+constexpr auto session_file_patience = std::chrono::seconds(3);
+constexpr auto session_file_poll = std::chrono::milliseconds(20);
+constexpr std::uintmax_t session_file_tail = 1U << 20U;
+
+// Whether CONFIG/projects/*/SESSION.jsonl holds `uuid` (in its last MiB).
+bool session_file_has(const std::filesystem::path& config, const std::string& session, const std::string& uuid) {
+  std::error_code ec;
+  for (const auto& project : std::filesystem::directory_iterator(config / "projects", ec)) {
+    const auto file = project.path() / (session + ".jsonl");
+    const auto size = std::filesystem::file_size(file, ec);
+    if (ec) continue;
+    std::ifstream in(file, std::ios::binary);
+    if (size > session_file_tail) in.seekg(static_cast<std::streamoff>(size - session_file_tail));
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find(uuid) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+task<void> claude_connection::written_down() {
+  const auto it = o_.env.find("CLAUDE_CONFIG_DIR");
+  if (it == o_.env.end() || last_uuid_.empty() || session_.empty()) co_return;
+  const std::filesystem::path config(it->second);
+  asio::steady_timer t(co_await asio::this_coro::executor);
+  const auto deadline = std::chrono::steady_clock::now() + session_file_patience;
+  while (!session_file_has(config, session_, last_uuid_) && std::chrono::steady_clock::now() < deadline) {
+    t.expires_after(session_file_poll);
+    co_await t.async_wait(use_tuple);
+  }
+}
 
 task<result<std::string>> claude_connection::read() {
   for (;;) {
@@ -231,6 +273,11 @@ task<result<std::string>> claude_connection::open(session_open o) {
   TETHER_CO_TRY(co_await send(control_request(init_request, "initialize")));
   for (;;) {
     auto line = co_await read();
+    // Exiting at once with "No conversation found with session ID" on stderr
+    // is how claude also says it has no such session (one it never wrote
+    // down: claude writes its session file in batches, a SIGKILL can beat it).
+    if (!line && o.resume && line.error() == agent_errc::rpc_closed && !closed_)
+      co_return make_error(agent_errc::resume_refused, "claude exited while resuming " + *o.resume);
     if (!line) co_return line.error();
     auto msg = parse_object(*line);
     if (!msg) co_return msg.error();
@@ -297,7 +344,14 @@ task<result<std::vector<agent_event>>> claude_connection::next() {
       ++taken_;
       continue;
     }
-    if (type == "result") co_return finish(*msg);
+    if (type == "result") {
+      auto evs = finish(*msg);
+      if (std::any_of(evs.begin(), evs.end(), [](const auto& e) { return std::holds_alternative<turn_done>(e); }))
+        co_await written_down();
+      co_return evs;
+    }
+    if (type == "assistant" || type == "user")
+      if (auto id = str(*msg, "uuid"); !id.empty()) last_uuid_ = std::move(id);
     auto evs = mapper_->feed(*line);
     if (!evs) co_return evs.error();
     if (!evs->empty()) co_return std::move(*evs);
@@ -336,6 +390,9 @@ class claude_stream final : public warm_dialect {
   [[nodiscard]] std::string_view key_variable() const override { return "ANTHROPIC_API_KEY"; }
   [[nodiscard]] std::string scripted_base_url(std::string_view root) const override { return std::string(root); }
   [[nodiscard]] bool can_steer() const override { return true; }
+  // claude writes its session file in batches: a SIGKILL of Tether soon after
+  // a turn may cut its end. A question's turn closes it (it flushes at EOF).
+  [[nodiscard]] bool close_while_waiting() const override { return true; }
 
   result<launch> prepare(const launch_input& in) const override {
     auto l = claude_launch(in, {"--input-format", "stream-json", "--output-format", "stream-json",

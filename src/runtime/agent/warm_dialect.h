@@ -115,6 +115,11 @@ class warm_dialect {
   // resumes the agent session in a new one) instead of kept: for an agent
   // whose next prompt after a cancel is answered wrongly.
   [[nodiscard]] virtual bool replace_after_cancel() const { return false; }
+  // Whether a process whose turn ends waiting for an answer is closed (its
+  // input ended, then its own exit awaited) before the turn reports so: for
+  // an agent that writes its session down lazily, which a SIGKILL of Tether
+  // during the wait would cut short. The answer's turn resumes the session.
+  [[nodiscard]] virtual bool close_while_waiting() const { return false; }
   // Writes the agent's configuration under in.home; the command line.
   // in.prompt is empty; in.resume is the session the process will open.
   virtual result<launch> prepare(const launch_input& in) const = 0;

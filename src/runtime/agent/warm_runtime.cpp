@@ -33,6 +33,7 @@ namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr auto stderr_patience = std::chrono::seconds(1);
+constexpr auto park_patience = std::chrono::seconds(5);  // an agent's own exit at the end of its input
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -183,7 +184,11 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
                  *resume, id.error().message);
     p->resume_refused = true;
     session_open fresh;
-    id = co_await p->conn->open(std::move(fresh));
+    auto again_fresh = co_await p->conn->open(std::move(fresh));
+    // Where resuming is how the process was started (claude's --resume), a
+    // new session needs a new process: the refusal tells run_turn so.
+    if (!again_fresh) co_return id.error();
+    id = std::move(again_fresh);
   }
   if (!id) co_return id.error();
   p->agent_session = std::move(*id);
@@ -230,6 +235,20 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
     asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
     auto launch = [this, p, d = *dirs, resume](warm_process&) { return start(p, d, resume); };
     auto started = co_await on_process(p, std::move(launch));
+    if (!started && resume && started.error() == agent_errc::resume_refused) {
+      spdlog::info("agent: {} has no session {} to resume ({}): a new process starts a new one with the whole transcript",
+                   kind, *resume, started.error().message);
+      auto gone = [](warm_process& w) -> asio::awaitable<void> {
+        w.dead = true;
+        co_return;
+      };
+      co_await on_process(p, std::move(gone));
+      registry_->retire(p);
+      p = registry_->add(ctx.session, ctx.generation);
+      asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
+      auto relaunch = [this, p, d = *dirs](warm_process&) { return start(p, d, std::nullopt); };
+      started = co_await on_process(p, std::move(relaunch));
+    }
     if (!started) co_return co_await end(l, rec, p, started.error(), false);
   } else {
     asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
@@ -314,8 +333,15 @@ asio::awaitable<turn_result> warm_runtime::end(link_ptr l, std::shared_ptr<turn_
   const bool timed_out = l->timed_out;
   const bool replace = broken.has_value() || record_failed || timed_out ||
                        (l->interrupted && dialect_->replace_after_cancel());
-  auto retire = [replace](warm_process& w) -> asio::awaitable<std::string> {
+  // A turn that ends waiting for an answer closes its process before it
+  // reports so, where the dialect says (warm_dialect::close_while_waiting).
+  const bool park = !replace && rec->asked() && !l->interrupted && dialect_->close_while_waiting();
+  auto retire = [replace, park](warm_process& w) -> asio::awaitable<std::string> {
     w.turn.reset();
+    if (park && w.conn && w.proc && !w.closing) {
+      co_await w.conn->close();
+      (void)co_await w.proc->wait_exit(std::chrono::steady_clock::now() + park_patience);
+    }
     if (replace) {
       w.dead = true;  // it is replaced; the next turn resumes the agent session
       // What a dying agent says last (its reason) is in the tail.
@@ -324,7 +350,7 @@ asio::awaitable<turn_result> warm_runtime::end(link_ptr l, std::shared_ptr<turn_
     co_return w.err.tail();
   };
   auto tail = co_await on_process(p, std::move(retire));
-  if (replace)
+  if (replace || park)
     registry_->retire(p);
   else
     registry_->release(p);
