@@ -1,6 +1,8 @@
 // The warm agent processes of one profile (warm_registry.h).
 #include "runtime/agent/warm_registry.h"
 
+#include <sys/wait.h>
+
 #include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -24,6 +26,14 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr auto room_poll = std::chrono::milliseconds(50);
 constexpr auto stop_poll = std::chrono::milliseconds(20);
 constexpr auto stderr_patience = std::chrono::milliseconds(500);
+
+// Whether child `pid` has exited (not reaped: its wait stays with its owner).
+// Its stderr ending says so too, but possibly after the next turn took it.
+bool exited(pid_t pid) {
+  if (pid <= 0) return false;
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+}
 
 }  // namespace
 
@@ -51,7 +61,7 @@ process_ptr warm_registry::take(const session_id& s, std::int64_t generation) {
   auto p = it->second;
   // Another generation's (a reset), a dead one, or one a turn still unwinds
   // holds: it goes, and the turn gets a new one.
-  if (p->generation != generation || p->dead || p->busy) {
+  if (p->generation != generation || p->dead || p->busy || exited(p->pid)) {
     procs_.erase(it);
     if (p->busy)
       p->retired = true;
@@ -67,16 +77,19 @@ asio::awaitable<bool> warm_registry::room(std::stop_token stop) {
   const auto ex = co_await asio::this_coro::executor;
   for (;;) {
     {
+      // Processes still closing count: the bound is on processes alive.
       std::lock_guard lock(mu_);
-      if (procs_.size() < max_) co_return true;
-      process_ptr oldest;
-      for (const auto& [s, p] : procs_)
-        if (!p->busy && (!oldest || p->last_used < oldest->last_used)) oldest = p;
-      if (oldest) {
-        spdlog::debug("agent: closing the idle process of {} to make room ({} at most)", oldest->session.str(), max_);
-        procs_.erase(oldest->session);
-        close_locked(oldest);
-        co_return true;
+      if (procs_.size() + closing_ < max_) co_return true;
+      if (procs_.size() >= max_ || closing_ == 0) {
+        process_ptr oldest;
+        for (const auto& [s, p] : procs_)
+          if (!p->busy && (!oldest || p->last_used < oldest->last_used)) oldest = p;
+        if (oldest) {
+          spdlog::debug("agent: closing the idle process of {} to make room ({} at most)", oldest->session.str(),
+                        max_);
+          procs_.erase(oldest->session);
+          close_locked(oldest);
+        }
       }
     }
     if (stop.stop_requested()) co_return false;

@@ -83,8 +83,9 @@ class warm_registry : public std::enable_shared_from_this<warm_registry> {
   warm_registry(const agent_options& o, std::size_t max_processes, std::chrono::milliseconds keep_alive);
 
   process_ptr take(const session_id& s, std::int64_t generation);
-  // Waits until a new process fits (closing the least recently used idle
-  // one); false when `stop` was requested first.
+  // Waits until a new process fits: processes still closing count, so at
+  // most max_processes are alive at once (it closes the least recently used
+  // idle one when they are all open); false when `stop` was requested first.
   boost::asio::awaitable<bool> room(std::stop_token stop);
   process_ptr add(const session_id& s, std::int64_t generation);
   void release(const process_ptr& p);

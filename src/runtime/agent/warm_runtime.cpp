@@ -244,6 +244,7 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
       };
       co_await on_process(p, std::move(gone));
       registry_->retire(p);
+      if (!co_await registry_->room(host->stop_token())) co_return rec->interrupted();
       p = registry_->add(ctx.session, ctx.generation);
       asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
       auto relaunch = [this, p, d = *dirs](warm_process&) { return start(p, d, std::nullopt); };
