@@ -199,10 +199,6 @@ TEST_P(AgentRuntime, RecallsAPhraseFromItsOwnResumedSession) {
 
 TEST_P(AgentRuntime, RecallsAfterTheServerIsKilled) {
   TETHER_REQUIRE_AGENT(bin, GetParam().binary);
-  if (GetParam().kind == "acp-claude")
-    GTEST_SKIP() << "claude-agent-acp's claude writes its session file in batches: a SIGKILL right after a turn "
-                    "often leaves no session to load, and the new session's whole-transcript prompt is one "
-                    "message, where the scripted model's recall does not look (README: warm capability table)";
   cluster c({}, profile_config(GetParam()));
   const auto s = create(c);
   say(c, s, "Remember the phrase: amber lantern");

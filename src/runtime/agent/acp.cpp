@@ -21,10 +21,13 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
 
 #include "runtime/agent/acp.h"
 #include "runtime/agent/acp_protocol.h"
+#include "runtime/agent/claude_cli.h"
 #include "runtime/agent/errors.h"
 #include "runtime/agent/json_lines.h"
 #include "runtime/agent/json_rpc.h"
@@ -54,6 +57,7 @@ struct acp_state {
   bool in_turn = false;
   bool cancelled = false;
   int tasks = 0;             // prompt coroutines running
+  std::uintmax_t record_at_start = 0;  // claude's session file's size when the turn began (claude_record)
   asio::steady_timer wake;   // next() waits on it
   asio::steady_timer idle;   // close() waits on it for tasks == 0
 
@@ -139,11 +143,48 @@ rpc_handlers handlers(const state_ptr& st) {
   return h;
 }
 
+// The CLAUDE_CONFIG_DIR of an agent that runs claude (claude-agent-acp), or
+// empty: its session file is claude's, written in batches (claude_cli.h).
+std::string claude_record(const acp_state& st) {
+  const auto it = st.o.env.find("CLAUDE_CONFIG_DIR");
+  return it == st.o.env.end() ? std::string() : it->second;
+}
+
+constexpr auto record_patience = std::chrono::seconds(3);
+constexpr auto record_poll = std::chrono::milliseconds(20);
+
+// Until claude's session file holds the turn's last message (a few seconds
+// at most): a turn reported done before claude wrote it down would be lost
+// to a SIGKILL of Tether. `last` is that message's text ("": any assistant
+// entry of the turn).
+asio::awaitable<void> recorded(state_ptr st, std::string last) {
+  const auto config = claude_record(*st);
+  if (config.empty()) co_return;
+  std::string needle = R"("type":"assistant")";
+  if (!last.empty()) {
+    needle = json::serialize(json::value(last));  // as JSON writes it, without its quotes
+    needle = needle.substr(1, needle.size() - 2);
+  }
+  asio::steady_timer t(co_await asio::this_coro::executor);
+  const auto deadline = std::chrono::steady_clock::now() + record_patience;
+  while (!claude_session_has(config, st->session, needle, st->record_at_start) &&
+         std::chrono::steady_clock::now() < deadline) {
+    t.expires_after(record_poll);
+    co_await t.async_wait(use_tuple);
+  }
+}
+
 asio::awaitable<void> run_prompt(std::shared_ptr<json_rpc> rpc, state_ptr st, json::object params) {
   auto r = co_await rpc->call("session/prompt", std::move(params));
-  if (r)
-    st->push(st->turn.finish(*r));
-  else if (r.error() == agent_errc::rpc_failed)
+  if (r) {
+    auto evs = st->turn.finish(*r);
+    std::string last;
+    for (const auto& e : evs)
+      if (const auto* m = std::get_if<agent_message>(&e)) last = m->text;
+    if (!st->cancelled) co_await recorded(st, std::move(last));
+    st->push(std::move(evs));
+  }
+  if (!r && r.error() == agent_errc::rpc_failed)
     st->push(st->turn.fail("the agent failed the turn: " + r.error().message));
   // Otherwise the agent's output ended: next() says so after what came before.
   st->in_turn = false;
@@ -197,6 +238,8 @@ class acp_connection final : public agent_connection {
     if (st_->session.empty()) co_return tether::error(util_errc::invalid_argument, "no agent session: open() first");
     if (st_->in_turn) co_return tether::error(util_errc::invalid_argument, "a turn is already running");
     st_->turn.begin();
+    if (const auto config = claude_record(*st_); !config.empty())
+      st_->record_at_start = claude_session_size(config, st_->session);
     st_->in_turn = true;
     st_->cancelled = false;
     ++st_->tasks;

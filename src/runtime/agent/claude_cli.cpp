@@ -1,6 +1,9 @@
 // What claude -p and claude stream-json share (claude_cli.h).
 #include "runtime/agent/claude_cli.h"
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 
 #include <boost/json/serialize.hpp>
@@ -175,5 +178,42 @@ turn_usage claude_result_usage(const json::object& result) {
 }
 
 std::unique_ptr<line_mapper> make_claude_mapper() { return std::make_unique<claude_mapper>(); }
+
+namespace {
+
+constexpr std::uintmax_t session_file_tail = 1U << 20U;
+
+// CONFIG/projects/*/SESSION.jsonl, or empty when claude has not written it.
+std::filesystem::path session_file(const std::string& config, const std::string& session) {
+  std::error_code ec;
+  for (const auto& project : std::filesystem::directory_iterator(std::filesystem::path(config) / "projects", ec)) {
+    auto file = project.path() / (session + ".jsonl");
+    if (std::filesystem::is_regular_file(file, ec)) return file;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::uintmax_t claude_session_size(const std::string& config, const std::string& session) {
+  const auto file = session_file(config, session);
+  std::error_code ec;
+  const auto size = file.empty() ? 0 : std::filesystem::file_size(file, ec);
+  return ec ? 0 : size;
+}
+
+bool claude_session_has(const std::string& config, const std::string& session, std::string_view needle,
+                        std::uintmax_t from) {
+  const auto file = session_file(config, session);
+  if (file.empty()) return false;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(file, ec);
+  if (ec || size <= from) return false;
+  if (from == 0 && size > session_file_tail) from = size - session_file_tail;
+  std::ifstream in(file, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(from));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text.find(needle) != std::string::npos;
+}
 
 }  // namespace tether::runtime::agent

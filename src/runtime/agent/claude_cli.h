@@ -20,6 +20,7 @@
 // total_cost_usd, is_error, subtype}.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -32,6 +33,15 @@
 #include "util/result.h"
 
 namespace tether::runtime::agent {
+
+// Claude's own record of session `session` under CLAUDE_CONFIG_DIR `config`
+// (projects/*/SESSION.jsonl), which claude writes in batches: its size
+// (0 while there is none), and whether it holds `needle` at or after byte
+// `from` (only its last MiB is read when `from` is 0). Tether waits on it
+// before it reports a turn done (a SIGKILL of Tether must not beat it).
+std::uintmax_t claude_session_size(const std::string& config, const std::string& session);
+bool claude_session_has(const std::string& config, const std::string& session, std::string_view needle,
+                        std::uintmax_t from = 0);
 
 // Tools that only look: what approve_reads lets the agent use.
 constexpr std::string_view claude_read_tools = "Read Glob Grep LS";

@@ -34,7 +34,6 @@
 // usage counts, the last one's outcome is the turn's).
 #include <algorithm>
 #include <array>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -200,32 +199,15 @@ namespace {
 
 constexpr auto session_file_patience = std::chrono::seconds(3);
 constexpr auto session_file_poll = std::chrono::milliseconds(20);
-constexpr std::uintmax_t session_file_tail = 1U << 20U;
-
-// Whether CONFIG/projects/*/SESSION.jsonl holds `uuid` (in its last MiB).
-bool session_file_has(const std::filesystem::path& config, const std::string& session, const std::string& uuid) {
-  std::error_code ec;
-  for (const auto& project : std::filesystem::directory_iterator(config / "projects", ec)) {
-    const auto file = project.path() / (session + ".jsonl");
-    const auto size = std::filesystem::file_size(file, ec);
-    if (ec) continue;
-    std::ifstream in(file, std::ios::binary);
-    if (size > session_file_tail) in.seekg(static_cast<std::streamoff>(size - session_file_tail));
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (text.find(uuid) != std::string::npos) return true;
-  }
-  return false;
-}
 
 }  // namespace
 
 task<void> claude_connection::written_down() {
   const auto it = o_.env.find("CLAUDE_CONFIG_DIR");
   if (it == o_.env.end() || last_uuid_.empty() || session_.empty()) co_return;
-  const std::filesystem::path config(it->second);
   asio::steady_timer t(co_await asio::this_coro::executor);
   const auto deadline = std::chrono::steady_clock::now() + session_file_patience;
-  while (!session_file_has(config, session_, last_uuid_) && std::chrono::steady_clock::now() < deadline) {
+  while (!claude_session_has(it->second, session_, last_uuid_) && std::chrono::steady_clock::now() < deadline) {
     t.expires_after(session_file_poll);
     co_await t.async_wait(use_tuple);
   }
