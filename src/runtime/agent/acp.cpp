@@ -21,7 +21,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -150,28 +149,19 @@ std::string claude_record(const acp_state& st) {
   return it == st.o.env.end() ? std::string() : it->second;
 }
 
-constexpr auto record_patience = std::chrono::seconds(3);
-constexpr auto record_poll = std::chrono::milliseconds(20);
-
 // Until claude's session file holds the turn's last message (a few seconds
 // at most): a turn reported done before claude wrote it down would be lost
 // to a SIGKILL of Tether. `last` is that message's text ("": any assistant
 // entry of the turn).
 asio::awaitable<void> recorded(state_ptr st, std::string last) {
-  const auto config = claude_record(*st);
+  auto config = claude_record(*st);
   if (config.empty()) co_return;
   std::string needle = R"("type":"assistant")";
   if (!last.empty()) {
     needle = json::serialize(json::value(last));  // as JSON writes it, without its quotes
     needle = needle.substr(1, needle.size() - 2);
   }
-  asio::steady_timer t(co_await asio::this_coro::executor);
-  const auto deadline = std::chrono::steady_clock::now() + record_patience;
-  while (!claude_session_has(config, st->session, needle, st->record_at_start) &&
-         std::chrono::steady_clock::now() < deadline) {
-    t.expires_after(record_poll);
-    co_await t.async_wait(use_tuple);
-  }
+  co_await claude_session_written(std::move(config), st->session, std::move(needle), st->record_at_start);
 }
 
 asio::awaitable<void> run_prompt(std::shared_ptr<json_rpc> rpc, state_ptr st, json::object params) {

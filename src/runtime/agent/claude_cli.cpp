@@ -6,6 +6,10 @@
 #include <iterator>
 #include <set>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "runtime/agent/json_lines.h"
@@ -182,6 +186,8 @@ std::unique_ptr<line_mapper> make_claude_mapper() { return std::make_unique<clau
 namespace {
 
 constexpr std::uintmax_t session_file_tail = 1U << 20U;
+constexpr auto session_file_patience = std::chrono::seconds(3);
+constexpr auto session_file_poll = std::chrono::milliseconds(20);
 
 // CONFIG/projects/*/SESSION.jsonl, or empty when claude has not written it.
 std::filesystem::path session_file(const std::string& config, const std::string& session) {
@@ -214,6 +220,16 @@ bool claude_session_has(const std::string& config, const std::string& session, s
   in.seekg(static_cast<std::streamoff>(from));
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   return text.find(needle) != std::string::npos;
+}
+
+boost::asio::awaitable<void> claude_session_written(std::string config, std::string session, std::string needle,
+                                                    std::uintmax_t from) {
+  boost::asio::steady_timer t(co_await boost::asio::this_coro::executor);
+  const auto deadline = std::chrono::steady_clock::now() + session_file_patience;
+  while (!claude_session_has(config, session, needle, from) && std::chrono::steady_clock::now() < deadline) {
+    t.expires_after(session_file_poll);
+    co_await t.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  }
 }
 
 }  // namespace tether::runtime::agent

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 
 #include "config/config.h"
@@ -42,6 +43,9 @@ namespace tether::runtime::agent {
 std::uintmax_t claude_session_size(const std::string& config, const std::string& session);
 bool claude_session_has(const std::string& config, const std::string& session, std::string_view needle,
                         std::uintmax_t from = 0);
+// Waits until claude_session_has(config, session, needle, from), 3 s at most.
+boost::asio::awaitable<void> claude_session_written(std::string config, std::string session, std::string needle,
+                                                    std::uintmax_t from = 0);
 
 // Tools that only look: what approve_reads lets the agent use.
 constexpr std::string_view claude_read_tools = "Read Glob Grep LS";

@@ -41,7 +41,6 @@
 #include <fmt/format.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -195,22 +194,10 @@ class claude_connection final : public agent_connection {
   std::string last_uuid_;    // of the last message claude printed (its session file names it)
 };
 
-namespace {
-
-constexpr auto session_file_patience = std::chrono::seconds(3);
-constexpr auto session_file_poll = std::chrono::milliseconds(20);
-
-}  // namespace
-
 task<void> claude_connection::written_down() {
   const auto it = o_.env.find("CLAUDE_CONFIG_DIR");
   if (it == o_.env.end() || last_uuid_.empty() || session_.empty()) co_return;
-  asio::steady_timer t(co_await asio::this_coro::executor);
-  const auto deadline = std::chrono::steady_clock::now() + session_file_patience;
-  while (!claude_session_has(it->second, session_, last_uuid_) && std::chrono::steady_clock::now() < deadline) {
-    t.expires_after(session_file_poll);
-    co_await t.async_wait(use_tuple);
-  }
+  co_await claude_session_written(it->second, session_, last_uuid_);
 }
 
 task<result<std::string>> claude_connection::read() {

@@ -238,11 +238,6 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
     if (!started && resume && started.error() == agent_errc::resume_refused) {
       spdlog::info("agent: {} has no session {} to resume ({}): a new process starts a new one with the whole transcript",
                    kind, *resume, started.error().message);
-      auto gone = [](warm_process& w) -> asio::awaitable<void> {
-        w.dead = true;
-        co_return;
-      };
-      co_await on_process(p, std::move(gone));
       registry_->retire(p);
       if (!co_await registry_->room(host->stop_token())) co_return rec->interrupted();
       p = registry_->add(ctx.session, ctx.generation);
