@@ -173,6 +173,19 @@ void read_responses_item(const json::object& item, conversation& c) {
 // a user message (its directives become the latest instruction).
 constexpr std::string_view claude_steer_marker = "The user sent a new message while you were working:";
 
+// Claude Code puts the output of its own local commands (a `/model` it runs
+// when it loads a session, say) into user messages as text blocks of their
+// own, after a caveat telling the model not to consider them. They are not
+// the user's words: the model skips them, so "answered: Blue" after them is
+// still the user's answer.
+bool claude_local_command_block(std::string_view text) {
+  text.remove_prefix(std::min(text.size(), text.find_first_not_of(" \t\r\n")));
+  for (std::string_view tag : {"<local-command-caveat>", "<command-name>", "<command-message>", "<local-command-stdout>",
+                               "<local-command-stderr>"})
+    if (text.starts_with(tag)) return true;
+  return false;
+}
+
 void read_anthropic_message(const json::object& m, conversation& c) {
   const auto r = string_field(m, "role");
   const auto* content = m.if_contains("content");
@@ -189,13 +202,19 @@ void read_anthropic_message(const json::object& m, conversation& c) {
   }
   message main = make(r == "assistant" ? role::assistant : role::user, {});
   bool had_results = false;
+  bool skipped_local_commands = false;
   for (const auto& b : content->as_array()) {
     if (!b.is_object()) continue;
     const auto& block = b.as_object();
     const auto type = string_field(block, "type");
     if (type == "text") {
+      auto text = string_field(block, "text");
+      if (main.role == role::user && claude_local_command_block(text)) {
+        skipped_local_commands = true;
+        continue;
+      }
       if (!main.text.empty()) main.text.push_back('\n');
-      main.text += string_field(block, "text");
+      main.text += text;
     } else if (type == "tool_use" || type == "server_tool_use") {
       tool_call call;
       call.id = string_field(block, "id");
@@ -208,6 +227,7 @@ void read_anthropic_message(const json::object& m, conversation& c) {
           tool_result(string_field(block, "tool_use_id"), text_field(block, "content"), bool_field(block, "is_error")));
     }
   }
+  if (skipped_local_commands && main.text.empty() && !had_results) return;  // nothing of the user's
   if (main.role == role::assistant || !main.text.empty() || !had_results) {
     main.beside_tool_results = had_results;
     c.messages.push_back(std::move(main));
