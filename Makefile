@@ -5,7 +5,7 @@ BENCH     := $(BUILD_DIR)/bench/tether_bench
 STREAM    := $(BUILD_DIR)/bench/tether_stream_bench
 API       := $(BUILD_DIR)/bench/tether_api_bench
 
-.PHONY: all setup build build-fuzz test fuzz bench demo e2e format tidy clean
+.PHONY: all setup build build-fuzz test fuzz bench demo e2e package install format tidy clean
 
 all: build
 
@@ -70,6 +70,16 @@ e2e: setup
 	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether server_tests
 	TETHER_API_CRASH_ROUNDS=$(E2E_CRASH_ROUNDS) $(BUILD_DIR)/tests/server_tests --gtest_filter='ApiDurability.*'
 	$(BUILD_DIR)/src/tether e2e run --suites suites --out e2e-results --screenshot $(E2E_ARGS)
+
+# The Debian package (CPack, cmake/package.cmake): build/tether_VERSION_ARCH.deb
+# with the stripped binary, man page, completions and systemd unit.
+package: build
+	cd $(BUILD_DIR) && cpack -G DEB
+
+# Installs the stripped binary, man page, completions and unit under PREFIX.
+PREFIX := /usr/local
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX) --strip
 
 format:
 	find src tests bench \( -name '*.h' -o -name '*.cpp' \) -print0 | xargs -0 clang-format -i

@@ -114,36 +114,27 @@ result<session::input_request> parse_input(const std::string& body) {
 
 // ---- routes ----
 
-http_reply session_reply(unsigned status, const session::session_summary& s) {
+http_reply session_reply(const handler_context* ctx, unsigned status, const session::session_summary& s) {
   json::object out;
-  out["session"] = session_view(s);
+  out["session"] = session_view(s, ctx->options.data_dir);
   return json_reply(status, out);
 }
 
 task<http_reply> create_session(const handler_context* ctx, std::string body) {
   auto req = parse_create(body);
   if (!req) co_return error_reply(req.error());
-  if (ctx->options.profile_known && !ctx->options.profile_known(req->profile))
-    co_return error_reply(
-        make_error(api_errc::bad_request, "field 'profile': '" + req->profile + "' is not configured"));
+  if (ctx->options.profile_problem) {
+    if (auto problem = ctx->options.profile_problem(req->profile); !problem.empty())
+      co_return error_reply(make_error(api_errc::bad_request, "field 'profile': " + problem));
+  }
   if (!req->workspace.empty()) {
-    auto resolved = resolve_workspace(req->workspace, ctx->options.workspace_roots);
+    auto resolved = resolve_workspace(req->workspace, ctx->options.workspace_roots, ctx->options.data_dir);
     if (!resolved) co_return error_reply(resolved.error());
     req->workspace = std::move(resolved.value());
   }
   auto created = co_await ctx->service->create(std::move(req.value()));
   if (!created) co_return error_reply(created.error());
-  co_return session_reply(created->status == session::create_status::created ? 201 : 200, created->session);
-}
-
-task<http_reply> list_sessions(const handler_context* ctx) {
-  auto listed = co_await ctx->service->list(list_limit);
-  if (!listed) co_return error_reply(listed.error());
-  json::array sessions;
-  for (const auto& s : *listed) sessions.push_back(session_view(s));
-  json::object out;
-  out["sessions"] = std::move(sessions);
-  co_return json_reply(200, out);
+  co_return session_reply(ctx, created->status == session::create_status::created ? 201 : 200, created->session);
 }
 
 result<session_id> path_session(std::string_view text) {
@@ -155,7 +146,7 @@ result<session_id> path_session(std::string_view text) {
 task<http_reply> get_session(const handler_context* ctx, session_id id) {
   auto s = co_await ctx->service->describe(std::move(id));
   if (!s) co_return error_reply(s.error());
-  co_return session_reply(200, *s);
+  co_return session_reply(ctx, 200, *s);
 }
 
 task<http_reply> admit_input(const handler_context* ctx, session_id id, std::string body) {
@@ -232,22 +223,51 @@ std::optional<std::int64_t> whole_number(std::string_view text) {
   return n;
 }
 
-result<std::optional<std::int64_t>> query_number(std::string_view target, std::string_view name) {
+// The raw value of the query parameter `name`, or nothing when absent.
+std::optional<std::string_view> query_value(std::string_view target, std::string_view name) {
   const auto q = target.find('?');
-  if (q == std::string_view::npos) return std::optional<std::int64_t>{};
+  if (q == std::string_view::npos) return std::nullopt;
   std::string_view rest = target.substr(q + 1);
   while (!rest.empty()) {
     const auto amp = rest.find('&');
     const std::string_view pair = rest.substr(0, amp);
     rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
     const auto eq = pair.find('=');
-    if (pair.substr(0, eq) != name) continue;
-    auto n = whole_number(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
+    if (pair.substr(0, eq) == name) return eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+  }
+  return std::nullopt;
+}
+
+result<std::optional<std::int64_t>> query_number(std::string_view target, std::string_view name) {
+  if (const auto value = query_value(target, name)) {
+    auto n = whole_number(*value);
     if (!n)
       return make_error(api_errc::bad_request, "query parameter '" + std::string(name) + "' must be a whole number");
     return std::optional<std::int64_t>{*n};
   }
   return std::optional<std::int64_t>{};
+}
+
+// GET /v1/sessions[?prefix=P][&limit=N]: the most recently active first;
+// with a prefix, only the sessions whose id starts with it (how clients
+// expand a shortened id).
+task<http_reply> list_sessions(const handler_context* ctx, std::string target) {
+  auto limit = query_number(target, "limit");
+  if (!limit) co_return error_reply(limit.error());
+  std::string prefix(query_value(target, "prefix").value_or(""));
+  if (prefix.size() > 64 || !std::all_of(prefix.begin(), prefix.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+      }))
+    co_return error_reply(make_error(api_errc::bad_request,
+                                     "query parameter 'prefix' must be at most 64 of [A-Za-z0-9_-]"));
+  const auto n = static_cast<std::size_t>(std::clamp<std::int64_t>(limit->value_or(list_limit), 1, list_limit));
+  auto listed = co_await ctx->service->list(n, std::move(prefix));
+  if (!listed) co_return error_reply(listed.error());
+  json::array sessions;
+  for (const auto& s : *listed) sessions.push_back(session_view(s, ctx->options.data_dir));
+  json::object out;
+  out["sessions"] = std::move(sessions);
+  co_return json_reply(200, out);
 }
 
 bool wants_sse(const http_request& req) { return req.accept.find("text/event-stream") != std::string::npos; }
@@ -430,7 +450,7 @@ task<http_reply> handle(const handler_context* ctx, http_request req) {
   }
   if (route_is({"v1", "sessions"})) {
     if (post) co_return co_await create_session(ctx, std::move(req.body));
-    if (get) co_return co_await list_sessions(ctx);
+    if (get) co_return co_await list_sessions(ctx, req.target);
     co_return method_not_allowed("GET or POST");
   }
   if (parts.size() < 3 || parts[0] != "v1" || parts[1] != "sessions")

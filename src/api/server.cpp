@@ -211,6 +211,7 @@ result<void> server::start() {
     if (r.error() == http::server_errc::invalid_listen_address)
       return make_error(util_errc::invalid_argument,
                         "listen address must be HOST:PORT, got '" + impl_->ctx->options.listen + "'");
+    if (r.error() == http::server_errc::address_in_use) return r.error();  // its own exit code in `serve`
     return make_error(api_errc::listen_failed, r.error().message);
   }
   server_metrics();  // the API's metrics are listed from the start

@@ -75,7 +75,7 @@
 // connection coroutines have finished (awaited, not polled); a stopped
 // server cannot be started again.
 //
-// Errors of start(): util_errc::invalid_argument (listen address not
+// Errors of start(): http::server_errc::address_in_use; util_errc::invalid_argument (listen address not
 // numeric HOST:PORT), api_errc::listen_failed (bind/listen failed).
 #pragma once
 
@@ -103,9 +103,10 @@ struct server_options {
   std::string token;                       // bearer token every route but health requires; empty refuses them all
   std::size_t max_body_bytes = 1U << 20U;  // larger bodies get 413
   std::string version = "0.1.0";           // reported by /v1/health
-  // Whether a profile is configured ("" is `default`); a session naming an
-  // unknown one is refused at creation. Unset: every profile is accepted.
-  std::function<bool(std::string_view)> profile_known;
+  // Why a session may not name a profile ("" is `default`): "" when it may;
+  // otherwise its creation is refused with that reason. Unset: every
+  // profile is accepted.
+  std::function<std::string(std::string_view)> profile_problem;
   std::chrono::milliseconds heartbeat{15'000};          // SSE comment lines while idle
   std::size_t sse_max_buffered = 1U << 20U;             // bytes queued for an SSE client before events for it wait
   std::chrono::milliseconds sse_stall_timeout{30'000};  // an SSE client whose socket takes nothing this long is dropped
@@ -113,6 +114,7 @@ struct server_options {
   // Absolute directories a session's workspace must lie under (api/workspace.h);
   // empty: only the default workspace (no `workspace` field) is accepted.
   std::vector<std::filesystem::path> workspace_roots;
+  std::filesystem::path data_dir;  // a workspace holding it is refused (api/workspace.h)
   // Connections at once, in total and from one peer address; 0 = automatic
   // (see "Connections" above). The total is also kept under what the
   // descriptor limit leaves after descriptor_reserve.

@@ -44,6 +44,7 @@ json::object execution_view(const store::execution_row& x) {
   o["session"] = x.session.str();
   o["node"] = x.node;
   o["runtime"] = x.runtime;
+  o["model"] = x.model;
   o["status"] = x.status == store::execution_status::running ? "running" : "finished";
   if (x.outcome)
     o["outcome"] = std::string(model::to_string(*x.outcome));
@@ -176,13 +177,14 @@ json::array messages_view(const std::vector<store::message_row>& rows) {
   return out;
 }
 
-json::object session_view(const session::session_summary& s) {
+json::object session_view(const session::session_summary& s, const std::filesystem::path& data_dir) {
   const auto& row = s.session;
   json::object o;
   o["id"] = row.id.str();
   o["title"] = row.title;
-  o["workspace"] = row.workspace;
-  o["profile"] = row.profile;
+  o["workspace"] = row.workspace.empty() && !data_dir.empty() ? (data_dir / "workspaces" / row.id.str()).string()
+                                                              : row.workspace;
+  o["profile"] = row.profile.empty() ? std::string("default") : row.profile;
   o["runtime"] = row.runtime;
   o["metadata"] = row.metadata;
   o["status"] = std::string(session::to_string(s.status));
@@ -199,6 +201,8 @@ json::object session_view(const session::session_summary& s) {
   o["last_seq"] = row.last_seq.value;
   o["pending_inputs"] = s.pending_inputs;
   o["created_at"] = row.created_at;
+  o["updated_at"] = row.updated_at;
+  o["usage"] = usage_view(s.usage);
   return o;
 }
 

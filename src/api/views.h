@@ -3,6 +3,7 @@
 // Pure functions, no I/O.
 #pragma once
 
+#include <filesystem>
 #include <vector>
 
 #include <boost/json/array.hpp>
@@ -27,6 +28,9 @@ boost::json::array messages_view(const std::vector<store::message_row>& rows);
 // {id, title, workspace, profile, metadata, status, generation, last_seq,
 // pending_inputs, created_at}: the status is the session layer's
 // (session/queries.h: running, waiting or idle).
-boost::json::object session_view(const session::session_summary& s);
+// A session created without a workspace works in DATA/workspaces/ID and
+// one without a profile runs `default`: the view says so (data_dir empty:
+// the workspace is shown as stored).
+boost::json::object session_view(const session::session_summary& s, const std::filesystem::path& data_dir = {});
 
 }  // namespace tether::api

@@ -18,13 +18,26 @@ bool inside(const fs::path& p, const fs::path& root) {
 
 }  // namespace
 
-result<std::string> resolve_workspace(std::string_view given, const std::vector<fs::path>& roots) {
+bool holds_data_dir(const fs::path& workspace, const fs::path& data_dir) {
+  if (data_dir.empty()) return false;
+  std::error_code ec;
+  const fs::path w = fs::weakly_canonical(workspace, ec);
+  if (ec) return false;
+  const fs::path d = fs::weakly_canonical(data_dir, ec);
+  return !ec && inside(d, w);
+}
+
+result<std::string> resolve_workspace(std::string_view given, const std::vector<fs::path>& roots,
+                                      const fs::path& data_dir) {
   const fs::path p(given);
   if (!p.is_absolute()) return make_error(api_errc::bad_request, "field 'workspace' must be an absolute path");
   std::error_code ec;
   const fs::path resolved = fs::weakly_canonical(p, ec);
   if (ec)
     return make_error(api_errc::bad_request, "field 'workspace': cannot resolve '" + p.string() + "': " + ec.message());
+  if (holds_data_dir(resolved, data_dir))
+    return make_error(api_errc::bad_request, "field 'workspace': '" + p.string() +
+                                                 "' holds Tether's data directory, which the agent's tools must not reach");
   for (const auto& root : roots)
     if (inside(resolved, root)) return resolved.string();
   std::string list;

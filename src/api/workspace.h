@@ -11,7 +11,9 @@
 // the session stores: a link swapped after the check cannot move the
 // workspace. Nothing is created here, so a refused path leaves no trace.
 // `roots` must already be resolved (resolve_roots). A refusal is
-// api_errc::bad_request naming the field `workspace`.
+// api_errc::bad_request naming the field `workspace`. So is a workspace that
+// holds `data_dir` (Tether's data directory, its token and store), which
+// the agent's tools would otherwise reach.
 #pragma once
 
 #include <filesystem>
@@ -23,7 +25,12 @@
 
 namespace tether::api {
 
-result<std::string> resolve_workspace(std::string_view given, const std::vector<std::filesystem::path>& roots);
+result<std::string> resolve_workspace(std::string_view given, const std::vector<std::filesystem::path>& roots,
+                                      const std::filesystem::path& data_dir = {});
+
+// Whether `workspace` is `data_dir` or one of its ancestors (both resolved
+// as above): Tether's data would be in reach of the agent's tools.
+bool holds_data_dir(const std::filesystem::path& workspace, const std::filesystem::path& data_dir);
 
 // The roots resolved as above, duplicates and unresolvable ones dropped.
 std::vector<std::filesystem::path> resolve_roots(const std::vector<std::filesystem::path>& roots);

@@ -29,6 +29,7 @@
 #include "cli/line_editor.h"
 #include "cli/printer.h"
 #include "cli/question.h"
+#include "cli/session_ref.h"
 
 namespace tether::cli {
 
@@ -107,7 +108,22 @@ class chat {
            std::chrono::steady_clock::now() < resuming_until_;
   }
 
-  // Joins `id`, or creates a session when it is empty.
+  // The last messages of a session joined, so the conversation reads on.
+  void show_recent(const std::string& id) {
+    constexpr std::size_t shown = 10;
+    auto got = client_.get("/v1/sessions/" + path_segment(id) + "/messages");
+    if (!got) return;
+    const auto* all = array_of(*got, "messages");
+    if (all == nullptr || all->empty()) return;
+    json::array recent;
+    const std::size_t from = all->size() > shown ? all->size() - shown : 0;
+    for (std::size_t i = from; i < all->size(); ++i) recent.push_back((*all)[i]);
+    if (from > 0) say(fmt::format("({} earlier messages: tether show {})\n", from, id));
+    say(format_transcript(json::object{{"messages", std::move(recent)}}));
+    say("---\n");
+  }
+
+  // Joins `id` (session_ref.h), or creates a session when it is empty.
   result<void> attach(const std::string& id) {
     json::value session;
     if (id.empty()) {
@@ -118,11 +134,14 @@ class chat {
       session = member(*created, "session");
       say(fmt::format("session {} (new)\n", str_of(session, "id")));
     } else {
-      auto got = client_.get("/v1/sessions/" + path_segment(id));
+      auto resolved = resolve_session(client_, id);
+      if (!resolved) return resolved.error();
+      auto got = client_.get("/v1/sessions/" + path_segment(*resolved));
       if (!got) return got.error();
       session = member(*got, "session");
       say(fmt::format("session {} ({}, last seq {})\n", str_of(session, "id"), str_of(session, "status"),
                       int_of(session, "last_seq")));
+      if (!args_.common.json) show_recent(*resolved);
     }
     if (args_.common.json) print_json_line(session);
     session_ = str_of(session, "id");
@@ -234,7 +253,7 @@ void add_chat_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<chat_args>();
   auto* cmd = app.add_subcommand("chat", "Talk to a session interactively (a new one when none is given)");
   add_common_options(*cmd, args->common);
-  cmd->add_option("session", args->session, "the session id (default: create one)");
+  cmd->add_option("session", args->session, "the session: its id, a unique prefix, or `last` (default: a new one)");
   cmd->add_option("--title", args->title, "the title of a session created here");
   cmd->callback([args, &exit_code] {
     install_sigint_handler();

@@ -1,4 +1,4 @@
-// The API client verbs: sessions, show, send, stop, reset, answer, events
+// The API client verbs: new, sessions, show, runs, send, attach, stop, reset, answer, events
 // (commands.h lists them). Each builds a client from the common options,
 // makes its requests, and prints text or, with --json, the server's JSON.
 #include <filesystem>
@@ -15,6 +15,7 @@
 #include "cli/json_fields.h"
 #include "cli/printer.h"
 #include "cli/question.h"
+#include "cli/session_ref.h"
 
 namespace tether::cli {
 
@@ -66,7 +67,10 @@ int run_sessions(const common_args& args) {
   if (args.json) {
     print_json_line(*r);
   } else {
-    fmt::print("{}", format_session_table(*r));
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    fmt::print("{}", format_session_table(*r, now));
   }
   return exit_ok;
 }
@@ -83,8 +87,16 @@ std::string format_pending_questions(const json::value& interactions) {
   return out;
 }
 
-int run_show(const common_args& args, const std::string& session) {
+// A verb on one session, run once SESSION is resolved (session_ref.h).
+using session_verb = int (*)(client& c, const common_args& args, const std::string& session);
+int on_session(const common_args& args, const std::string& given, session_verb verb) {
   client c(resolve_client_options(args));
+  auto resolved = resolve_session(c, given);
+  if (!resolved) return report(resolved.error());
+  return verb(c, args, *resolved);
+}
+
+int run_show(client& c, const common_args& args, const std::string& session) {
   auto s = c.get(session_path(session));
   if (!s) return report(s.error());
   auto m = c.get(session_path(session) + "/messages");
@@ -101,6 +113,17 @@ int run_show(const common_args& args, const std::string& session) {
   }
   fmt::print("{}\n{}", format_session(*s), format_transcript(*m));
   fmt::print("{}", format_pending_questions(*i));
+  return exit_ok;
+}
+
+int run_runs(client& c, const common_args& args, const std::string& session) {
+  auto r = c.get(session_path(session) + "/executions");
+  if (!r) return report(r.error());
+  if (args.json) {
+    print_json_line(*r);
+  } else {
+    fmt::print("{}", format_runs_table(*r));
+  }
   return exit_ok;
 }
 
@@ -130,6 +153,13 @@ int follow_turn(client& c, session_follower& f, const std::string& session, outp
         printer.on(*e);
       }
     });
+    if (!r && r.error() == client_errc::unreachable) {
+      fmt::print(stderr,
+                 "\ntether: lost the server mid-turn. What was admitted is durable: the turn resumes when the "
+                 "server is back. Follow it again with: tether attach {}\n",
+                 session);
+      return report(r.error());
+    }
     if (!r) return report(r.error());
     if (sigint_count() != seen_sigints) {
       if (interrupted) return exit_interrupted;
@@ -155,17 +185,20 @@ int run_send(const send_args& args) {
   if (text.empty()) return usage_error("send: give the text to send");
   install_sigint_handler();
   client c(resolve_client_options(args.common));
-  auto s = c.get(session_path(args.session));
+  auto resolved = resolve_session(c, args.session);
+  if (!resolved) return report(resolved.error());
+  const std::string& session_id = *resolved;
+  auto s = c.get(session_path(session_id));
   if (!s) return report(s.error());
   const auto& session = member(*s, "session");
   // A --no-resume input to an idle session only waits in the queue: nothing to follow.
   const bool follow = !args.detach && !(args.no_resume && str_of(session, "status") == "idle");
-  session_follower f(c, args.session);
+  session_follower f(c, session_id);
   if (follow) {
     if (auto r = f.open(int_of(session, "last_seq")); !r) return report(r.error());
   }
   json::object body{{"text", text}, {"delivery", args.queue ? "queue" : "steer"}, {"resume", !args.no_resume}};
-  auto in = c.post(session_path(args.session) + "/inputs", body);
+  auto in = c.post(session_path(session_id) + "/inputs", body);
   if (!in) return report(in.error());
   if (args.common.json) print_json_line(*in);
   const auto& input = member(*in, "input");
@@ -175,13 +208,46 @@ int run_send(const send_args& args) {
     return exit_ok;
   }
   f.watch_input(*in);
-  return follow_turn(c, f, args.session, args.common.format());
+  return follow_turn(c, f, session_id, args.common.format());
+}
+
+// ---- attach ----
+
+int run_attach(client& c, const common_args& args, const std::string& session) {
+  install_sigint_handler();
+  auto s = c.get(session_path(session));
+  if (!s) return report(s.error());
+  const std::string status = str_of(member(*s, "session"), "status");
+  if (status != "running") {
+    if (status == "waiting") {
+      auto i = c.get(session_path(session) + "/interactions");
+      if (i && !args.json) fmt::print("{}", format_pending_questions(*i));
+      return exit_waiting;
+    }
+    if (!args.json) fmt::print("session {} is {}: no turn is running (tether show {})\n", session, status, session);
+    return exit_ok;
+  }
+  auto exes = c.get(session_path(session) + "/executions");
+  if (!exes) return report(exes.error());
+  std::string running;
+  std::int64_t from = int_of(member(*s, "session"), "last_seq");
+  if (const auto* list = array_of(*exes, "executions")) {
+    for (const auto& x : *list) {
+      if (str_of(x, "status") != "running") continue;
+      running = str_of(x, "id");
+      from = std::max<std::int64_t>(0, int_of(x, "started_seq") - 1);  // the turn from its start
+    }
+  }
+  session_follower f(c, session);
+  if (auto r = f.open(from); !r) return report(r.error());
+  if (running.empty()) return exit_ok;  // it finished meanwhile
+  f.watch_execution(running);
+  return follow_turn(c, f, session, args.format());
 }
 
 // ---- stop, reset ----
 
-int run_stop(const common_args& args, const std::string& session) {
-  client c(resolve_client_options(args));
+int run_stop(client& c, const common_args& args, const std::string& session) {
   auto r = c.post(session_path(session) + "/interrupt", json::object{});
   if (!r) return report(r.error());
   if (args.json) {
@@ -193,8 +259,7 @@ int run_stop(const common_args& args, const std::string& session) {
   return exit_ok;
 }
 
-int run_reset(const common_args& args, const std::string& session) {
-  client c(resolve_client_options(args));
+int run_reset(client& c, const common_args& args, const std::string& session) {
   auto r = c.post(session_path(session) + "/reset", json::object{});
   if (!r) return report(r.error());
   if (args.json) {
@@ -280,8 +345,11 @@ struct events_args {
 
 int run_events(const events_args& args) {
   client c(resolve_client_options(args.common));
+  auto resolved = resolve_session(c, args.session);
+  if (!resolved) return report(resolved.error());
+  const std::string& session = *resolved;
   if (!args.follow) {
-    std::string target = fmt::format("{}/events?after={}", session_path(args.session), args.after);
+    std::string target = fmt::format("{}/events?after={}", session_path(session), args.after);
     if (args.limit > 0) target += fmt::format("&limit={}", args.limit);
     auto r = c.get(target);
     if (!r) return report(r.error());
@@ -298,11 +366,11 @@ int run_events(const events_args& args) {
       }
     }
     const auto& more = member(*r, "more");
-    if (more.is_bool() && more.as_bool()) fmt::print("(more: tether events {} --after {})\n", args.session, last);
+    if (more.is_bool() && more.as_bool()) fmt::print("(more: tether events {} --after {})\n", session, last);
     return exit_ok;
   }
   install_sigint_handler();
-  session_follower f(c, args.session);
+  session_follower f(c, session);
   if (auto r = f.open(args.after); !r) return report(r.error());
   const int baseline = sigint_count();
   while (sigint_count() == baseline) {
@@ -343,14 +411,22 @@ void add_client_commands(CLI::App& app, int& exit_code) {
     auto session = std::make_shared<std::string>();
     auto* cmd = app.add_subcommand("show", "Show a session and its transcript");
     add_common_options(*cmd, *args);
-    cmd->add_option("session", *session, "the session id")->required();
-    cmd->callback([args, session, &exit_code] { exit_code = run_show(*args, *session); });
+    cmd->add_option("session", *session, "the session: its id, a unique prefix of it, or `last`")->required();
+    cmd->callback([args, session, &exit_code] { exit_code = on_session(*args, *session, run_show); });
+  }
+  {
+    auto args = std::make_shared<common_args>();
+    auto session = std::make_shared<std::string>();
+    auto* cmd = app.add_subcommand("runs", "List a session's runs: outcome, duration, tokens, cost and model");
+    add_common_options(*cmd, *args);
+    cmd->add_option("session", *session, "the session: its id, a unique prefix of it, or `last`")->required();
+    cmd->callback([args, session, &exit_code] { exit_code = on_session(*args, *session, run_runs); });
   }
   {
     auto args = std::make_shared<send_args>();
     auto* cmd = app.add_subcommand("send", "Send input to a session and print the turn as it runs");
     add_common_options(*cmd, args->common);
-    cmd->add_option("session", args->session, "the session id")->required();
+    cmd->add_option("session", args->session, "the session: its id, a unique prefix of it, or `last`")->required();
     cmd->add_option("text", args->text, "the input (the words are joined with spaces)")->required();
     cmd->add_flag("--queue", args->queue, "deliver after the running turn instead of steering it");
     cmd->add_flag("--no-resume", args->no_resume, "only admit the input; do not start a turn");
@@ -360,18 +436,26 @@ void add_client_commands(CLI::App& app, int& exit_code) {
   {
     auto args = std::make_shared<common_args>();
     auto session = std::make_shared<std::string>();
+    auto* cmd = app.add_subcommand("attach", "Follow a session's running turn from its start until it ends");
+    add_common_options(*cmd, *args);
+    cmd->add_option("session", *session, "the session: its id, a unique prefix of it, or `last`")->required();
+    cmd->callback([args, session, &exit_code] { exit_code = on_session(*args, *session, run_attach); });
+  }
+  {
+    auto args = std::make_shared<common_args>();
+    auto session = std::make_shared<std::string>();
     auto* cmd = app.add_subcommand("stop", "Interrupt a session's running turn");
     add_common_options(*cmd, *args);
-    cmd->add_option("session", *session, "the session id")->required();
-    cmd->callback([args, session, &exit_code] { exit_code = run_stop(*args, *session); });
+    cmd->add_option("session", *session, "the session: its id, a unique prefix of it, or `last`")->required();
+    cmd->callback([args, session, &exit_code] { exit_code = on_session(*args, *session, run_stop); });
   }
   {
     auto args = std::make_shared<common_args>();
     auto session = std::make_shared<std::string>();
     auto* cmd = app.add_subcommand("reset", "Start a new context generation in a session");
     add_common_options(*cmd, *args);
-    cmd->add_option("session", *session, "the session id")->required();
-    cmd->callback([args, session, &exit_code] { exit_code = run_reset(*args, *session); });
+    cmd->add_option("session", *session, "the session: its id, a unique prefix of it, or `last`")->required();
+    cmd->callback([args, session, &exit_code] { exit_code = on_session(*args, *session, run_reset); });
   }
   {
     auto args = std::make_shared<answer_args>();
@@ -387,7 +471,7 @@ void add_client_commands(CLI::App& app, int& exit_code) {
     auto args = std::make_shared<events_args>();
     auto* cmd = app.add_subcommand("events", "Print a session's events (a page, or live with --follow)");
     add_common_options(*cmd, args->common);
-    cmd->add_option("session", args->session, "the session id")->required();
+    cmd->add_option("session", args->session, "the session: its id, a unique prefix of it, or `last`")->required();
     cmd->add_option("--after", args->after, "only events with a greater seq")->capture_default_str();
     cmd->add_option("--limit", args->limit, "at most this many events (default: the server's page size)");
     cmd->add_flag("--follow", args->follow, "keep printing new events until Ctrl-C");

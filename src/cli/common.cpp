@@ -57,7 +57,7 @@ token_lookup find_token(const common_args& args) {
       t.problem = settings.error().message;
     }
   }
-  if (data.empty()) data = "tether-data";
+  if (data.empty()) data = config::default_data_dir();
   t.file = (fs::path(data) / "token").string();
   if (!args.token.empty()) {
     t.token = args.token;

@@ -251,7 +251,7 @@ int run_doctor(const common_args& args) {
 
   std::string data = args.data;
   if (data.empty() && settings) data = settings->data_dir;
-  if (data.empty()) data = "tether-data";
+  if (data.empty()) data = config::default_data_dir();
   if (fs::is_directory(data)) {
     out.push_back({"data dir", status::ok, fs::absolute(data).string()});
   } else {

@@ -55,6 +55,12 @@ result<void> session_follower::open(std::int64_t after) {
 
 int session_follower::fd() const { return stream_ ? stream_->fd() : -1; }
 
+void session_follower::watch_execution(std::string execution) {
+  input_ = execution;  // no input has this id: only the execution's end is watched
+  execution_ = std::move(execution);
+  end_ = turn_end::running;
+}
+
 void session_follower::watch_input(const json::value& input) {
   const json::value* in = &input;
   if (input.is_object()) {

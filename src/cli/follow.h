@@ -50,6 +50,8 @@ class session_follower {
 
   // Starts watching an admitted input (the API's input object).
   void watch_input(const boost::json::value& input);
+  // Starts watching a running execution (`tether attach`).
+  void watch_execution(std::string execution);
   [[nodiscard]] bool turn_over() const { return end_ != turn_end::running; }
   [[nodiscard]] turn_end outcome() const { return end_; }
   [[nodiscard]] bool watching() const { return !input_.empty(); }

@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
   tether::cli::add_e2e_command(app, exit_code);
   tether::cli::add_mcp_command(app, exit_code);
   app.add_subcommand("version", "Print the version")->callback([] { std::printf("tether %s\n", TETHER_VERSION); });
+  tether::cli::add_completion_command(app, exit_code);
   if (argc > 1 && argv[1][0] != '-' && !known(app, argv[1])) {
     const std::string word = argv[1];
     const auto guess = nearest(app, word);

@@ -42,10 +42,12 @@ output_sink stdout_sink() {
 
 std::string indent(std::string_view text) { return "    " + indent_rest(text); }
 
-std::string format_finish(std::string_view outcome, std::string_view error, const model::usage& u) {
+std::string format_finish(std::string_view outcome, std::string_view error, const model::usage& u,
+                          std::optional<std::int64_t> duration_ms) {
   const std::string cost = u.cost_usd ? fmt::format("${:.6f}", *u.cost_usd) : std::string("unavailable");
-  return fmt::format("run {}{}{} — {} input tokens ({} cached), {} output tokens, cost {} ({})\n", outcome,
-                     error.empty() ? "" : ": ", error, u.input_tokens, u.cached_input_tokens, u.output_tokens, cost,
+  return fmt::format("run {}{}{} — {}{} input tokens ({} cached), {} output tokens, cost {} ({})\n", outcome,
+                     error.empty() ? "" : ": ", error, duration_ms ? format_duration(*duration_ms) + ", " : "",
+                     u.input_tokens, u.cached_input_tokens, u.output_tokens, cost,
                      u.cost_status.empty() ? "not metered" : u.cost_status);
 }
 
@@ -69,9 +71,14 @@ void live_printer::on(const model::event& e) {
     if (streamed_.empty()) {
       out += fmt::format("assistant:\n{}\n", indent(t->text));
     } else {
-      // Deltas missed (a slow terminal, a stream joined late) come from the stored text.
-      if (t->text.starts_with(streamed_)) out += indent_rest(std::string_view(t->text).substr(streamed_.size()));
-      out += "\n";
+      // Deltas missed at the end (a slow terminal) come from the stored text;
+      // a stream joined mid-answer (attach) shows the whole answer again.
+      if (t->text.starts_with(streamed_)) {
+        out += indent_rest(std::string_view(t->text).substr(streamed_.size()));
+        out += "\n";
+      } else {
+        out += fmt::format("\nassistant (the whole answer):\n{}\n", indent(t->text));
+      }
     }
     streamed_.clear();
   } else if (const auto* c = e.as<model::tool_called>()) {
@@ -103,9 +110,14 @@ void live_printer::on(const model::event& e) {
   } else if (const auto* sf = e.as<model::step_failed>()) {
     end_stream(out);
     out += fmt::format("step failed: {}\n", sf->error);
+  } else if (e.as<model::execution_started>() != nullptr) {
+    started_at_ = e.time;
   } else if (const auto* x = e.as<model::execution_finished>()) {
     end_stream(out);
-    out += format_finish(model::to_string(x->outcome), x->error, x->usage);
+    std::optional<std::int64_t> took;
+    if (started_at_) took = e.time - *started_at_;
+    out += format_finish(model::to_string(x->outcome), x->error, x->usage, took);
+    started_at_.reset();
     finished_ = true;
   }
   if (!out.empty()) out_(out);
@@ -142,16 +154,76 @@ std::string format_event_line(const json::value& v) {
   return fmt::format("{:>5} {:<22} {}\n", int_of(v, "seq"), type, summary);
 }
 
-std::string format_session_table(const json::value& sessions) {
+std::string format_duration(std::int64_t ms) {
+  if (ms < 0) ms = 0;
+  if (ms < 10'000) return fmt::format("{:.1f}s", static_cast<double>(ms) / 1000.0);
+  const std::int64_t sec = ms / 1000;
+  if (sec < 60) return fmt::format("{}s", sec);
+  if (sec < 3600) return fmt::format("{}m{:02}s", sec / 60, sec % 60);
+  if (sec < 86'400) return fmt::format("{}h{:02}m", sec / 3600, (sec % 3600) / 60);
+  return fmt::format("{}d{:02}h", sec / 86'400, (sec % 86'400) / 3600);
+}
+
+std::string format_age(std::int64_t ms) {
+  const std::int64_t sec = std::max<std::int64_t>(ms, 0) / 1000;
+  if (sec < 60) return fmt::format("{}s", sec);
+  if (sec < 3600) return fmt::format("{}m", sec / 60);
+  if (sec < 86'400) return fmt::format("{}h", sec / 3600);
+  return fmt::format("{}d", sec / 86'400);
+}
+
+std::string format_cost(const json::value& usage) {
+  const auto& cost = member(usage, "cost_usd");
+  const std::string status = str_of(usage, "cost_status");
+  if (cost.is_number()) return fmt::format("${:.4f}{}", cost.to_number<double>(), status == "partial" ? "+" : "");
+  if (status.empty() || status == "not metered") return "-";
+  return status == "unpriced" ? "unpriced" : "n/a";
+}
+
+std::string format_session_table(const json::value& sessions, std::int64_t now_ms) {
   const auto* list = array_of(sessions, "sessions");
   if (list == nullptr || list->empty()) return "no sessions\n";
   std::size_t id_w = 2;
-  for (const auto& s : *list) id_w = std::max(id_w, str_of(s, "id").size());
-  std::string out =
-      fmt::format("{:<{}}  {:<8}  {:>8}  {:>7}  {}\n", "ID", id_w, "STATUS", "LAST_SEQ", "PENDING", "TITLE");
+  std::size_t profile_w = 7;
   for (const auto& s : *list) {
-    out += fmt::format("{:<{}}  {:<8}  {:>8}  {:>7}  {}\n", str_of(s, "id"), id_w, str_of(s, "status"),
-                       int_of(s, "last_seq"), int_of(s, "pending_inputs"), one_line(str_of(s, "title"), 60));
+    id_w = std::max(id_w, str_of(s, "id").size());
+    profile_w = std::max(profile_w, str_of(s, "profile").size() + 1 + str_of(s, "runtime").size());
+  }
+  profile_w = std::min<std::size_t>(profile_w, 28);
+  constexpr std::string_view row = "{:<{}}  {:>4}  {:<8}  {:>7}  {:<{}}  {:>9}  {}\n";
+  std::string out = fmt::format(fmt::runtime(row), "ID", id_w, "AGE", "STATUS", "PENDING", "PROFILE", profile_w,
+                                "COST", "WORKSPACE / TITLE");
+  for (const auto& s : *list) {
+    const std::string runtime = str_of(s, "runtime");
+    const std::string profile = str_of(s, "profile") + (runtime.empty() ? "" : "/" + runtime);
+    std::int64_t at = int_of(s, "updated_at");
+    if (at == 0) at = int_of(s, "created_at");
+    std::string where = str_of(s, "workspace");
+    if (const auto t = str_of(s, "title"); !t.empty()) where += (where.empty() ? "" : "  ") + one_line(t, 50);
+    out += fmt::format(fmt::runtime(row), str_of(s, "id"), id_w, format_age(now_ms - at), str_of(s, "status"),
+                       int_of(s, "pending_inputs"), one_line(profile, profile_w), profile_w,
+                       format_cost(member(s, "usage")), where);
+  }
+  return out;
+}
+
+std::string format_runs_table(const json::value& executions) {
+  const auto* list = array_of(executions, "executions");
+  if (list == nullptr || list->empty()) return "no runs yet\n";
+  constexpr std::string_view row = "{:<30}  {:<11}  {:>8}  {:>9}  {:>8}  {:>9}  {}\n";
+  std::string out =
+      fmt::format(fmt::runtime(row), "RUN", "OUTCOME", "DURATION", "IN TOKENS", "OUT", "COST", "RUNTIME / MODEL");
+  for (const auto& x : *list) {
+    const auto& usage = member(x, "usage");
+    const std::string outcome = str_of(x, "status") == "running" ? "running" : str_of(x, "outcome");
+    const auto& finished = member(x, "finished_at");
+    const std::string duration =
+        finished.is_int64() ? format_duration(finished.as_int64() - int_of(x, "started_at")) : std::string("-");
+    std::string what = str_of(x, "runtime");
+    if (const auto m = str_of(x, "model"); !m.empty()) what += " / " + m;
+    out += fmt::format(fmt::runtime(row), str_of(x, "id"), outcome, duration, int_of(usage, "input_tokens"),
+                       int_of(usage, "output_tokens"), format_cost(usage), what);
+    if (const auto e = str_of(x, "error"); !e.empty()) out += "    " + one_line(e, 100) + "\n";
   }
   return out;
 }

@@ -9,7 +9,8 @@
 //   tool call NAME {input} / tool result: / tool failed:
 //   question (ID): … with numbered options (question.h)
 //   notice: …        synthetic notices (e.g. a restart)
-//   run OUTCOME — tokens and cost   (execution.finished)
+//   run OUTCOME — duration, tokens and cost   (execution.finished; the
+//                    duration when its execution.started was seen)
 #pragma once
 
 #include <functional>
@@ -57,14 +58,17 @@ class live_printer {
   std::string streamed_;
   std::set<std::string, std::less<>> hidden_inputs_;
   std::optional<open_question> question_;
+  std::optional<std::int64_t> started_at_;  // of the execution printed, when its start was seen
   bool finished_ = false;
 };
 
 // "    " before every line.
 std::string indent(std::string_view text);
 
-// "run succeeded — N input tokens (M cached), K output tokens, cost $X (status)".
-std::string format_finish(std::string_view outcome, std::string_view error, const model::usage& u);
+// "run succeeded — 4.2s, N input tokens (M cached), K output tokens, cost $X
+// (status)"; the duration only when known.
+std::string format_finish(std::string_view outcome, std::string_view error, const model::usage& u,
+                          std::optional<std::int64_t> duration_ms = std::nullopt);
 
 // An API event object ({id, session_id, seq, type, version, time, data}) back
 // to a model::event. model_errc::undecodable (or util_errc::malformed_json)
@@ -74,8 +78,20 @@ result<model::event> event_from_json(const boost::json::value& v);
 // One line for `tether events`: "SEQ TYPE summary".
 std::string format_event_line(const boost::json::value& v);
 
-// The `sessions` table from {sessions:[session]}.
-std::string format_session_table(const boost::json::value& sessions);
+// "4.2s", "35s", "3m05s", "2h10m", "3d04h".
+std::string format_duration(std::int64_t ms);
+// How long ago, coarsely: "40s", "3m", "2h", "5d".
+std::string format_age(std::int64_t ms);
+// A usage object's cost: "$0.0123" ("+" when partly unpriced), "unpriced", "-".
+std::string format_cost(const boost::json::value& usage);
+
+// The `sessions` table from {sessions:[session]}: id, age (since its last
+// event, at now_ms), status, pending inputs, profile/runtime, cost,
+// workspace and title.
+std::string format_session_table(const boost::json::value& sessions, std::int64_t now_ms);
+// The `runs` table from {executions:[execution]}: outcome, duration,
+// tokens, cost, runtime and model; a failed run's error under it.
+std::string format_runs_table(const boost::json::value& executions);
 // The header of `show`: id, title, status, workspace, profile, generation.
 std::string format_session(const boost::json::value& session);
 // The transcript from {messages:[message]}: user and assistant text, tool

@@ -1,11 +1,19 @@
-// `tether run`: one turn of a new session, embedded (no server): opens the
-// store in the data directory, runs the native runtime, prints the
-// transcript and where the data lives. With no --base-url the built-in
-// scripted model runs in-process on a loopback port, and the command says so.
+// `tether run`: one turn, embedded (no server), the way `codex exec` and
+// `claude -p` work: in the current directory, with the data in the user's
+// data directory. It opens the store, runs the profile's runtime, prints the
+// turn as it happens (or, with --json, its events one per line) and where
+// the data lives. A new session unless --continue (the most recently active
+// one) or --session ID names one; --answer replies to the question a run
+// stopped on. The prompt is the words given, or stdin when it is `-` or not
+// a terminal. The built-in scripted model answers only when no model is
+// configured or --provider scripted says so; stderr names the model.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <future>
+#include <iostream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -17,12 +25,16 @@
 #include <boost/asio/use_future.hpp>
 #include <boost/json.hpp>
 
+#include "api/workspace.h"
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "cli/printer.h"
+#include "cli/question.h"
+#include "cli/session_ref.h"
 #include "node/errors.h"
 #include "node/node.h"
-#include "store/errors.h"
 #include "runtime/native/native_runtime.h"
+#include "store/errors.h"
 
 namespace tether::cli {
 
@@ -30,11 +42,14 @@ namespace {
 
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
+namespace json = boost::json;
+
+constexpr std::size_t max_stdin_prompt = 256U * 1024U;  // session_options::max_prompt_bytes
 
 // Empty strings and 0 mean "from the profile".
 struct run_args {
   std::string config;
-  std::string profile = "default";
+  std::string profile;  // empty: `default`, or the continued session's
   std::string data;
   std::string workspace;
   std::string provider;
@@ -42,110 +57,260 @@ struct run_args {
   std::string model;
   std::string api_key_env;
   int max_steps = 0;
+  bool json = false;
+  bool continue_last = false;
+  std::string session;
+  std::vector<std::string> answer;
   std::vector<std::string> prompt;
 };
 
-asio::awaitable<void> follow(std::shared_ptr<store::event_tail> tail, std::shared_ptr<live_printer> printer) {
-  while (!printer->finished()) {
-    auto items = co_await tail->next();
-    if (!items) co_return;
-    for (const auto& item : *items) printer->on(item.event);
+// The prompt: the words, or all of stdin for `-` (or no words and a stdin
+// that is not a terminal).
+result<std::string> read_prompt(const run_args& args) {
+  const bool from_stdin = (args.prompt.size() == 1 && args.prompt[0] == "-") ||
+                          (args.prompt.empty() && args.answer.empty() && ::isatty(STDIN_FILENO) == 0);
+  if (!from_stdin) {
+    std::string prompt;
+    for (const auto& w : args.prompt) prompt += (prompt.empty() ? "" : " ") + w;
+    return prompt;
   }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const auto n = ::read(STDIN_FILENO, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return make_error(util_errc::invalid_argument, std::string("reading stdin: ") + std::strerror(errno));
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > max_stdin_prompt)
+      return make_error(util_errc::invalid_argument,
+                        fmt::format("the prompt on stdin is larger than {} KiB", max_stdin_prompt / 1024));
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
 }
 
-int run_once(const run_args& args) {
-  std::string prompt;
-  for (const auto& w : args.prompt) prompt += (prompt.empty() ? "" : " ") + w;
-  if (prompt.empty()) {
-    fmt::print(stderr, "tether run: give a prompt\n");
-    return 2;
+// The command line's overrides of the profile's model.
+result<void> adjust_profile(const run_args& args, config::profile& prof) {
+  if (!args.api_key_env.empty()) prof.api_key_env = args.api_key_env;
+  if (args.max_steps > 0) prof.max_steps = args.max_steps;
+  if (args.provider == "scripted") {
+    if (!args.base_url.empty()) return make_error(util_errc::invalid_argument, "--provider scripted takes no --base-url");
+    prof.scripted_model = true;
+    prof.base_url.clear();
+    if (!args.model.empty()) prof.model = args.model;
+    return ok();
   }
-  ::umask(077);  // the data directory and all it holds are private to the user
+  if (!args.provider.empty()) {
+    const auto api = runtime::native::parse_wire_api(args.provider);
+    if (!api)
+      return make_error(util_errc::invalid_argument,
+                        "unknown provider '" + args.provider + "' (openai-chat, openai-responses, anthropic, scripted)");
+    if (prof.provider != *api && args.base_url.empty() && !prof.scripted()) prof.base_url.clear();  // its own URL
+    prof.provider = *api;
+  }
+  if (!args.base_url.empty()) prof.base_url = args.base_url;
+  if (!args.model.empty()) prof.model = args.model;
+  if (args.provider.empty() && args.base_url.empty() && args.model.empty()) return ok();
+  if (auto real = config::use_provider(prof); !real)
+    return make_error(util_errc::invalid_argument, "--model: " + real.error().message);
+  return ok();
+}
+
+// The exit code for a node that did not open.
+int open_failed(const error& e) {
+  fmt::print(stderr, "tether run: {}\n", e.message);
+  if (e == node::node_errc::data_dir_locked) return exit_data_dir_locked;
+  return e == store::store_errc::damaged ? exit_damaged_store : exit_usage;
+}
+
+result<std::unique_ptr<node::node>> open_node(const run_args& args, const std::string& profile) {
   node::node_options o;
   o.config = args.config;
   o.data_dir = args.data;
   o.name = "run";
-  o.note = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
-  // Only the chosen profile runs, with the command line's overrides.
-  o.only_profile = args.profile;
-  o.adjust = [&args](config::profile& prof) -> result<void> {
-    if (!args.provider.empty()) {
-      const auto api = runtime::native::parse_wire_api(args.provider);
-      if (!api)
-        return make_error(util_errc::invalid_argument,
-                          "unknown provider '" + args.provider + "' (openai-chat, openai-responses, anthropic)");
-      prof.provider = *api;
+  o.only_profile = profile;  // only the profile used runs, with the command line's overrides
+  o.adjust = [&args](config::profile& prof) { return adjust_profile(args, prof); };
+  return node::node::open(o);
+}
+
+asio::awaitable<void> follow(std::shared_ptr<store::event_tail> tail, std::shared_ptr<live_printer> printer,
+                             bool as_json) {
+  bool over = false;
+  while (!over) {
+    auto items = co_await tail->next();
+    if (!items) co_return;
+    for (const auto& item : *items) {
+      if (as_json) print_json_line(model::to_json(item.event));
+      printer->on(item.event);
+      if (printer->finished()) over = true;
     }
-    if (!args.base_url.empty()) prof.base_url = args.base_url;
-    if (!args.model.empty()) prof.model = args.model;
-    if (!args.api_key_env.empty()) prof.api_key_env = args.api_key_env;
-    if (args.max_steps > 0) prof.max_steps = args.max_steps;
-    return ok();
-  };
-  auto opened = node::node::open(o);
-  if (!opened) {
-    fmt::print(stderr, "tether run: {}\n", opened.error().describe());
-    if (opened.error() == node::node_errc::data_dir_locked) return exit_data_dir_locked;
-    return opened.error() == store::store_errc::damaged ? exit_damaged_store : exit_usage;
   }
-  auto& io = **opened;
-  auto& service = io.service();
-  auto* store = &io.store();
-  const fs::path data = io.data_dir();
-  int code = 0;
-  {
-    if (auto r = io.run(service.start()); !r) {
-      fmt::print(stderr, "tether run: {}\n", r.error().describe());
-      return 1;
+}
+
+// The session --continue or --session names in this data directory.
+result<store::session_row> find_session(node::node& io, std::string_view given) {
+  auto id = resolve_session_with(given, [&io](const std::string& prefix, std::size_t limit)
+                                     -> result<std::vector<std::string>> {
+    auto listed = io.run(io.store().list_overviews(limit, prefix));
+    if (!listed) return listed.error();
+    std::vector<std::string> ids;
+    for (const auto& o : *listed) ids.push_back(o.session.id.str());
+    return ids;
+  });
+  if (!id) return id.error();
+  return io.run(io.store().get_session(session_id::trusted(*id)));
+}
+
+// The body that answers the session's pending question with the words of
+// --answer: option numbers or ids, else the words as the answer's own text.
+result<std::pair<interaction_id, json::value>> answer_for(node::node& io, const session_id& s,
+                                                          const std::vector<std::string>& words) {
+  auto snap = io.run(io.store().snapshot(s));
+  if (!snap) return snap.error();
+  if (snap->pending_interactions.empty())
+    return make_error(util_errc::invalid_argument, "session " + s.str() + " has no question waiting for an answer");
+  const auto& pending = snap->pending_interactions.front();
+  std::string line;
+  for (const auto& w : words) line += (line.empty() ? "" : " ") + w;
+  if (auto chosen = answer_from_line(pending.payload, line)) return std::pair{pending.id, std::move(*chosen)};
+  answer_choice own;
+  own.other_text = line;
+  auto built = build_answer(pending.payload, own);
+  if (!built) return built.error();
+  return std::pair{pending.id, std::move(*built)};
+}
+
+int run_once(run_args args) {
+  if (args.continue_last && !args.session.empty()) return usage_error("run: --continue and --session name two sessions");
+  if (!args.answer.empty() && args.session.empty() && !args.continue_last)
+    return usage_error("run: --answer needs the session it answers (--session ID or --continue)");
+  if (!args.answer.empty() && !args.prompt.empty())
+    return usage_error("run: give either a prompt or --answer, not both");
+  std::string prompt;
+  if (args.answer.empty()) {
+    auto read = read_prompt(args);
+    if (!read) return usage_error("run: " + read.error().message);
+    prompt = std::move(*read);
+    if (prompt.empty()) return usage_error("run: give a prompt (words, or `-` to read it from stdin)");
+  }
+  const bool existing = args.continue_last || !args.session.empty();
+  if (existing && !args.workspace.empty())
+    return usage_error("run: --workspace is for a new session; a continued one keeps its own");
+  ::umask(077);  // the data directory and all it holds are private to the user
+
+  auto opened = open_node(args, args.profile.empty() ? std::string("default") : args.profile);
+  if (!opened) return open_failed(opened.error());
+  std::unique_ptr<node::node> io = std::move(*opened);
+  std::optional<store::session_row> row;
+  if (existing) {
+    auto found = find_session(*io, args.continue_last ? "last" : args.session);
+    if (!found) return report(found.error());  // 1 when no session matches, 2 when the text is no id
+    const std::string its = found->profile.empty() ? std::string("default") : found->profile;
+    const std::string opened_with = args.profile.empty() ? std::string("default") : args.profile;
+    if (its != opened_with) {
+      if (!args.profile.empty())
+        return usage_error(fmt::format("run: session {} runs profile {}, not {}", found->id.str(), its, args.profile));
+      io->close();
+      io.reset();
+      auto reopened = open_node(args, its);  // the session's own profile runs it
+      if (!reopened) return open_failed(reopened.error());
+      io = std::move(*reopened);
     }
+    row = std::move(*found);
+  }
+  auto& service = io->service();
+  auto* store = &io->store();
+  const fs::path data = io->data_dir();
+
+  fs::path workspace;
+  if (!existing) {
+    std::error_code ec;
+    workspace = args.workspace.empty() ? fs::current_path(ec) : fs::absolute(args.workspace, ec);
+    if (ec) return usage_error("run: the workspace: " + ec.message());
+    if (!fs::is_directory(workspace)) return usage_error("run: the workspace " + workspace.string() + " is not a directory");
+    if (api::holds_data_dir(workspace, data))
+      return usage_error(fmt::format(
+          "run: the workspace {} holds Tether's data directory {}, which the agent's tools must not reach; run "
+          "in a project directory, or give --workspace or --data",
+          workspace.string(), data.string()));
+  }
+  if (auto r = io->run(service.start()); !r) {
+    fmt::print(stderr, "tether run: {}\n", r.error().message);
+    return exit_failed;
+  }
+  if (!existing) {
     session::create_request create;
-    create.profile = args.profile == "default" ? std::string() : args.profile;
-    if (!args.workspace.empty()) create.workspace = fs::absolute(args.workspace).string();
-    auto created = io.run(service.create_session(create));
+    create.profile = args.profile.empty() || args.profile == "default" ? std::string() : args.profile;
+    create.workspace = fs::weakly_canonical(workspace).string();
+    auto created = io->run(service.create_session(create));
     if (!created) {
-      fmt::print(stderr, "tether run: {}\n", created.error().describe());
-      return 1;
+      fmt::print(stderr, "tether run: {}\n", created.error().message);
+      return exit_failed;
     }
-    const auto s = created->id;
-    auto printer = std::make_shared<live_printer>();
-    std::shared_ptr<store::event_tail> tail = store->tail(s, event_seq{0});
-    auto followed = asio::co_spawn(io.executor(), follow(tail, printer), asio::use_future);
-    session::input_request in;
-    in.prompt = prompt;
-    // Ctrl-C (or SIGTERM) stops the turn the way `stop` does: the run
-    // finishes interrupted, its data stays, and the command exits 130.
-    asio::signal_set signals(io.executor(), SIGINT, SIGTERM);
-    bool interrupted = false;
-    signals.async_wait([&service, &interrupted, s, ex = io.executor()](const boost::system::error_code& ec, int) {
-      if (ec) return;
-      interrupted = true;
-      asio::co_spawn(ex, service.interrupt(s), asio::detached);
-    });
-    auto admitted = io.run(service.admit(s, in));
-    if (!admitted) {
-      fmt::print(stderr, "tether run: {}\n", admitted.error().describe());
-      tail->close();
-      followed.get();
-      signals.cancel();
-      return 2;
-    }
-    io.run(service.idle(s));
-    // The drain is over, so everything is recorded; a run that ended without
-    // an execution.finished (it could not start) must not wait forever.
-    if (followed.wait_for(std::chrono::seconds(2)) != std::future_status::ready) tail->close();
+    row = std::move(*created);
+  }
+  const session_id s = row->id;
+  const std::string profile = row->profile.empty() ? std::string("default") : row->profile;
+  if (!args.json) fmt::print(stderr, "model: {} (profile {})\n", io->model_label(profile), profile);
+  if (const auto problem = io->profile_problem(profile); !problem.empty()) {
+    fmt::print(stderr, "tether run: {}\n", problem);
+    return exit_usage;
+  }
+
+  // From the session's last event on: a continued session's history is not
+  // printed again.
+  const event_seq from = row->last_seq;
+  auto printer = std::make_shared<live_printer>(args.json ? output_sink([](std::string_view) {}) : stdout_sink());
+  std::shared_ptr<store::event_tail> tail = store->tail(s, from);
+  auto followed = asio::co_spawn(io->executor(), follow(tail, printer, args.json), asio::use_future);
+  // Ctrl-C (or SIGTERM) stops the turn the way `stop` does: the run
+  // finishes interrupted, its data stays, and the command exits 130.
+  asio::signal_set signals(io->executor(), SIGINT, SIGTERM);
+  bool interrupted = false;
+  signals.async_wait([&service, &interrupted, s, ex = io->executor()](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    interrupted = true;
+    asio::co_spawn(ex, service.interrupt(s), asio::detached);
+  });
+  auto give_up = [&](const std::string& why, int code) {
+    fmt::print(stderr, "tether run: {}\n", why);
+    tail->close();
     followed.get();
     signals.cancel();
-    auto exes = io.run(store->list_executions(s));
-    if (exes && !exes->empty() && exes->back().outcome) {
-      const auto outcome = *exes->back().outcome;
-      code = outcome == model::outcome::succeeded ? 0 : outcome == model::outcome::waiting ? 3 : 1;
-    }
-    if (interrupted) code = 130;
-    const std::string workspace =
-        args.workspace.empty() ? (data / "workspaces" / s.str()).string() : fs::absolute(args.workspace).string();
-    fmt::print("session {}\ndata: {}\nworkspace: {}\n", s.str(), data.string(), workspace);
+    return code;
+  };
+  if (!args.answer.empty()) {
+    auto body = answer_for(*io, s, args.answer);
+    if (!body) return give_up(body.error().message, exit_usage);
+    if (auto a = io->run(service.submit_answer(body->first, std::move(body->second))); !a)
+      return give_up(a.error().message, exit_usage);
+  } else {
+    session::input_request in;
+    in.prompt = prompt;
+    if (auto admitted = io->run(service.admit(s, in)); !admitted) return give_up(admitted.error().message, exit_usage);
   }
-  io.close();
+  io->run(service.idle(s));
+  // The drain is over, so everything is recorded; a run that ended without
+  // an execution.finished (it could not start) must not wait forever.
+  if (followed.wait_for(std::chrono::seconds(2)) != std::future_status::ready) tail->close();
+  followed.get();
+  signals.cancel();
+  int code = exit_failed;  // no run finished: it could not start
+  auto exes = io->run(store->list_executions(s));
+  if (exes && !exes->empty() && exes->back().outcome && exes->back().started_seq.value > from.value) {
+    const auto outcome = *exes->back().outcome;
+    code = outcome == model::outcome::succeeded ? exit_ok : outcome == model::outcome::waiting ? exit_waiting : exit_failed;
+  }
+  if (interrupted) code = exit_interrupted;
+  if (!args.json) {
+    auto now = io->run(store->get_session(s));
+    fmt::print("session {}\ndata: {}\nworkspace: {}\n", s.str(), data.string(),
+               now && !now->workspace.empty() ? now->workspace : (data / "workspaces" / s.str()).string());
+    if (code == exit_waiting && printer->question())
+      fmt::print("answer with: tether run --session {} --answer OPTION\n", s.str());
+  }
+  io->close();
   return code;
 }
 
@@ -153,18 +318,27 @@ int run_once(const run_args& args) {
 
 void add_run_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<run_args>();
-  auto* cmd = app.add_subcommand("run", "Run one turn of a new session here, without a server, and print it");
+  auto* cmd = app.add_subcommand("run", "Run one turn here, without a server, and print it (like `codex exec`)");
   cmd->add_option("--config", args->config, "the TOML configuration (default: $TETHER_CONFIG, else built-in defaults)");
-  cmd->add_option("--profile", args->profile, "the profile to run")->capture_default_str();
-  cmd->add_option("--data", args->data, "data directory (default: the config's data_dir, else ./tether-data)");
-  cmd->add_option("--workspace", args->workspace,
-                  "the agent's working directory (default: one per session under --data)");
-  cmd->add_option("--provider", args->provider, "override: openai-chat | openai-responses | anthropic");
+  cmd->add_option("--profile", args->profile, "the profile to run (default: `default`, or the continued session's)");
+  cmd->add_option("--data", args->data,
+                  "data directory (default: the config's data_dir, else $XDG_DATA_HOME/tether, else "
+                  "~/.local/share/tether)");
+  cmd->add_option("--workspace", args->workspace, "the agent's working directory (default: the current directory)");
+  cmd->add_flag("--continue,-c", args->continue_last, "add the turn to the most recently active session");
+  cmd->add_option("--session,-s", args->session,
+                  "add the turn to this session: its id, a unique prefix of it, or `last`");
+  cmd->add_option("--answer", args->answer,
+                  "answer the question the session waits on (option numbers or ids, else your own words)");
+  cmd->add_flag("--json", args->json, "print the turn's events, one JSON document per line");
+  cmd->add_option("--provider", args->provider,
+                  "override: openai-chat | openai-responses | anthropic (at its official URL unless --base-url) | "
+                  "scripted (the built-in scripted model)");
   cmd->add_option("--base-url", args->base_url, "override: the provider's API base, e.g. https://api.openai.com/v1");
   cmd->add_option("--model", args->model, "override: the model name");
   cmd->add_option("--api-key-env", args->api_key_env, "override: the environment variable holding the API key");
   cmd->add_option("--max-steps", args->max_steps, "override: model requests per turn at most");
-  cmd->add_option("prompt", args->prompt, "what to ask (the words are joined with spaces)")->required();
+  cmd->add_option("prompt", args->prompt, "what to ask (the words are joined; `-` or none with a pipe: stdin)");
   cmd->callback([args, &exit_code] { exit_code = run_once(*args); });
 }
 

@@ -22,6 +22,7 @@
 
 #include "api/server.h"
 #include "cli/commands.h"
+#include "http/server_errors.h"
 #include "node/errors.h"
 #include "node/node.h"
 #include "store/errors.h"
@@ -113,11 +114,12 @@ int serve(const serve_args& args) {
   so.sse_max_buffered = std::max<std::size_t>(4096, args.sse_max_buffered);
   so.sse_stall_timeout = std::chrono::milliseconds(std::max(100, args.sse_stall_ms));
   so.version = TETHER_VERSION;
-  so.profile_known = [&n](std::string_view p) { return n.has_profile(p); };
+  so.profile_problem = [&n](std::string_view p) { return n.profile_problem(p); };
   // Connections, descriptors and workspace roots (api/server.h, api/workspace.h).
   so.max_connections = args.max_connections;
   so.max_connections_per_peer = args.max_connections_per_peer;
   spdlog::info("serve: {} descriptors", api::raise_descriptor_limit());
+  so.data_dir = n.data_dir();
   if (n.settings().workspace_roots) {
     so.workspace_roots = *n.settings().workspace_roots;
   } else {
@@ -127,8 +129,13 @@ int serve(const serve_args& args) {
   }
   api::server srv(n.executor(), n.service(), n.store(), so);
   if (auto r = srv.start(); !r) {
-    fmt::print(stderr, "tether serve: {}\n", r.error().describe());
-    return 2;
+    if (r.error() == http::server_errc::address_in_use) {
+      fmt::print(stderr, "tether serve: {} is in use (another server listens there?): choose another --listen\n",
+                 args.listen);
+      return exit_address_in_use;
+    }
+    fmt::print(stderr, "tether serve: {}\n", r.error().message);
+    return exit_usage;
   }
   // Bound: recovery may claim sessions now. Requests that arrive meanwhile
   // are served (admission and the coordinator are safe to use while

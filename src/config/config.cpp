@@ -15,6 +15,9 @@ namespace tether::config {
 
 namespace {
 
+// The provider name of the built-in scripted model.
+constexpr std::string_view scripted_provider = "scripted";
+
 tether::error bad(std::string message) { return make_error(util_errc::invalid_argument, "config: " + std::move(message)); }
 
 profile default_profile() {
@@ -95,11 +98,14 @@ result<void> read_tool_settings(profile& p, const toml::table& t, const std::str
 result<void> read_native(profile& p, const toml::table& t, const std::string& where) {
   auto provider = text(t, where, "provider", "openai-chat");
   if (!provider) return provider.error();
-  const auto api = runtime::native::parse_wire_api(*provider);
-  if (!api)
-    return bad(fmt::format("{}.provider: \"{}\" is not a provider (openai-chat, openai-responses, anthropic)", where,
-                           *provider));
-  p.provider = *api;
+  if (*provider != scripted_provider) {
+    const auto api = runtime::native::parse_wire_api(*provider);
+    if (!api)
+      return bad(fmt::format(
+          "{}.provider: \"{}\" is not a provider (openai-chat, openai-responses, anthropic, scripted)", where,
+          *provider));
+    p.provider = *api;
+  }
   auto base_url = text(t, where, "base_url", "");
   if (!base_url) return base_url.error();
   p.base_url = *base_url;
@@ -149,6 +155,14 @@ result<void> read_agent(profile& p, const toml::table& t, const std::string& whe
     if (!v) return v.error();
     *field = *v;
   }
+  // The agent's provider follows from the program (and its wire); only the
+  // scripted model can be named.
+  auto provider = text(t, where, "provider", std::string(scripted_provider));
+  if (!provider) return provider.error();
+  if (*provider != scripted_provider)
+    return bad(fmt::format("{}.provider: \"{}\": an agent profile takes only \"scripted\" (its provider follows from "
+                           "the program; base_url points it elsewhere)",
+                           where, *provider));
   if (!p.base_url.empty() && !p.base_url.starts_with("http://") && !p.base_url.starts_with("https://"))
     return bad(fmt::format("{}.base_url must start with http:// or https://", where));
   if (!p.api_key_env.empty() && !is_variable_name(p.api_key_env))
@@ -220,8 +234,8 @@ struct runtime_kind {
   result<void> (*read)(profile& p, const toml::table& t, const std::string& where);
 };
 
-const std::set<std::string_view> agent_keys{"command",  "model", "base_url", "api_key_env",    "permissions",
-                                            "args",     "env",   "set_env",  "idle_timeout_ms"};
+const std::set<std::string_view> agent_keys{"command", "model", "base_url", "api_key_env",    "permissions",
+                                            "args",    "env",   "set_env",  "idle_timeout_ms", "provider"};
 
 std::set<std::string_view> with(std::set<std::string_view> keys, std::string_view key) {
   keys.insert(key);
@@ -268,6 +282,16 @@ result<profile> read_profile(std::string name, const toml::table& t) {
   keys.insert("runtime");
   TETHER_TRY(only_keys(t, where, keys, fmt::format(" for runtime \"{}\"", kind->name)));
   TETHER_TRY(kind->read(p, t, where));
+  // The scripted model answers only when chosen, or when nothing about the
+  // model is configured; a named provider or model is the real one.
+  const auto* provider = t.get("provider");
+  if (provider != nullptr && provider->value<std::string>() == scripted_provider) {
+    if (!p.base_url.empty()) return bad(fmt::format("{}.base_url: provider \"scripted\" takes none", where));
+    p.scripted_model = true;
+  } else if (provider != nullptr || t.contains("base_url") || t.contains("model")) {
+    auto real = use_provider(p);
+    if (!real) return bad(fmt::format("{}.model: {}", where, real.error().message));
+  }
   return p;
 }
 
@@ -289,6 +313,49 @@ result<std::optional<std::vector<std::filesystem::path>>> workspace_roots(const 
 }
 
 }  // namespace
+
+std::string official_base_url(const profile& p) {
+  constexpr std::string_view openai = "https://api.openai.com/v1";
+  constexpr std::string_view anthropic = "https://api.anthropic.com";
+  const std::string_view kind = p.runtime;
+  if (kind == "native")
+    return std::string(p.provider == runtime::native::wire_api::anthropic ? "https://api.anthropic.com/v1" : openai);
+  if (kind == "claude-print" || kind == "claude" || kind == "acp-claude") return std::string(anthropic);
+  if (kind.find("opencode") != std::string_view::npos)
+    return p.agent.wire == "messages" ? std::string(anthropic) + "/v1" : std::string(openai);
+  if (kind == "acp") return {};  // any agent: its own
+  return std::string(openai);    // the codex kinds
+}
+
+std::string model_label(const profile& p) {
+  if (p.scripted()) return "scripted";
+  std::string label = p.model.empty() || p.model == "scripted" ? std::string("the agent's default model") : p.model;
+  if (!p.base_url.empty()) label += " at " + p.base_url;
+  return label;
+}
+
+std::string default_data_dir() {
+  const auto set = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v != nullptr && *v == '/' ? std::string(v) : std::string();  // relative values are ignored (the spec)
+  };
+  if (auto xdg = set("XDG_DATA_HOME"); !xdg.empty()) return xdg + "/tether";
+  if (auto home = set("HOME"); !home.empty()) return home + "/.local/share/tether";
+  return "tether-data";
+}
+
+result<void> use_provider(profile& p) {
+  p.scripted_model = false;
+  if (!p.base_url.empty()) return ok();
+  p.base_url = official_base_url(p);
+  if (p.runtime == "acp") return ok();
+  if (p.model.empty() || p.model == "scripted")
+    return make_error(util_errc::invalid_argument, fmt::format("name the model that {} serves (e.g. \"{}\")", p.base_url,
+                           p.base_url.find("anthropic") != std::string::npos ? "claude-sonnet-4-5" : "gpt-5"));
+  if (p.api_key_env.empty())
+    p.api_key_env = p.base_url.find("anthropic") != std::string::npos ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
+  return ok();
+}
 
 std::string_view to_string(agent_permissions p) {
   switch (p) {

@@ -7,8 +7,8 @@
 //
 //   [profiles.default]
 //   runtime     = "native"            # the runtime kind (runtime_kinds()); the keys below are native's
-//   provider    = "openai-chat"       # "openai-responses" | "anthropic"
-//   base_url    = "https://api.openai.com/v1"   # absent: the built-in scripted model
+//   provider    = "openai-chat"       # "openai-responses" | "anthropic" | "scripted"
+//   base_url    = "https://api.openai.com/v1"   # absent: the provider's official URL
 //   model       = "gpt-4o-mini"
 //   api_key_env = "OPENAI_API_KEY"    # the variable holding the key (never the key itself)
 //   ca_file     = "/etc/tether/model-ca.pem"  # certificates trusted for https besides the system's
@@ -28,6 +28,14 @@
 // names it and the kind. An unknown `runtime` is an error listing the kinds.
 // Unknown keys and wrongly typed values are errors that name the key, since a
 // typo in a profile would otherwise silently run the wrong model.
+//
+// Which model answers: the built-in scripted model only when a profile says
+// provider = "scripted", or says nothing about its model (no provider,
+// base_url or model: the default profile with no file at all). Otherwise a
+// real one: base_url, by default the official URL of the provider (native)
+// or of what the agent program speaks (official_base_url()), where `model`
+// must be named and api_key_env defaults to OPENAI_API_KEY or
+// ANTHROPIC_API_KEY.
 // Environment: TETHER_CONFIG names the file when no path is given.
 #pragma once
 
@@ -56,8 +64,9 @@ std::string_view to_string(agent_permissions p);
 //   runtime     = "codex-exec"
 //   command     = "/opt/codex/bin/codex"   # absent: the installed binary (tether doctor shows which)
 //   model       = "gpt-5.5"
-//   base_url    = "https://api.openai.com/v1"   # absent: the built-in scripted model
+//   base_url    = "https://api.openai.com/v1"   # absent: the official URL of what the agent speaks
 //   api_key_env = "OPENAI_API_KEY"
+//   provider    = "scripted"             # the built-in scripted model instead of a real one
 //   wire        = "chat"                 # opencode-run only: "chat" | "responses" | "messages"
 //   permissions = "approve-all"          # | "approve-reads" | "deny-all"
 //   args        = ["--some-flag"]        # appended to the agent's command line
@@ -89,7 +98,8 @@ struct profile {
   std::string name;
   std::string runtime = "native";  // one of runtime_kinds()
   runtime::native::wire_api provider = runtime::native::wire_api::openai_chat;
-  std::string base_url;  // empty: the built-in scripted model
+  std::string base_url;       // the model's API; empty when scripted_model (or the generic acp agent's own)
+  bool scripted_model = true;  // the built-in scripted model answers
   std::string model = "scripted";
   std::string api_key_env;
   std::string ca_file;  // absolute path of PEM certificates trusted for https; empty: the system's only
@@ -100,11 +110,11 @@ struct profile {
   std::vector<std::string> env;  // names of variables tools may see (never a profile's api_key_env)
   agent_settings agent;          // the agent kinds'
 
-  [[nodiscard]] bool scripted() const { return base_url.empty(); }
+  [[nodiscard]] bool scripted() const { return scripted_model; }
 };
 
 struct settings {
-  std::string data_dir;  // empty: the command's default
+  std::string data_dir;  // empty: default_data_dir()
   // Directories a session's workspace must lie under; absent: the server's
   // defaults (the data directory's workspaces/ and the directory it was
   // started in). An empty array allows only the default workspace.
@@ -116,6 +126,27 @@ struct settings {
   // ones when there is none.
   [[nodiscard]] result<profile> find(std::string_view name) const;
 };
+
+// The official base URL of the provider `p` talks to: OpenAI's or
+// Anthropic's, by its native provider or by what its agent program speaks
+// (opencode: by its wire); empty for the generic acp agent.
+std::string official_base_url(const profile& p);
+
+// Points `p` at a real model: no longer scripted; an empty base_url becomes
+// official_base_url(p), where `model` must then be named (else
+// util_errc::invalid_argument saying so) and an empty api_key_env becomes
+// the provider's usual variable.
+result<void> use_provider(profile& p);
+
+// Which model answers `p`'s turns, as runs record it: "scripted", else the
+// model's name (or "the agent's default model") and " at " its base URL
+// when it has one.
+std::string model_label(const profile& p);
+
+// Where the data lives when neither --data nor the file's data_dir says:
+// $XDG_DATA_HOME/tether, else $HOME/.local/share/tether (the user's data
+// directory), else ./tether-data when neither variable is set.
+std::string default_data_dir();
 
 // The runtime kinds a profile may name, the default ("native") first.
 std::vector<std::string_view> runtime_kinds();

@@ -137,7 +137,7 @@ json::object encode_one(const input_promoted& p) {
 }
 json::object encode_one(const input_cancelled& p) { return {{"input_id", p.input.str()}, {"reason", p.reason}}; }
 json::object encode_one(const execution_started& p) {
-  return {{"execution_id", p.execution.str()}, {"node", p.node}, {"runtime", p.runtime}};
+  return {{"execution_id", p.execution.str()}, {"node", p.node}, {"runtime", p.runtime}, {"model", p.model}};
 }
 json::object encode_one(const execution_recovered& p) {
   return {{"execution_id", p.execution.str()}, {"node", p.node}, {"attempt", p.attempt}};
@@ -231,6 +231,7 @@ void decode_one(reader& r, execution_started& p) {
   p.execution = r.id<execution_id>("execution_id");
   p.node = r.str("node");
   p.runtime = r.version() >= 2 ? r.str("runtime") : std::string("native");
+  if (r.version() >= 3) p.model = r.str("model", false);
 }
 void decode_one(reader& r, execution_recovered& p) {
   p.execution = r.id<execution_id>("execution_id");

@@ -20,7 +20,8 @@
 //   input.cancelled        durable     input_id, reason
 //   execution.started      durable     execution_id, node, runtime (v2; v1
 //                                      rows ran the only runtime there was and
-//                                      read as "native")
+//                                      read as "native"), model (v3; older
+//                                      rows read as "")
 //   execution.recovered    durable     execution_id, node, attempt
 //   execution.finished     durable     execution_id, outcome, reason?, error?, usage
 //   step.started           durable     execution_id, step
@@ -131,13 +132,17 @@ struct input_cancelled { TETHER_EVENT("input.cancelled", 1, durable)
   input_id input;
   std::string reason;
 };
-struct execution_started { TETHER_EVENT("execution.started", 2, durable)
+struct execution_started { TETHER_EVENT("execution.started", 3, durable)
   execution_id execution;
   std::string node;
   // The runtime that runs the execution's turns ("native", "codex", …; ""
   // when the session's profile has none on this node). Version 1 did not
   // record it: its rows read as "native", the only runtime there was.
   std::string runtime = "native";
+  // Which model answers (session::runtime::model()): "scripted", or the
+  // model's name and where it is served. Versions 1 and 2 did not record
+  // it: their rows read as "".
+  std::string model;
 };
 struct execution_recovered { TETHER_EVENT("execution.recovered", 1, durable)
   execution_id execution;

@@ -31,6 +31,12 @@ namespace fs = std::filesystem;
 
 // Runs before anything else of this start can use the records: the
 // processes a dead incarnation left (DATA/run/procs) are killed.
+// Whether the environment variable is set to something.
+bool has_value(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  return v != nullptr && *v != '\0';
+}
+
 void kill_leftovers(const fs::path& records) {
   const auto report = runtime::native::kill_recorded_groups(records);
   if (report.killed > 0)
@@ -162,7 +168,7 @@ struct node::impl {
   result<std::string> model_key(const config::profile& prof) {
     if (prof.api_key_env.empty()) return std::string();
     const char* key = std::getenv(prof.api_key_env.c_str());
-    if (key == nullptr || *key == '\0')
+    if (!has_value(prof.api_key_env))
       return make_error(util_errc::invalid_argument, prof.api_key_env + " is not set (profile " + prof.name + ")");
     return std::string(key);
   }
@@ -251,7 +257,7 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   i->settings = std::move(loaded).value();
   const std::string wanted = !o.data_dir.empty()             ? o.data_dir
                              : !i->settings.data_dir.empty() ? i->settings.data_dir
-                                                             : "tether-data";
+                                                             : config::default_data_dir();
   // Before anything else touches the directory: a second process on it
   // stops here, having written nothing.
   auto dir = claim_data_dir(wanted, [](const std::string& line) { spdlog::warn("data directory: {}", line); });
@@ -277,6 +283,14 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   }
   i->add_kinds(o);
   for (auto& [name, prof] : profiles) {
+    // A server keeps its other profiles when one's key is missing; `run`,
+    // which names the one it uses, fails.
+    if (o.only_profile.empty() && !prof.api_key_env.empty() && !has_value(prof.api_key_env)) {
+      const auto why = prof.api_key_env + " is not set";
+      spdlog::warn("node: profile {} is disabled: {}", name, why);
+      i->runtimes.disable(name, why);
+      continue;
+    }
     if (auto r = i->add_profile(o, prof); !r) return r.error();
   }
 
@@ -299,6 +313,12 @@ store::event_store& node::store() { return *impl_->store; }
 const config::settings& node::settings() const { return impl_->settings; }
 const fs::path& node::data_dir() const { return impl_->data; }
 bool node::has_profile(std::string_view name) const { return impl_->runtimes.has_profile(name); }
+std::string node::profile_problem(std::string_view name) const { return impl_->runtimes.problem(name); }
+std::string node::model_label(std::string_view profile) const {
+  auto label = impl_->runtimes.model(profile);
+  if (label == "scripted" && impl_->scripted) label += ", the built-in scripted model at " + impl_->scripted->base_url();
+  return label;
+}
 asio::any_io_executor node::executor() { return impl_->io.get_executor(); }
 std::string node::scripted_url() const { return impl_->scripted ? impl_->scripted->base_url() : std::string(); }
 

@@ -56,7 +56,7 @@ namespace tether::node {
 
 struct node_options {
   std::string config;         // TOML file; empty: $TETHER_CONFIG, else built-in defaults
-  std::string data_dir;       // empty: the config's data_dir, else ./tether-data
+  std::string data_dir;       // empty: the config's data_dir, else config::default_data_dir()
   std::string name = "node";  // node name for leases (unique among live processes)
   int threads = 2;            // io_context threads
   // Set: only this profile is loaded (an unknown name is an error).
@@ -79,6 +79,11 @@ class node {
   [[nodiscard]] const config::settings& settings() const;
   [[nodiscard]] const std::filesystem::path& data_dir() const;
   [[nodiscard]] bool has_profile(std::string_view name) const;  // "" is `default`
+  // Why a session may not name the profile ("" when it may): not
+  // configured, or disabled here (its api_key_env is not set).
+  [[nodiscard]] std::string profile_problem(std::string_view name) const;
+  // Which model answers the profile (config::model_label()), or "".
+  [[nodiscard]] std::string model_label(std::string_view profile) const;
   [[nodiscard]] boost::asio::any_io_executor executor();
   // The built-in scripted model's base URL ("http://127.0.0.1:P"), or "".
   [[nodiscard]] std::string scripted_url() const;

@@ -36,7 +36,7 @@ result<void> registry::add_profile(const config::profile& p) {
   }
   auto built = kind->second(p);
   if (!built) return built.error();
-  entries_.push_back(entry{p.name, p.runtime, std::move(built).value()});
+  entries_.push_back(entry{p.name, p.runtime, config::model_label(p), std::move(built).value()});
   return ok();
 }
 
@@ -47,6 +47,16 @@ const registry::entry* registry::find(std::string_view profile) const {
 }
 
 bool registry::has_profile(std::string_view name) const { return find(name) != nullptr; }
+
+void registry::disable(std::string profile, std::string reason) { disabled_.insert_or_assign(std::move(profile), std::move(reason)); }
+
+std::string registry::problem(std::string_view name) const {
+  if (find(name) != nullptr) return {};
+  const auto profile = profile_name(name);
+  if (const auto d = disabled_.find(profile); d != disabled_.end())
+    return "profile '" + std::string(profile) + "' is disabled on this node: " + d->second;
+  return "profile '" + std::string(profile) + "' is not configured (known: " + known_profiles() + ")";
+}
 
 std::string registry::known_profiles() const {
   std::vector<std::string> names;
@@ -60,6 +70,11 @@ std::string registry::known_profiles() const {
 std::string registry::name(std::string_view profile) const {
   const auto* e = find(profile);
   return e == nullptr ? std::string() : e->kind;
+}
+
+std::string registry::model(std::string_view profile) const {
+  const auto* e = find(profile);
+  return e == nullptr ? std::string() : e->model;
 }
 
 session::task<result<void>> registry::start() {
@@ -87,8 +102,7 @@ session::task<session::turn_result> registry::run_turn(session::turn_context ctx
   if (e == nullptr) {
     session::turn_result failed;
     failed.status = session::turn_status::failed;
-    failed.error =
-        "profile '" + std::string(profile_name(ctx.profile)) + "' is not configured (known: " + known_profiles() + ")";
+    failed.error = problem(ctx.profile);
     co_return failed;
   }
   co_return co_await e->runtime->run_turn(std::move(ctx), std::move(host));

@@ -10,6 +10,7 @@
 //                   profile that was not added fails the turn, naming the
 //                   known profiles
 //   name(profile)   the profile's kind ("" for one that was not added)
+//   model(profile)  which model answers it (config::model_label())
 //   start()         starts every runtime built, in the order added; when one
 //                   fails, the ones already started are stopped and the
 //                   error names the profile
@@ -58,9 +59,15 @@ class registry final : public session::runtime {
   [[nodiscard]] std::vector<std::string> kinds() const;  // sorted
 
   result<void> add_profile(const config::profile& p);
+  // A profile that cannot run here (its key is not set, say): sessions of it
+  // are refused, and a turn of one fails with `reason`.
+  void disable(std::string profile, std::string reason);
   [[nodiscard]] bool has_profile(std::string_view name) const;  // "" is `default`
+  // Why a session cannot name the profile: "" when it can.
+  [[nodiscard]] std::string problem(std::string_view name) const;
 
   [[nodiscard]] std::string name(std::string_view profile) const override;
+  [[nodiscard]] std::string model(std::string_view profile) const override;
   session::task<result<void>> start() override;
   session::task<void> stop() override;
   session::task<void> forget(session_id s) override;
@@ -71,6 +78,7 @@ class registry final : public session::runtime {
   struct entry {
     std::string profile;
     std::string kind;
+    std::string model;  // config::model_label()
     std::unique_ptr<session::runtime> runtime;
   };
   [[nodiscard]] const entry* find(std::string_view profile) const;
@@ -78,6 +86,7 @@ class registry final : public session::runtime {
 
   std::map<std::string, runtime_factory, std::less<>> kinds_;
   std::vector<entry> entries_;  // in the order added
+  std::map<std::string, std::string, std::less<>> disabled_;  // profile → why
 };
 
 }  // namespace tether::runtime

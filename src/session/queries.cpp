@@ -25,13 +25,15 @@ session_summary summarize(store::session_overview o, drain_activity a) {
   out.status = status_of(o.session, o.pending_interactions, a);
   out.pending_inputs = o.pending_inputs;
   out.pending_interactions = o.pending_interactions;
+  out.usage = o.usage;
   out.session = std::move(o.session);
   return out;
 }
 
 session_summary summarize(store::session_snapshot s, drain_activity a) {
   return summarize(
-      store::session_overview{std::move(s.session), s.pending_inputs.size(), s.pending_interactions.size()}, a);
+      store::session_overview{std::move(s.session), s.pending_inputs.size(), s.pending_interactions.size(), s.usage},
+      a);
 }
 
 }  // namespace tether::session

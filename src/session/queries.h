@@ -32,6 +32,7 @@ struct session_summary {
   session_status status = session_status::idle;
   std::size_t pending_inputs = 0;
   std::size_t pending_interactions = 0;
+  model::usage usage;  // of all its executions, when listed (store::session_overview)
 };
 
 // The rule above.

@@ -521,7 +521,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       store::append_request req;
       req.session = s;
       req.fence = f;
-      req.events.emplace_back(model::execution_started{exe, node_.owner(), runtime_.name(sess.profile)});
+      req.events.emplace_back(model::execution_started{exe, node_.owner(), runtime_.name(sess.profile), runtime_.model(sess.profile)});
       std::vector<store::input_row> chosen;
       if (start != turn_start::continuation) chosen = choose_inputs(snap->pending_inputs, model::delivery::queue);
       for (const auto& in : chosen) req.events.emplace_back(model::input_promoted{in.id, exe});

@@ -167,6 +167,13 @@ class runtime {
   // profile ("native", "codex", …), recorded on execution.started; "" when
   // no runtime here runs that profile (its turns fail).
   [[nodiscard]] virtual std::string name(std::string_view profile) const = 0;
+  // Which model answers those turns, recorded with it: "scripted" for the
+  // built-in scripted model, else the model's name and where it is served
+  // ("gpt-4o at https://api.openai.com/v1"); "" when unknown.
+  [[nodiscard]] virtual std::string model(std::string_view profile) const {
+    (void)profile;
+    return {};
+  }
 
   // The lifecycle (see the top of this file). These defaults do nothing:
   // right for a runtime that keeps no state between turns.

@@ -189,8 +189,8 @@ task<result<session_summary>> session_service::describe(session_id s) {
   co_return summarize(std::move(*snap), activity);
 }
 
-task<result<std::vector<session_summary>>> session_service::list(std::size_t limit) {
-  auto rows = co_await impl_->store.list_overviews(limit);
+task<result<std::vector<session_summary>>> session_service::list(std::size_t limit, std::string id_prefix) {
+  auto rows = co_await impl_->store.list_overviews(limit, std::move(id_prefix));
   if (!rows) co_return rows.error();
   std::vector<session_summary> out;
   out.reserve(rows->size());

@@ -85,8 +85,9 @@ class session_service {
   task<result<store::session_row>> create_session(create_request req);
   // Errors: unknown_session.
   task<result<session_summary>> describe(session_id s);
-  // The most recently updated sessions first, at most `limit`.
-  task<result<std::vector<session_summary>>> list(std::size_t limit);
+  // The most recently updated sessions first, at most `limit`; with an
+  // id_prefix, only those whose id starts with it.
+  task<result<std::vector<session_summary>>> list(std::size_t limit, std::string id_prefix = {});
   task<result<admission>> admit(session_id s, input_request req);
   // Cancels a pending input of the session; returns its row, now cancelled.
   // Errors: unknown_session; unknown_input (no such input, or one of another

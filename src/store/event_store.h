@@ -142,6 +142,7 @@ struct session_snapshot {
   session_row session;
   std::vector<input_row> pending_inputs;              // admission order
   std::vector<interaction_row> pending_interactions;  // request order
+  model::usage usage;                                 // of all its executions, as session_overview's
 };
 
 // A session with how much waits in it: what a listing of sessions shows.
@@ -149,6 +150,10 @@ struct session_overview {
   session_row session;
   std::size_t pending_inputs = 0;
   std::size_t pending_interactions = 0;
+  // The usage of all its executions (list_overviews only): tokens summed;
+  // cost_usd the sum of the priced ones, absent when none was, with
+  // cost_status "partial" when some were not.
+  model::usage usage;
 };
 
 struct event_page {
@@ -203,8 +208,10 @@ class event_store {
   virtual task<result<std::vector<session_row>>> list_sessions(std::size_t limit) = 0;
   // list_sessions with each session's pending inputs and pending
   // interactions counted, in one read (one snapshot, one query where the
-  // backend can): a listing costs one read, not one per session.
-  virtual task<result<std::vector<session_overview>>> list_overviews(std::size_t limit) = 0;
+  // backend can): a listing costs one read, not one per session. With an
+  // id_prefix, only the sessions whose id starts with it (how a shortened
+  // id is looked up).
+  virtual task<result<std::vector<session_overview>>> list_overviews(std::size_t limit, std::string id_prefix = {}) = 0;
   virtual task<result<input_row>> get_input(input_id id) = 0;
   // Pending inputs of a session in admission order.
   virtual task<result<std::vector<input_row>>> pending_inputs(session_id s) = 0;

@@ -110,6 +110,7 @@ struct execution_row {
   session_id session;
   std::string node;
   std::string runtime;  // the runtime that ran it (execution.started)
+  std::string model;    // the model that answered ("" before it was recorded)
   execution_status status = execution_status::running;
   std::optional<model::outcome> outcome;
   std::string reason;

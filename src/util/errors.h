@@ -11,6 +11,7 @@ enum class util_errc {
   invalid_utf8,          // text is not valid UTF-8
   too_large,             // a value exceeds a configured limit
   malformed_json,        // JSON text does not parse or has the wrong shape
+  not_found,             // what a name or a prefix refers to does not exist, or is not one thing
 };
 
 const std::error_category& util_category();

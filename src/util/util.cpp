@@ -86,6 +86,7 @@ class util_category_impl final : public std::error_category {
       case util_errc::invalid_utf8: return "invalid UTF-8";
       case util_errc::too_large: return "too large";
       case util_errc::malformed_json: return "malformed JSON";
+      case util_errc::not_found: return "not found";
     }
     return "unknown util error";
   }

@@ -136,6 +136,26 @@ run send "$s" --detach "Reply with exactly: detached"
 [[ $rc -eq 0 ]] || fail "send --detach exited $rc"
 grep -q "^admitted msg_" <<<"$out" || fail "send --detach said: $out"
 
+# attach follows a running turn from its start; a shortened id names it.
+run send "${s:0:12}" --detach $'Stream slowly: 150\nReply with exactly: a turn that takes a little while to stream'
+[[ $rc -eq 0 ]] || fail "send --detach by prefix exited $rc: $(cat "$dir/err")"
+run attach last
+[[ $rc -eq 0 ]] || fail "attach exited $rc: $(cat "$dir/err")"
+grep -q "a turn that takes a little while to stream" <<<"$out" || fail "attach did not print the turn: $out"
+grep -q "^run succeeded — [0-9.]*s, " <<<"$out" || fail "the summary has no duration: $out"
+run attach "$s"
+[[ $rc -eq 0 ]] && grep -q "no turn is running" <<<"$out" || fail "attach to an idle session said ($rc): $out"
+run runs "$s"
+[[ $rc -eq 0 ]] || fail "runs exited $rc"
+grep -q "^exe_.*succeeded .* native / scripted" <<<"$out" || fail "runs lists no succeeded run with its model: $out"
+run show "$(tr 'A-Z' 'a-z' <<<"${s:4:10}")"
+grep -q "^workspace: $dir/data/workspaces/$s" <<<"$out" || fail "show by lower-case prefix printed no workspace: $out"
+run sessions --json
+python3 -c 'import json,sys
+d=json.loads(sys.stdin.read()); s=d["sessions"][0]
+assert s["profile"] == "default" and s["workspace"].endswith("/workspaces/" + s["id"]), s
+assert s["usage"]["input_tokens"] > 0, s' <<<"$out" || fail "sessions --json lacks the profile, workspace or usage: $out"
+
 # A failing run exits 1 and says so.
 run send "$s" $'Fail with: auth\nReply with exactly: no'
 [[ $rc -eq 1 ]] || fail "a failed run exited $rc: $out"
@@ -146,7 +166,7 @@ run send "$s" --no-resume "Reply with exactly: later"
 [[ $rc -eq 0 ]] || fail "send --no-resume exited $rc: $(cat "$dir/err")"
 grep -q "^admitted msg_.*pending" <<<"$out" || fail "send --no-resume said: $out"
 run sessions
-grep -q "$s.*idle .* 1  client test" <<<"$out" || fail "the pending input is not counted: $out"
+grep -q "$s.*idle  *1  default/native .*client test" <<<"$out" || fail "the pending input is not counted: $out"
 
 # events --follow --json: one event per line until Ctrl-C (130).
 "$tether" events --data "$dir/data" "$s" --after 0 --follow --json >"$dir/follow" 2>"$dir/follow.err" &
@@ -189,7 +209,7 @@ grep -q "^    Large" <<<"$out" || fail "the typed number did not answer the ques
 # Failures: an unknown session, no server, a wrong token, bad usage.
 run show ses_nosuchsession
 [[ $rc -eq 1 ]] || fail "an unknown session exited $rc"
-grep -q "^tether: not_found" "$dir/err" || fail "an unknown session: $(cat "$dir/err")"
+grep -q "^tether: 'ses_nosuchsession' names no session" "$dir/err" || fail "an unknown session: $(cat "$dir/err")"
 run sessions --server http://127.0.0.1:1
 [[ $rc -eq 4 ]] || fail "no server exited $rc"
 grep -q "cannot reach the server at http://127.0.0.1:1 (connection refused)" "$dir/err" \

@@ -131,7 +131,7 @@ TEST(config, warm_agent_profiles_take_a_keep_alive_and_a_process_bound) {
 
 TEST(config, agent_profiles_refuse_native_keys_and_bad_values_by_name) {
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"runtime = \"codex-exec\"\nprovider = \"anthropic\"\n", "unknown key \"provider\" for runtime \"codex-exec\""},
+           {"runtime = \"codex-exec\"\nprovider = \"anthropic\"\n", "provider: \"anthropic\": an agent profile takes only \"scripted\""},
            {"runtime = \"claude-print\"\nwire = \"chat\"\n", "unknown key \"wire\" for runtime \"claude-print\""},
            {"runtime = \"opencode-run\"\nwire = \"grpc\"\n", "wire: \"grpc\" is not a wire format"},
            {"runtime = \"codex-exec\"\npermissions = \"yolo\"\n", "permissions: \"yolo\" is not one of"},
@@ -204,6 +204,75 @@ TEST(config, the_file_named_by_TETHER_CONFIG_is_read) {
   auto missing = load(std::filesystem::path("/nonexistent/tether.toml"));
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find("/nonexistent/tether.toml"), std::string::npos);
+}
+
+
+// Which model answers: the scripted one only when chosen or when nothing
+// about the model is configured.
+TEST(config, a_named_provider_without_a_base_url_gets_its_official_url_not_the_scripted_model) {
+  auto s = parse(
+      "[profiles.a]\nprovider = \"anthropic\"\nmodel = \"claude-x\"\n"
+      "[profiles.o]\nprovider = \"openai-responses\"\nmodel = \"gpt-x\"\n"
+      "[profiles.m]\nmodel = \"gpt-y\"\n"
+      "[profiles.c]\nruntime = \"claude\"\nmodel = \"claude-y\"\n"
+      "[profiles.oc]\nruntime = \"opencode\"\nwire = \"messages\"\nmodel = \"claude-z\"\n");
+  ASSERT_TRUE(s) << s.error().message;
+  const auto a = *s->find("a");
+  EXPECT_FALSE(a.scripted());
+  EXPECT_EQ(a.base_url, "https://api.anthropic.com/v1");
+  EXPECT_EQ(a.api_key_env, "ANTHROPIC_API_KEY");
+  EXPECT_EQ(model_label(a), "claude-x at https://api.anthropic.com/v1");
+  const auto o = *s->find("o");
+  EXPECT_FALSE(o.scripted());
+  EXPECT_EQ(o.base_url, "https://api.openai.com/v1");
+  EXPECT_EQ(o.api_key_env, "OPENAI_API_KEY");
+  EXPECT_FALSE(s->find("m")->scripted()) << "a model named is a real one";
+  EXPECT_EQ(s->find("m")->base_url, "https://api.openai.com/v1");
+  EXPECT_EQ(s->find("c")->base_url, "https://api.anthropic.com") << "what claude speaks";
+  EXPECT_EQ(s->find("oc")->base_url, "https://api.anthropic.com/v1");
+}
+
+TEST(config, a_real_provider_must_name_its_model) {
+  for (const std::string text : {"provider = \"anthropic\"\n", "base_url = \"http://127.0.0.1:9/v1\"\nprovider = \"openai-chat\"\nmodel = \"scripted\"\n",
+                                 "runtime = \"codex\"\nprovider = \"anthropic\"\n"}) {
+    auto s = parse("[profiles.a]\n" + text);
+    if (text.find("127.0.0.1") != std::string::npos) {
+      ASSERT_TRUE(s) << "a base_url names where; the model may be anything it serves";
+      EXPECT_FALSE(s->find("a")->scripted());
+      continue;
+    }
+    ASSERT_FALSE(s) << text;
+    EXPECT_TRUE(s.error().message.find("name the model") != std::string::npos ||
+                s.error().message.find("takes only \"scripted\"") != std::string::npos)
+        << s.error().message;
+  }
+}
+
+TEST(config, provider_scripted_chooses_the_scripted_model_and_takes_no_url) {
+  auto s = parse("[profiles.a]\nprovider = \"scripted\"\n[profiles.b]\nruntime = \"codex\"\nprovider = \"scripted\"\n");
+  ASSERT_TRUE(s) << s.error().message;
+  EXPECT_TRUE(s->find("a")->scripted());
+  EXPECT_TRUE(s->find("b")->scripted());
+  EXPECT_EQ(model_label(*s->find("a")), "scripted");
+  auto bad = parse("[profiles.a]\nprovider = \"scripted\"\nbase_url = \"https://api.openai.com/v1\"\n");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("provider \"scripted\" takes none"), std::string::npos) << bad.error().message;
+}
+
+TEST(config, the_default_data_dir_is_the_users_data_directory) {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  const std::string saved = xdg != nullptr ? xdg : "";
+  const std::string home = std::getenv("HOME") != nullptr ? std::getenv("HOME") : "";
+  ::setenv("XDG_DATA_HOME", "/srv/xdg", 1);
+  EXPECT_EQ(default_data_dir(), "/srv/xdg/tether");
+  ::setenv("XDG_DATA_HOME", "relative/ignored", 1);
+  ::setenv("HOME", "/home/u", 1);
+  EXPECT_EQ(default_data_dir(), "/home/u/.local/share/tether");
+  ::setenv("HOME", home.c_str(), 1);
+  if (xdg != nullptr)
+    ::setenv("XDG_DATA_HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("XDG_DATA_HOME");
 }
 
 }  // namespace

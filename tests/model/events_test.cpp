@@ -175,11 +175,12 @@ TEST(catalogue, type_names_are_unique_and_known) {
   for (const auto& p : full_samples()) {
     EXPECT_TRUE(names.insert(std::string(type_name(p))).second) << type_name(p);
     EXPECT_TRUE(is_known_type(type_name(p)));
-    // input.admitted (resume), execution.started (runtime), tool.called (kind)
-    // and runtime.bound (generation, last_seen_seq, state) are at version 2;
-    // every other type is at 1.
-    const std::set<std::string_view> second = {"input.admitted", "execution.started", "tool.called", "runtime.bound"};
-    EXPECT_EQ(type_version(p), second.contains(type_name(p)) ? 2 : 1) << type_name(p);
+    // execution.started is at version 3 (runtime, then model); input.admitted
+    // (resume), tool.called (kind) and runtime.bound (generation,
+    // last_seen_seq, state) at 2; every other type is at 1.
+    const std::set<std::string_view> second = {"input.admitted", "tool.called", "runtime.bound"};
+    const int expected = type_name(p) == "execution.started" ? 3 : second.contains(type_name(p)) ? 2 : 1;
+    EXPECT_EQ(type_version(p), expected) << type_name(p);
   }
   EXPECT_FALSE(is_known_type("no.such.type"));
   EXPECT_FALSE(is_known_type(""));
@@ -252,6 +253,17 @@ TEST(decode, a_version_1_execution_start_ran_the_native_runtime) {
   ASSERT_TRUE(r) << r.error().describe();
   EXPECT_EQ(std::get<execution_started>(*r).runtime, "native");
   EXPECT_FALSE(decode("execution.started", 2, v1)) << "version 2 records its runtime";
+}
+
+TEST(decode, an_execution_start_before_version_3_names_no_model) {
+  const auto v2 = json::parse(R"({"execution_id":"exe_1","node":"n/1","runtime":"codex"})").as_object();
+  auto r = decode("execution.started", 2, v2);
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(std::get<execution_started>(*r).model, "");
+  const auto encoded = encode(execution_started{execution_id::trusted("exe_1"), "n/1", "native", "gpt-x at https://api.openai.com/v1"});
+  auto back = decode("execution.started", 3, encoded);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(std::get<execution_started>(*back).model, "gpt-x at https://api.openai.com/v1");
 }
 
 TEST(decode, a_version_1_tool_call_reads_its_hosted_flag_as_its_kind) {

@@ -63,9 +63,10 @@ class forwarding_store : public store::event_store {
     on_read();
     return inner_->list_sessions(limit);
   }
-  store::task<result<std::vector<store::session_overview>>> list_overviews(std::size_t limit) override {
+  store::task<result<std::vector<store::session_overview>>> list_overviews(std::size_t limit,
+                                                                          std::string id_prefix) override {
     on_read();
-    return inner_->list_overviews(limit);
+    return inner_->list_overviews(limit, std::move(id_prefix));
   }
   store::task<result<store::input_row>> get_input(input_id id) override {
     on_read();

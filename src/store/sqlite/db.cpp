@@ -59,6 +59,7 @@ result<void> query::run() {
 }
 
 std::int64_t query::int64(int col) const { return sqlite3_column_int64(stmt_, col); }
+double query::real(int col) const { return sqlite3_column_double(stmt_, col); }
 
 std::string query::text(int col) const {
   const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));

@@ -60,6 +60,7 @@ class query {
   result<void> run();
 
   [[nodiscard]] std::int64_t int64(int col) const;
+  [[nodiscard]] double real(int col) const;
   [[nodiscard]] std::string text(int col) const;
   [[nodiscard]] std::optional<std::string> optional_text(int col) const;
   [[nodiscard]] bool is_null(int col) const;

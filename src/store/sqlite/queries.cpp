@@ -156,7 +156,7 @@ result<message_row> message_from(const query& q, const session_id& s) {
 
 #define TETHER_EXECUTION_SELECT                                                                              \
   "SELECT id, session_id, node, status, outcome, reason, error, usage, started_seq, open_step, started_at, " \
-  "finished_at, runtime, agent_state FROM executions "
+  "finished_at, runtime, agent_state, model FROM executions "
 
 result<execution_row> execution_from(const query& q) {
   execution_row r;
@@ -184,6 +184,7 @@ result<execution_row> execution_from(const query& q) {
   if (!q.is_null(11)) r.finished_at = q.int64(11);
   r.runtime = q.text(12);
   r.agent_state = q.text(13);
+  r.model = q.text(14);
   return r;
 }
 
@@ -283,20 +284,56 @@ result<std::vector<session_row>> list_sessions(connection& db, std::size_t limit
   return collect<session_row>(q, session_from);
 }
 
-result<std::vector<session_overview>> list_overviews(connection& db, std::size_t limit) {
+namespace {
+// Tokens summed, then the priced cost summed, then how many were not priced.
+constexpr std::string_view usage_sums =
+    "SELECT COALESCE(SUM(json_extract(usage, '$.input_tokens')), 0), "
+    "COALESCE(SUM(json_extract(usage, '$.output_tokens')), 0), "
+    "COALESCE(SUM(json_extract(usage, '$.cached_input_tokens')), 0), SUM(json_extract(usage, '$.cost_usd')), "
+    "COUNT(*) FILTER (WHERE usage IS NOT NULL AND json_extract(usage, '$.cost_usd') IS NULL) "
+    "FROM executions WHERE session_id = ?";
+
+model::usage usage_from(const query& q, int col) {
+  model::usage u{q.int64(col), q.int64(col + 1), q.int64(col + 2), std::nullopt, ""};
+  if (!q.is_null(col + 3)) u.cost_usd = q.real(col + 3);
+  if (q.int64(col + 4) > 0) u.cost_status = u.cost_usd ? "partial" : "unpriced";
+  return u;
+}
+}  // namespace
+
+result<model::usage> session_usage(connection& db, const session_id& s) {
+  auto q = db.prepare(std::string(usage_sums));
+  q.bind(s);
+  auto row = q.step();
+  if (!row) return row.error();
+  return *row ? usage_from(q, 0) : model::usage{};
+}
+
+// The sum of one usage field over a session's executions (0 when none).
+#define TETHER_USAGE_SUM(FIELD) \
+  "(SELECT COALESCE(SUM(json_extract(x.usage, '$." FIELD "')), 0) FROM executions x WHERE x.session_id = s.id)"
+
+result<std::vector<session_overview>> list_overviews(connection& db, std::size_t limit, const std::string& id_prefix) {
   // The counts come from the partial indexes of pending inputs and pending
   // interactions: one seek per session each, in the same statement.
   auto q = db.prepare(
       TETHER_SESSION_COLUMNS
       ", (SELECT COUNT(*) FROM inputs i WHERE i.session_id = s.id AND i.status = 'pending'), "
-      "(SELECT COUNT(*) FROM interactions x WHERE x.session_id = s.id AND x.status = 'pending')" TETHER_SESSION_FROM
-      "ORDER BY 14 DESC, s.id LIMIT ?");
-  q.bind(sql_limit(limit));
+      "(SELECT COUNT(*) FROM interactions x WHERE x.session_id = s.id AND x.status = 'pending'), "
+      TETHER_USAGE_SUM("input_tokens") ", " TETHER_USAGE_SUM("output_tokens") ", "
+      TETHER_USAGE_SUM("cached_input_tokens") ", "
+      "(SELECT SUM(json_extract(x.usage, '$.cost_usd')) FROM executions x WHERE x.session_id = s.id), "
+      "(SELECT COUNT(*) FROM executions x WHERE x.session_id = s.id AND x.usage IS NOT NULL "
+      "  AND json_extract(x.usage, '$.cost_usd') IS NULL)" TETHER_SESSION_FROM
+      "WHERE s.id >= ? AND s.id < ? ORDER BY 14 DESC, s.id LIMIT ?");
+  // Ids are ASCII below 0x7f: the range [prefix, prefix + 0x7f) is every id
+  // that starts with the prefix, read from the primary key's index.
+  q.bind(id_prefix, id_prefix + '\x7f', sql_limit(limit));
   return collect<session_overview>(q, [](const query& row) -> result<session_overview> {
     auto session = session_from(row);
     if (!session) return session.error();
     return session_overview{std::move(*session), static_cast<std::size_t>(row.int64(22)),
-                            static_cast<std::size_t>(row.int64(23))};
+                            static_cast<std::size_t>(row.int64(23)), usage_from(row, 24)};
   });
 }
 

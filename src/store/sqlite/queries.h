@@ -28,7 +28,10 @@ result<session_row> get_session(connection& db, const session_id& s);
 // Most recently updated first.
 result<std::vector<session_row>> list_sessions(connection& db, std::size_t limit);
 // list_sessions with the pending inputs and interactions of each counted, in one statement.
-result<std::vector<session_overview>> list_overviews(connection& db, std::size_t limit);
+// The usage of all the session's executions (store::session_overview::usage).
+result<model::usage> session_usage(connection& db, const session_id& s);
+// With a non-empty id_prefix, only the sessions whose id starts with it.
+result<std::vector<session_overview>> list_overviews(connection& db, std::size_t limit, const std::string& id_prefix);
 result<input_row> get_input(connection& db, const input_id& id);
 result<std::vector<input_row>> pending_inputs(connection& db, const session_id& s);
 // Every input of the session (any status), in admission order.

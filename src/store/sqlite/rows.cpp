@@ -173,9 +173,9 @@ result<void> sqlite_rows::hold_pending_inputs(const session_id& s) {
 result<void> sqlite_rows::insert_execution(const session_id& s, const model::execution_started& p, std::int64_t seq,
                                            time_ms at) {
   auto q = db_->prepare(
-      "INSERT INTO executions(id, session_id, node, runtime, status, started_seq, started_at) "
-      "VALUES(?, ?, ?, ?, 'running', ?, ?)");
-  return q.bind(p.execution, s, p.node, p.runtime, seq, at).run();
+      "INSERT INTO executions(id, session_id, node, runtime, model, status, started_seq, started_at) "
+      "VALUES(?, ?, ?, ?, ?, 'running', ?, ?)");
+  return q.bind(p.execution, s, p.node, p.runtime, p.model, seq, at).run();
 }
 
 result<void> sqlite_rows::finish_execution(const model::execution_finished& p, time_ms at) {

@@ -253,6 +253,11 @@ ALTER TABLE tool_calls DROP COLUMN hosted;
     migration{9, R"sql(
 ALTER TABLE executions ADD COLUMN agent_state TEXT NOT NULL DEFAULT '';
 )sql"},
+    // Which model answered an execution (execution.started version 3); ''
+    // for the ones recorded before.
+    migration{10, R"sql(
+ALTER TABLE executions ADD COLUMN model TEXT NOT NULL DEFAULT '';
+)sql"},
 };
 
 result<int> stored_version(connection& db) {

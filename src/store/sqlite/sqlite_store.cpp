@@ -119,15 +119,17 @@ class sqlite_event_store final : public event_store {
       if (!inputs) return inputs.error();
       auto asking = sqlite::pending_interactions(db, s);
       if (!asking) return asking.error();
-      return session_snapshot{std::move(*session), std::move(*inputs), std::move(*asking)};
+      auto usage = sqlite::session_usage(db, s);
+      if (!usage) return usage.error();
+      return session_snapshot{std::move(*session), std::move(*inputs), std::move(*asking), std::move(*usage)};
     });
   }
   task<result<std::vector<session_row>>> list_sessions(std::size_t limit) override {
     return on_reader<std::vector<session_row>>([limit](connection& db) { return sqlite::list_sessions(db, limit); });
   }
-  task<result<std::vector<session_overview>>> list_overviews(std::size_t limit) override {
+  task<result<std::vector<session_overview>>> list_overviews(std::size_t limit, std::string id_prefix) override {
     return on_reader<std::vector<session_overview>>(
-        [limit](connection& db) { return sqlite::list_overviews(db, limit); });
+        [limit, id_prefix = std::move(id_prefix)](connection& db) { return sqlite::list_overviews(db, limit, id_prefix); });
   }
   task<result<input_row>> get_input(input_id id) override {
     return on_reader<input_row>([id = std::move(id)](connection& db) { return sqlite::get_input(db, id); });
