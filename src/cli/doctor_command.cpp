@@ -135,8 +135,10 @@ void check_agent_smoke(std::vector<check>& out, std::string_view runtime_kind, s
   }
   constexpr std::string_view marker = "TETHER_SMOKE_OK";
   process::spawn_options o;
-  o.argv = {fs::read_symlink("/proc/self/exe", ec).string(), "run", "--data", (dir / "data").string(), "--config",
-            (dir / "tether.toml").string(), "--profile", "smoke", fmt::format("Reply with exactly: {}", marker)};
+  fs::create_directory(dir / "work", ec);  // the workspace: beside the data directory, not holding it
+  o.argv = {fs::read_symlink("/proc/self/exe", ec).string(), "run", "--data", (dir / "data").string(), "--workspace",
+            (dir / "work").string(), "--config", (dir / "tether.toml").string(), "--profile", "smoke",
+            fmt::format("Reply with exactly: {}", marker)};
   o.env = process::inherited_environment();
   o.cwd = dir;
   const auto t0 = std::chrono::steady_clock::now();
