@@ -278,6 +278,7 @@ struct answer_args {
   std::vector<std::string> options;
   std::string question;
   std::string other;
+  bool detach = false;
 };
 
 // The API has no GET /v1/interactions/{id}: the interaction is looked up in
@@ -309,7 +310,8 @@ int run_answer(const answer_args& args) {
   choice.options = args.options;
   if (!args.other.empty()) choice.other_text = args.other;
   json::value body;
-  if (auto found = find_interaction(c, args.interaction)) {
+  const auto found = find_interaction(c, args.interaction);
+  if (found) {
     auto built = build_answer(member(*found, "payload"), choice);
     if (!built) return report(built.error());
     body = std::move(*built);
@@ -321,6 +323,16 @@ int run_answer(const answer_args& args) {
     if (!args.other.empty()) a["other_text"] = args.other;
     body = json::object{{"answers", json::array{std::move(a)}}};
   }
+  // The rest of the turn is followed from before the answer, so nothing it
+  // starts is missed (unless --detach).
+  std::optional<session_follower> f;
+  if (found && !args.detach) {
+    const std::string session = str_of(*found, "session");
+    if (auto s = c.get(session_path(session)); s) {
+      f.emplace(c, session);
+      if (auto opened = f->open(int_of(member(*s, "session"), "last_seq")); !opened) f.reset();
+    }
+  }
   auto r = c.post("/v1/interactions/" + path_segment(args.interaction) + "/answer", body);
   if (!r) return report(r.error());
   if (args.common.json) {
@@ -330,7 +342,10 @@ int run_answer(const answer_args& args) {
     fmt::print("{} {} ({})\n", str_of(i, "status").empty() ? "answered" : str_of(i, "status"), args.interaction,
                json::serialize(member(body, "answers")));
   }
-  return exit_ok;
+  if (!f) return exit_ok;
+  install_sigint_handler();
+  f->watch_next_execution();
+  return follow_turn(c, *f, f->session(), args.common.format());
 }
 
 // ---- events ----
@@ -465,6 +480,7 @@ void add_client_commands(CLI::App& app, int& exit_code) {
     cmd->add_option("options", args->options, "the chosen option ids, or their numbers as printed");
     cmd->add_option("--question", args->question, "the question id (default: the only question)");
     cmd->add_option("--other", args->other, "an answer in your own words");
+    cmd->add_flag("--detach", args->detach, "return once answered; do not print the rest of the turn");
     cmd->callback([args, &exit_code] { exit_code = run_answer(*args); });
   }
   {

@@ -68,7 +68,8 @@ void add_run_command(CLI::App& app, int& exit_code);
 //                                        (0, 1, 3, or 130 after Ctrl-C)
 //   tether stop SESSION                  interrupts the running turn
 //   tether reset SESSION                 starts a new context generation
-//   tether answer INTERACTION OPTION… [--question QID] [--other TEXT]
+//   tether answer INTERACTION OPTION… [--question QID] [--other TEXT] [--detach]
+//                                        answers, then prints the rest of the turn like send
 //   tether events SESSION [--after N] [--limit M] [--follow]
 void add_client_commands(CLI::App& app, int& exit_code);
 

@@ -58,6 +58,14 @@ int session_follower::fd() const { return stream_ ? stream_->fd() : -1; }
 void session_follower::watch_execution(std::string execution) {
   input_ = execution;  // no input has this id: only the execution's end is watched
   execution_ = std::move(execution);
+  next_execution_ = false;
+  end_ = turn_end::running;
+}
+
+void session_follower::watch_next_execution() {
+  input_ = "(the next execution)";  // no input has this id
+  execution_.clear();
+  next_execution_ = true;
   end_ = turn_end::running;
 }
 
@@ -74,12 +82,14 @@ void session_follower::watch_input(const json::value& input) {
 
 void session_follower::track(const model::event& e) {
   if (input_.empty() || end_ != turn_end::running) return;
-  if (const auto* p = e.as<model::input_promoted>()) {
+  if (const auto* st = e.as<model::execution_started>()) {
+    if (next_execution_ && execution_.empty()) execution_ = st->execution.str();
+  } else if (const auto* p = e.as<model::input_promoted>()) {
     if (p->input.str() == input_) execution_ = p->execution.str();
   } else if (const auto* c = e.as<model::input_cancelled>()) {
     if (c->input.str() == input_) end_ = turn_end::cancelled;
   } else if (const auto* f = e.as<model::execution_finished>()) {
-    if (execution_.empty()) {
+    if (execution_.empty() && !next_execution_) {
       // Promotion not seen: ask where the input went.
       auto inputs = client_.get(fmt::format("/v1/sessions/{}/inputs", path_segment(session_)));
       if (inputs && inputs->is_object()) {

@@ -52,11 +52,15 @@ class session_follower {
   void watch_input(const boost::json::value& input);
   // Starts watching a running execution (`tether attach`).
   void watch_execution(std::string execution);
+  // Starts watching the next execution to start (`tether answer`: the turn
+  // the answer continues).
+  void watch_next_execution();
   [[nodiscard]] bool turn_over() const { return end_ != turn_end::running; }
   [[nodiscard]] turn_end outcome() const { return end_; }
   [[nodiscard]] bool watching() const { return !input_.empty(); }
 
   [[nodiscard]] std::int64_t last_seq() const { return last_seq_; }
+  [[nodiscard]] const std::string& session() const { return session_; }
 
  private:
   void track(const model::event& e);
@@ -67,6 +71,7 @@ class session_follower {
   std::int64_t last_seq_ = 0;
   std::string input_;
   std::string execution_;
+  bool next_execution_ = false;  // watch_next_execution()
   turn_end end_ = turn_end::running;
 };
 

@@ -119,13 +119,12 @@ interaction=$(grep -o 'int_[0-9A-Za-z_-]*' <<<"$out" | head -1)
 run answer "$interaction" 7
 [[ $rc -eq 2 ]] || fail "an unknown option number exited $rc"
 grep -q "no option" "$dir/err" || fail "an unknown option is not explained: $(cat "$dir/err")"
+# answer prints the rest of the turn, like send, and exits with its outcome.
 run answer "$interaction" 2
 [[ $rc -eq 0 ]] || fail "answer exited $rc: $(cat "$dir/err")"
-for _ in $(seq 1 100); do
-  run show "$s"
-  grep -q "^    Blue" <<<"$out" && break
-  sleep 0.1
-done
+grep -q "^    Blue" <<<"$out" || fail "answer did not print the rest of the turn: $out"
+grep -q "^run succeeded" <<<"$out" || fail "answer did not print the turn's end: $out"
+run show "$s"
 grep -q "^    Blue" <<<"$out" || fail "the answer did not reach the run: $out"
 run answer "$interaction" 1
 [[ $rc -eq 1 ]] || fail "answering twice exited $rc"
