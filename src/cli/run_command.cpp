@@ -35,6 +35,7 @@
 #include "node/node.h"
 #include "runtime/native/native_runtime.h"
 #include "store/errors.h"
+#include "util/log.h"
 
 namespace tether::cli {
 
@@ -198,6 +199,9 @@ int run_once(run_args args) {
   if (existing && !args.workspace.empty())
     return usage_error("run: --workspace is for a new session; a continued one keeps its own");
   ::umask(077);  // the data directory and all it holds are private to the user
+  // A person reads this terminal: the node's routine notes (the store's
+  // check, descriptors) stay out of it; warnings stay in (TETHER_LOG wins).
+  setup_logging("warn");
 
   auto opened = open_node(args, args.profile.empty() ? std::string("default") : args.profile);
   if (!opened) return open_failed(opened.error());
