@@ -1,7 +1,9 @@
 // `tether chat [SESSION]`: an interactive session on a running server.
 //
 // Each line typed is sent as a steer and the turn is printed as it runs;
-// lines typed while a turn runs steer it. Commands: /new (a new session),
+// lines typed while a turn runs steer it. Several lines pasted at once are
+// one message; a line of """ opens a message of several lines, the next
+// """ line sends it. Commands: /new (a new session),
 // /stop (interrupt the turn), /queue TEXT (deliver after the turn), /quit.
 // While a question is open, a line of option numbers answers it. Ctrl-C
 // interrupts a running turn; with nothing running (or pressed twice) it
@@ -15,6 +17,7 @@
 
 #include <chrono>
 #include <deque>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -54,7 +57,8 @@ class chat {
 
   int run() {
     if (auto r = attach(args_.session); !r) return report(r.error());
-    if (editor_.interactive()) say("type a message; /new, /stop, /queue TEXT, /quit; Ctrl-C interrupts the turn\n");
+    if (editor_.interactive())
+      say("type a message (\"\"\" for several lines); /new, /stop, /queue TEXT, /quit; Ctrl-C interrupts the turn\n");
     int seen_sigints = sigint_count();
     bool stdin_open = true;
     for (;;) {
@@ -85,7 +89,14 @@ class chat {
       }
       if (stdin_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
         auto in = editor_.read_available();
-        for (auto& line : in.lines) lines_.push_back(std::move(line));
+        if (editor_.interactive() && in.lines.size() > 1 && !block_) {
+          // Several lines at once on a terminal are a paste: one message.
+          std::string pasted;
+          for (auto& line : in.lines) pasted += (pasted.empty() ? "" : "\n") + line;
+          lines_.push_back(std::move(pasted));
+        } else {
+          for (auto& line : in.lines) lines_.push_back(std::move(line));
+        }
         if (in.eof) stdin_open = false;
       }
     }
@@ -198,6 +209,22 @@ class chat {
   }
 
   result<void> on_line(const std::string& line) {
+    // A """ line opens a multi-line message; the next one sends it.
+    if (block_) {
+      if (line != "\"\"\"") {
+        *block_ += (block_->empty() ? "" : "\n") + line;
+        return ok();
+      }
+      std::string text = std::move(*block_);
+      block_.reset();
+      if (text.empty()) return ok();
+      return send_input(text, "steer");
+    }
+    if (line == "\"\"\"") {
+      block_.emplace();
+      say("(several lines: end them with \"\"\" on a line of its own)\n");
+      return ok();
+    }
     if (line.empty()) return ok();
     if (line == "/quit" || line == "/exit") {
       quit_ = true;
@@ -243,6 +270,7 @@ class chat {
   std::set<std::string, std::less<>> running_executions_;
   std::deque<std::string> lines_;                         // read, not yet handled
   std::chrono::steady_clock::time_point resuming_until_;  // an answer was sent; its run has not started yet
+  std::optional<std::string> block_;                      // the lines of an open """ block
   bool interrupting_ = false;
   bool quit_ = false;
 };

@@ -190,6 +190,23 @@ echo "$out"
 grep -q "^session ses_.* (new)" <<<"$out" || fail "chat did not create a session"
 grep -q "hi from chat" <<<"$out" || fail "chat did not print the first reply"
 grep -q "second line" <<<"$out" || fail "chat did not print the second reply"
+chatted=$(sed -n 's/^session \(ses_[0-9A-Z]*\) (new)$/\1/p' <<<"$out")
+
+# chat SESSION prints the recent history first; a """ block is one message.
+set +e
+out=$(printf '"""\nReply with exactly: block reply\nand a second line of the same message\n"""\n/quit\n' |
+  "$tether" chat --data "$dir/data" "$chatted" 2>"$dir/err")
+rc=$?
+set -e
+[[ $rc -eq 0 ]] || fail "chat SESSION exited $rc: $(cat "$dir/err")"
+grep -q "^    hi from chat" <<<"$out" || fail "chat SESSION did not print the history first: $out"
+grep -q "block reply" <<<"$out" || fail "the block was not answered: $out"
+run show "$chatted"
+python3 - "$out" <<'PY' || fail "the block is not one user message: $out"
+import sys
+text = sys.argv[1]
+assert "user:\n    Reply with exactly: block reply\n    and a second line of the same message\n" in text, text
+PY
 
 # chat joins a waiting session, shows its question, and a typed number answers it.
 run new
