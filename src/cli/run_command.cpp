@@ -308,9 +308,8 @@ int run_once(run_args args) {
   }
   if (interrupted) code = exit_interrupted;
   if (!args.json) {
-    auto now = io->run(store->get_session(s));
     fmt::print("session {}\ndata: {}\nworkspace: {}\n", s.str(), data.string(),
-               now && !now->workspace.empty() ? now->workspace : (data / "workspaces" / s.str()).string());
+               !row->workspace.empty() ? row->workspace : (data / "workspaces" / s.str()).string());
     if (code == exit_waiting && printer->question())
       fmt::print("answer with: tether run --session {} --answer OPTION\n", s.str());
   }
