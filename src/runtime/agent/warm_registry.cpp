@@ -73,16 +73,16 @@ process_ptr warm_registry::take(const session_id& s, std::int64_t generation) {
   return p;
 }
 
-asio::awaitable<bool> warm_registry::room(std::stop_token stop) {
+asio::awaitable<process_ptr> warm_registry::open(session_id s, std::int64_t generation, std::stop_token stop) {
   const auto ex = co_await asio::this_coro::executor;
   for (;;) {
     {
       // Processes still closing count: the bound is on processes alive.
       std::lock_guard lock(mu_);
-      if (procs_.size() + closing_ < max_) co_return true;
+      if (procs_.size() + closing_ < max_ || stopped_) co_return add_locked(s, generation);
       if (procs_.size() >= max_ || closing_ == 0) {
         process_ptr oldest;
-        for (const auto& [s, p] : procs_)
+        for (const auto& [id, p] : procs_)
           if (!p->busy && (!oldest || p->last_used < oldest->last_used)) oldest = p;
         if (oldest) {
           spdlog::debug("agent: closing the idle process of {} to make room ({} at most)", oldest->session.str(),
@@ -92,19 +92,18 @@ asio::awaitable<bool> warm_registry::room(std::stop_token stop) {
         }
       }
     }
-    if (stop.stop_requested()) co_return false;
+    if (stop.stop_requested()) co_return nullptr;
     asio::steady_timer t(ex);
     t.expires_after(room_poll);
     co_await t.async_wait(use_tuple);
   }
 }
 
-process_ptr warm_registry::add(const session_id& s, std::int64_t generation) {
+process_ptr warm_registry::add_locked(const session_id& s, std::int64_t generation) {
   auto p = std::make_shared<warm_process>(o_.io);
   p->session = s;
   p->generation = generation;
   p->busy = true;
-  std::lock_guard lock(mu_);
   if (stopped_) {
     p->retired = true;
     return p;

@@ -2,12 +2,12 @@
 // says when each is created, reused and closed). Internal to the warm runtime.
 //
 //   auto p = reg->take(session, generation);     // the warm one (now busy), or null
-//   if (!p) { co_await reg->room(stop); p = reg->add(session, generation); ... start it ... }
+//   if (!p) p = co_await reg->open(session, generation, stop);  // then start it (null: stopped)
 //   ... the turn ...
 //   reg->release(p);                             // idle again: the keep-alive runs
 //   reg->retire(p);                              // or: it broke; closed
 //
-// Threads: take/room/add/release/retire/forget from any thread (one mutex);
+// Threads: take/open/release/retire/forget from any thread (one mutex);
 // a process's own members on its strand. close() runs on the strand, once.
 #pragma once
 
@@ -83,11 +83,12 @@ class warm_registry : public std::enable_shared_from_this<warm_registry> {
   warm_registry(const agent_options& o, std::size_t max_processes, std::chrono::milliseconds keep_alive);
 
   process_ptr take(const session_id& s, std::int64_t generation);
-  // Waits until a new process fits: processes still closing count, so at
-  // most max_processes are alive at once (it closes the least recently used
-  // idle one when they are all open); false when `stop` was requested first.
-  boost::asio::awaitable<bool> room(std::stop_token stop);
-  process_ptr add(const session_id& s, std::int64_t generation);
+  // A new (busy) process entry for `s`, once one fits: processes still
+  // closing count, so at most max_processes are alive at once (it closes the
+  // least recently used idle one when they are all open). The check and the
+  // entry are one step under the lock: two turns on two threads never both
+  // take the last place. Null when `stop` was requested first.
+  boost::asio::awaitable<process_ptr> open(session_id s, std::int64_t generation, std::stop_token stop);
   void release(const process_ptr& p);
   void retire(const process_ptr& p);
   void forget(const session_id& s);
@@ -100,6 +101,7 @@ class warm_registry : public std::enable_shared_from_this<warm_registry> {
   [[nodiscard]] std::size_t size();
 
  private:
+  process_ptr add_locked(const session_id& s, std::int64_t generation);
   void close_locked(const process_ptr& p);
   boost::asio::awaitable<void> close(process_ptr p);
   boost::asio::awaitable<void> keep_alive(process_ptr p);

@@ -228,8 +228,8 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
   auto p = registry_->take(ctx.session, ctx.generation);
   const bool fresh = !p;
   if (fresh) {
-    if (!co_await registry_->room(host->stop_token())) co_return rec->interrupted();
-    p = registry_->add(ctx.session, ctx.generation);
+    p = co_await registry_->open(ctx.session, ctx.generation, host->stop_token());
+    if (!p) co_return rec->interrupted();
     std::optional<std::string> resume;
     if (can_resume(ctx, kind)) resume = ctx.binding->external_session_id;
     asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
@@ -239,8 +239,8 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
       spdlog::info("agent: {} has no session {} to resume ({}): a new process starts a new one with the whole transcript",
                    kind, *resume, started.error().message);
       registry_->retire(p);
-      if (!co_await registry_->room(host->stop_token())) co_return rec->interrupted();
-      p = registry_->add(ctx.session, ctx.generation);
+      p = co_await registry_->open(ctx.session, ctx.generation, host->stop_token());
+      if (!p) co_return rec->interrupted();
       asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
       auto relaunch = [this, p, d = *dirs](warm_process&) { return start(p, d, std::nullopt); };
       started = co_await on_process(p, std::move(relaunch));
