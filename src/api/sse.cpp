@@ -10,7 +10,13 @@ std::string sse_frame(const store::tail_item& item, bool with_id) {
   out += "event: ";
   out += item.event.type();
   out += "\ndata: ";
-  out += boost::json::serialize(model::to_json(item.event));  // JSON text has no raw newlines
+  auto o = model::to_json(item.event);
+  if (!item.durable) {
+    o.erase("seq");
+    o["ephemeral"] = true;
+    if (with_id && item.event.seq.value > 0) o["after_seq"] = item.event.seq.value;
+  }
+  out += boost::json::serialize(o);  // JSON text has no raw newlines
   out += "\n\n";
   return out;
 }

@@ -32,12 +32,14 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "store/async.h"
@@ -143,7 +145,9 @@ tether::error unexpected_failure(const std::exception& e);
 template <class T, class Fn>
 class typed_write final : public write_op {
  public:
-  typed_write(Fn fn, std::shared_ptr<write_slot<T>> done) : fn_(std::move(fn)), done_(std::move(done)) {}
+  typed_write(Fn fn, std::shared_ptr<write_slot<T>> done, std::function<void()> settled)
+      : fn_(std::move(fn)), done_(std::move(done)), settled_(std::move(settled)) {}
+  ~typed_write() override { settle(); }  // dropped unrun (it should not be): what waits on it goes on
 
   result<void> run(write_rows& rows) override {
     try {
@@ -158,13 +162,22 @@ class typed_write final : public write_op {
     if constexpr (std::is_same_v<T, append_result>) {
       if (*out_) hub.publish_durable((*out_)->events);
     }
+    settle();
     done_->deliver(std::move(*out_));
   }
-  void fail(const tether::error& e) override { done_->deliver(result<T>(e)); }
+  void fail(const tether::error& e) override {
+    settle();
+    done_->deliver(result<T>(e));
+  }
 
  private:
+  void settle() {
+    if (auto s = std::exchange(settled_, nullptr)) s();
+  }
+
   Fn fn_;
   std::shared_ptr<write_slot<T>> done_;
+  std::function<void()> settled_;
   std::optional<result<T>> out_;
 };
 
@@ -188,10 +201,14 @@ class group_commit {
   // Queues `fn` (result<T>(write_rows&)) now; the awaitable waits for its
   // outcome, delivered after the commit that holds it is durable (or the
   // error that refused it: closed, storage_unavailable, write_failed).
+  // `settled`, if given, is called exactly once, just before the outcome is
+  // delivered (after a committed append's events reached the hub), whether
+  // the write committed, was refused or failed.
   template <class T, class Fn>
-  task<result<T>> submit(Fn fn) {
+  task<result<T>> submit(Fn fn, std::function<void()> settled = {}) {
     auto slot = std::make_shared<detail::write_slot<T>>();
-    if (auto refused = enqueue(std::make_unique<detail::typed_write<T, Fn>>(std::move(fn), slot)))
+    // A refused op is destroyed unrun, which settles it.
+    if (auto refused = enqueue(std::make_unique<detail::typed_write<T, Fn>>(std::move(fn), slot, std::move(settled))))
       slot->deliver(result<T>(std::move(*refused)));
     return async_op<result<T>>([slot](completion<result<T>> done) { slot->await(std::move(done)); });
   }

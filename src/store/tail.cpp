@@ -459,17 +459,50 @@ void tail_hub::publish_ephemeral(const session_id& s, model::payload p) {
   std::vector<completion<bool>> wake;
   {
     std::lock_guard lock(mu_);
-    const auto it = tails_.find(s.str());
-    if (it == tails_.end() && all_.empty()) return;
-    const model::event e{event_id(), s, event_seq{0}, clock_.now(), std::move(p)};
+    const auto held = held_.find(s.str());
+    if (held == held_.end() && tails_.find(s.str()) == tails_.end() && all_.empty()) return;
+    // Its own id, never a seq: "eph_" and a count of this node's ephemerals.
+    model::event e{event_id::trusted("eph_" + std::to_string(++ephemerals_)), s, event_seq{0}, clock_.now(),
+                   std::move(p)};
     const std::size_t size = tail_item_bytes(e);
-    push_all_locked(std::span(&e, 1), std::span(&size, 1), false, wake);
-    if (it != tails_.end()) {
-      for (const auto& st : it->second) {
-        std::lock_guard tail_lock(st->mu);
-        if (auto w = st->push(tail_item{e, false}, size)) wake.push_back(std::move(w));
+    if (held != held_.end()) {
+      auto& h = held->second;
+      if (h.bytes + size <= max_bytes_) {
+        h.bytes += size;
+        h.items.emplace_back(std::move(e), size);
       }
+      return;
     }
+    push_ephemeral_locked(e, size, wake);
+  }
+  for (auto& w : wake) w(true);
+}
+
+void tail_hub::push_ephemeral_locked(const model::event& e, std::size_t size, std::vector<completion<bool>>& wake) {
+  push_all_locked(std::span(&e, 1), std::span(&size, 1), false, wake);
+  const auto it = tails_.find(e.session.str());
+  if (it == tails_.end()) return;
+  for (const auto& st : it->second) {
+    std::lock_guard tail_lock(st->mu);
+    if (auto w = st->push(tail_item{e, false}, size)) wake.push_back(std::move(w));
+  }
+}
+
+void tail_hub::hold(const session_id& s) {
+  std::lock_guard lock(mu_);
+  ++held_[s.str()].appends;
+}
+
+void tail_hub::release(const session_id& s) {
+  std::vector<completion<bool>> wake;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = held_.find(s.str());
+    if (it == held_.end()) return;
+    if (--it->second.appends > 0) return;
+    auto items = std::move(it->second.items);
+    held_.erase(it);
+    for (const auto& [e, size] : items) push_ephemeral_locked(e, size, wake);
   }
   for (auto& w : wake) w(true);
 }

@@ -34,15 +34,26 @@
 // about the budget at most (always at least one item). The bytes held by
 // every tail are the gauge tether_tail_buffered_bytes.
 //
+// Order: an ephemeral item of a session never precedes a durable event
+// whose append was queued before it was published (a delta never comes
+// before the step.started its step recorded without waiting). The store
+// calls hold(s) when it queues an append of s and release(s) once that
+// append is settled (its events published, or refused); ephemerals
+// published while an append of s is held wait in the hub and follow it,
+// in order (at most the byte budget of them: beyond it the newest are
+// dropped, as a full tail would drop them).
+//
 // Locks: hub mutex before a tail's mutex, never the other way round.
 // Completions are called after the locks are released.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -71,6 +82,9 @@ class tail_hub : public std::enable_shared_from_this<tail_hub> {
   // Committed events, in commit order.
   void publish_durable(const std::vector<model::event>& events);
   void publish_ephemeral(const session_id& s, model::payload p);
+  // See Order above. Every hold() needs its release().
+  void hold(const session_id& s);
+  void release(const session_id& s);
   // Closes every tail and refuses new ones (store stop()).
   void close_all();
   void remove(const std::shared_ptr<tail_state>& st);
@@ -81,6 +95,15 @@ class tail_hub : public std::enable_shared_from_this<tail_hub> {
   // that lagged; the waiters to wake go to `wake`.
   void push_all_locked(std::span<const model::event> events, std::span<const std::size_t> sizes, bool durable,
                        std::vector<completion<bool>>& wake);
+  // Under mu_: hands one ephemeral event to the tails it concerns.
+  void push_ephemeral_locked(const model::event& e, std::size_t size, std::vector<completion<bool>>& wake);
+
+  // Ephemeral events waiting behind a session's queued appends.
+  struct held_items {
+    std::size_t appends = 0;  // queued appends not settled yet
+    std::size_t bytes = 0;
+    std::vector<std::pair<model::event, std::size_t>> items;  // each with its size
+  };
 
   std::size_t buffer_;
   std::size_t max_bytes_;
@@ -89,6 +112,8 @@ class tail_hub : public std::enable_shared_from_this<tail_hub> {
   bool closed_ = false;
   std::unordered_map<std::string, std::vector<std::shared_ptr<tail_state>>> tails_;
   std::vector<std::shared_ptr<all_tail_state>> all_;
+  std::unordered_map<std::string, held_items> held_;
+  std::uint64_t ephemerals_ = 0;  // published so far: an ephemeral's id
 };
 
 }  // namespace tether::store

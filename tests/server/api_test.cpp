@@ -70,6 +70,46 @@ TEST(Stream, ReplaysFromAfterThenFollowsLiveWithDeltas) {
   EXPECT_TRUE(page.json.at("more").as_bool());
 }
 
+// A delta never precedes the step.started of its step (recorded without
+// waiting for its commit), and carries no seq: its own id, "ephemeral", and
+// the seq of the durable event it follows.
+TEST(Stream, DeltasFollowTheirStepAndCarryNoSeq) {
+  cluster c;
+  const auto s = c.create_session();
+  sse_stream live(c.port(), "/v1/sessions/" + s + "/events", c.token());
+  std::this_thread::sleep_for(200ms);
+  for (int turn = 0; turn < 3; ++turn) {
+    c.send(s, "Stream slowly: 1\nRun: echo step one\nReply with exactly: the second step streams this answer");
+    c.wait_idle(s);
+  }
+  int finishes = 0;
+  const auto events = live.read_until([&](const sse_event& e) { return finished(e) && ++finishes == 3; }, 60s);
+  ASSERT_EQ(finishes, 3);
+  bool step_open = false;
+  std::int64_t last_seq = 0;
+  std::set<std::string> ids;
+  int deltas = 0;
+  for (const auto& e : events) {
+    if (e.type == "text.delta") {
+      ++deltas;
+      EXPECT_TRUE(step_open) << "a delta before the step.started of its step (after seq " << last_seq << ")";
+      EXPECT_TRUE(e.id.empty()) << "no SSE id: a reconnect resumes after the last durable event";
+      EXPECT_FALSE(e.data.as_object().contains("seq")) << json::serialize(e.data);
+      EXPECT_TRUE(e.data.at("ephemeral").as_bool());
+      EXPECT_EQ(e.data.at("after_seq").as_int64(), last_seq);
+      const std::string id(e.data.at("id").as_string());
+      EXPECT_TRUE(id.starts_with("eph_")) << id;
+      EXPECT_TRUE(ids.insert(id).second) << "ids are distinct: " << id;
+      continue;
+    }
+    last_seq = std::stoll(e.id);
+    EXPECT_FALSE(e.data.as_object().contains("ephemeral")) << e.type;
+    if (e.type == "step.started") step_open = true;
+    if (e.type == "step.ended" || e.type == "step.failed") step_open = false;
+  }
+  EXPECT_GE(deltas, 3 * 5) << "the answers streamed as deltas";
+}
+
 TEST(Stream, TheGlobalStreamCarriesEverySession) {
   cluster c;
   const auto a = c.create_session();

@@ -207,6 +207,54 @@ TYPED_TEST(tails, ephemeral_events_reach_live_tails_only_and_carry_the_last_dura
   this->store().publish(s, model::synthetic{"durable payloads are not published", ""});  // ignored, no crash
 }
 
+// A delta published while an append of its session is queued follows that
+// append's events (a native turn records step.started without waiting, then
+// streams): without the hold the delta overtakes the commit every time.
+TYPED_TEST(tails, a_delta_published_while_an_append_is_queued_follows_its_events) {
+  this->open();
+  const auto s = this->new_session();
+  auto tail = this->store().tail(s, event_seq{0});
+  ASSERT_TRUE(this->run(tail->next()));  // session.created
+  std::int64_t last = 1;
+  for (int round = 0; round < 20; ++round) {
+    auto pending = this->store().append(single_event(s, notice("step " + std::to_string(round))));
+    this->store().publish(s, model::text_delta{"d" + std::to_string(round)});
+    ++last;
+    std::vector<tail_item> got;
+    while (got.size() < 2) {
+      auto items = this->run(tail->next());
+      ASSERT_TRUE(items);
+      for (auto& i : *items) got.push_back(std::move(i));
+    }
+    ASSERT_TRUE(this->run(std::move(pending)));
+    ASSERT_EQ(got.size(), 2U);
+    EXPECT_TRUE(got[0].durable) << "round " << round << ": the delta came before the event queued ahead of it";
+    EXPECT_EQ(got[0].event.seq.value, last);
+    EXPECT_FALSE(got[1].durable);
+    EXPECT_EQ(got[1].event.seq.value, last) << "the delta follows the event it waited for";
+    EXPECT_TRUE(got[1].event.id.str().starts_with("eph_")) << got[1].event.id.str();
+  }
+}
+
+TYPED_TEST(tails, a_refused_append_lets_the_deltas_behind_it_go) {
+  this->open();
+  const auto s = this->new_session();
+  auto tail = this->store().tail(s, event_seq{0});
+  ASSERT_TRUE(this->run(tail->next()));
+  fence f;
+  f.lease_owner = "nobody holds this lease";
+  auto refused = this->store().append(single_event(s, notice("fenced"), f));
+  this->store().publish(s, model::text_delta{"after a refusal"});
+  auto r = this->run(std::move(refused));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), store_errc::fence_failed);
+  auto items = this->run(tail->next());
+  ASSERT_TRUE(items);
+  ASSERT_EQ(items->size(), 1U);
+  ASSERT_NE((*items)[0].event.template as<model::text_delta>(), nullptr);
+  EXPECT_EQ((*items)[0].event.template as<model::text_delta>()->text, "after a refusal");
+}
+
 TYPED_TEST(tails, close_wakes_a_pending_next_with_closed) {
   this->open();
   const auto s = this->new_session();

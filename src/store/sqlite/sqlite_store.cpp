@@ -51,10 +51,15 @@ class sqlite_event_store final : public event_store {
     // Encoding and validation happen here, on the caller's thread; the writer
     // is the bottleneck under load and only runs SQL.
     auto data = encode_append(req);
-    return commit_.submit<append_result>([req = std::move(req), data = std::move(data)](write_rows& rows) {
-      if (!data) return result<append_result>(data.error());
-      return apply_append(rows, req, data.value());
-    });
+    // The session's deltas published from now on follow these events (tail.h, Order).
+    hub_->hold(req.session);
+    auto settled = [hub = hub_, s = req.session] { hub->release(s); };
+    return commit_.submit<append_result>(
+        [req = std::move(req), data = std::move(data)](write_rows& rows) {
+          if (!data) return result<append_result>(data.error());
+          return apply_append(rows, req, data.value());
+        },
+        std::move(settled));
   }
 
   task<result<lease>> claim_lease(session_id s, std::string owner, time_ms ttl_ms) override {
