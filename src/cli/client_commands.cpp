@@ -1,6 +1,8 @@
 // The API client verbs: new, sessions, show, runs, send, attach, stop, reset, answer, events
 // (commands.h lists them). Each builds a client from the common options,
 // makes its requests, and prints text or, with --json, the server's JSON.
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -67,10 +69,7 @@ int run_sessions(const common_args& args) {
   if (args.json) {
     print_json_line(*r);
   } else {
-    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-    fmt::print("{}", format_session_table(*r, now));
+    fmt::print("{}", format_session_table(*r, wall_clock_ms()));
   }
   return exit_ok;
 }
@@ -142,7 +141,7 @@ struct send_args {
 // interrupt the session and keeps printing until the run finishes; a second
 // Ctrl-C leaves at once. Returns the exit code.
 int follow_turn(client& c, session_follower& f, const std::string& session, output_format format) {
-  live_printer printer;
+  live_printer printer(stdout_sink(), format != output_format::json && ::isatty(STDOUT_FILENO) == 1);
   int seen_sigints = sigint_count();
   bool interrupted = false;
   while (!f.turn_over()) {
@@ -153,6 +152,7 @@ int follow_turn(client& c, session_follower& f, const std::string& session, outp
         printer.on(*e);
       }
     });
+    printer.tick(wall_clock_ms());
     if (!r && r.error() == client_errc::unreachable) {
       fmt::print(stderr,
                  "\ntether: lost the server mid-turn. What was admitted is durable: the turn resumes when the "

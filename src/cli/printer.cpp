@@ -1,5 +1,7 @@
 #include "cli/printer.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -40,6 +42,11 @@ output_sink stdout_sink() {
   };
 }
 
+std::int64_t wall_clock_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 std::string indent(std::string_view text) { return "    " + indent_rest(text); }
 
 std::string format_finish(std::string_view outcome, std::string_view error, const model::usage& u,
@@ -51,7 +58,22 @@ std::string format_finish(std::string_view outcome, std::string_view error, cons
                      u.cost_status.empty() ? "not metered" : u.cost_status);
 }
 
-live_printer::live_printer(output_sink out) : out_(std::move(out)) {}
+live_printer::live_printer(output_sink out, bool status_line) : out_(std::move(out)), status_line_(status_line) {}
+
+void live_printer::clear_status(std::string& out) {
+  if (shown_seconds_ < 0) return;
+  out += "\r\x1b[2K";  // to the line's start, erase it
+  shown_seconds_ = -1;
+}
+
+void live_printer::tick(std::int64_t now_ms) {
+  if (!status_line_ || tools_.empty()) return;
+  const auto& t = tools_.front();
+  const std::int64_t seconds = std::max<std::int64_t>(0, now_ms - t.since_ms) / 1000;
+  if (seconds < 1 || seconds == shown_seconds_) return;
+  shown_seconds_ = seconds;
+  out_(fmt::format("\r\x1b[2K    running {}… {}", t.name, format_duration(seconds * 1000)));
+}
 
 void live_printer::end_stream(std::string& out) {
   if (!streamed_.empty()) out += "\n";
@@ -84,10 +106,13 @@ void live_printer::on(const model::event& e) {
   } else if (const auto* c = e.as<model::tool_called>()) {
     end_stream(out);
     out += fmt::format("tool call {} {}\n", c->tool, json::serialize(c->input));
+    tools_.push_back({c->call.str(), c->tool, e.time});
   } else if (const auto* ok = e.as<model::tool_succeeded>()) {
+    forget_tool(ok->call.str());
     end_stream(out);
     out += fmt::format("tool result:\n{}\n", indent(ok->content));
   } else if (const auto* f = e.as<model::tool_failed>()) {
+    forget_tool(f->call.str());
     end_stream(out);
     out += fmt::format("tool failed:\n{}\n", indent(f->error));
   } else if (const auto* q = e.as<model::interaction_requested>()) {
@@ -113,6 +138,7 @@ void live_printer::on(const model::event& e) {
   } else if (e.as<model::execution_started>() != nullptr) {
     started_at_ = e.time;
   } else if (const auto* x = e.as<model::execution_finished>()) {
+    tools_.clear();
     end_stream(out);
     std::optional<std::int64_t> took;
     if (started_at_) took = e.time - *started_at_;
@@ -120,7 +146,14 @@ void live_printer::on(const model::event& e) {
     started_at_.reset();
     finished_ = true;
   }
-  if (!out.empty()) out_(out);
+  if (out.empty()) return;
+  std::string cleared;
+  clear_status(cleared);
+  out_(cleared + out);
+}
+
+void live_printer::forget_tool(const std::string& call) {
+  std::erase_if(tools_, [&call](const running_tool& t) { return t.call == call; });
 }
 
 void live_printer::show_question(open_question q) {

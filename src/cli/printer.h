@@ -11,13 +11,21 @@
 //   notice: …        synthetic notices (e.g. a restart)
 //   run OUTCOME — duration, tokens and cost   (execution.finished; the
 //                    duration when its execution.started was seen)
+//
+// With a status line (a terminal), tick() shows how long the running tool
+// has run, "    running shell… 12s", on one line it rewrites in place
+// (from a second on; the longest running of several) and clears before
+// anything else is printed. Not
+// thread-safe: on() and tick() from one thread.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json/value.hpp>
 
@@ -38,9 +46,12 @@ struct open_question {
 
 class live_printer {
  public:
-  explicit live_printer(output_sink out = stdout_sink());
+  explicit live_printer(output_sink out = stdout_sink(), bool status_line = false);
 
   void on(const model::event& e);
+  // Called often while waiting (every 200 ms or so), with the wall clock in
+  // ms: redraws the status line when its second changed.
+  void tick(std::int64_t now_ms);
 
   // Inputs typed in this terminal are not echoed back as "user:".
   void hide_input(const std::string& input_id) { hidden_inputs_.insert(input_id); }
@@ -53,8 +64,18 @@ class live_printer {
 
  private:
   void end_stream(std::string& out);
+  void clear_status(std::string& out);
+  void forget_tool(const std::string& call);
 
   output_sink out_;
+  bool status_line_ = false;
+  struct running_tool {
+    std::string call;
+    std::string name;
+    std::int64_t since_ms = 0;  // its tool.called's time
+  };
+  std::vector<running_tool> tools_;  // called, no result yet; the status shows the first
+  std::int64_t shown_seconds_ = -1;  // the status line's, -1: none shown
   std::string streamed_;
   std::set<std::string, std::less<>> hidden_inputs_;
   std::optional<open_question> question_;
@@ -77,6 +98,9 @@ result<model::event> event_from_json(const boost::json::value& v);
 
 // One line for `tether events`: "SEQ TYPE summary".
 std::string format_event_line(const boost::json::value& v);
+
+// The wall clock, ms since the Unix epoch (the time events carry).
+std::int64_t wall_clock_ms();
 
 // "4.2s", "35s", "3m05s", "2h10m", "3d04h".
 std::string format_duration(std::int64_t ms);

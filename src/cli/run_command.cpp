@@ -10,10 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <future>
 #include <iostream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +24,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json.hpp>
 
@@ -135,17 +140,29 @@ result<std::unique_ptr<node::node>> open_node(const run_args& args, const std::s
   return node::node::open(o);
 }
 
+// Prints the turn's events until its execution.finished (or the tail's end).
+// Runs on a strand with tick(), which shares the printer.
 asio::awaitable<void> follow(std::shared_ptr<store::event_tail> tail, std::shared_ptr<live_printer> printer,
-                             bool as_json) {
-  bool over = false;
-  while (!over) {
+                             bool as_json, std::shared_ptr<bool> over) {
+  while (!*over) {
     auto items = co_await tail->next();
-    if (!items) co_return;
+    if (!items) break;
     for (const auto& item : *items) {
       if (as_json) print_json_line(model::to_json(item.event));
       printer->on(item.event);
-      if (printer->finished()) over = true;
+      if (printer->finished()) *over = true;
     }
+  }
+  *over = true;
+}
+
+// The running tool's elapsed time, while follow() prints.
+asio::awaitable<void> tick(std::shared_ptr<live_printer> printer, std::shared_ptr<bool> over) {
+  asio::steady_timer t(co_await asio::this_coro::executor);
+  while (!*over) {
+    printer->tick(wall_clock_ms());
+    t.expires_after(std::chrono::milliseconds(200));
+    co_await t.async_wait(asio::use_awaitable);
   }
 }
 
@@ -265,9 +282,14 @@ int run_once(run_args args) {
   // From the session's last event on: a continued session's history is not
   // printed again.
   const event_seq from = row->last_seq;
-  auto printer = std::make_shared<live_printer>(args.json ? output_sink([](std::string_view) {}) : stdout_sink());
+  const bool status_line = !args.json && ::isatty(STDOUT_FILENO) == 1;
+  auto printer = std::make_shared<live_printer>(args.json ? output_sink([](std::string_view) {}) : stdout_sink(),
+                                                status_line);
   std::shared_ptr<store::event_tail> tail = store->tail(s, from);
-  auto followed = asio::co_spawn(io->executor(), follow(tail, printer, args.json), asio::use_future);
+  const auto strand = asio::make_strand(io->executor());
+  auto over = std::make_shared<bool>(false);
+  auto followed = asio::co_spawn(strand, follow(tail, printer, args.json, over), asio::use_future);
+  auto ticked = asio::co_spawn(strand, tick(printer, over), asio::use_future);
   // Ctrl-C (or SIGTERM) stops the turn the way `stop` does: the run
   // finishes interrupted, its data stays, and the command exits 130.
   asio::signal_set signals(io->executor(), SIGINT, SIGTERM);
@@ -281,6 +303,7 @@ int run_once(run_args args) {
     fmt::print(stderr, "tether run: {}\n", why);
     tail->close();
     followed.get();
+    ticked.get();
     signals.cancel();
     return code;
   };
@@ -299,6 +322,7 @@ int run_once(run_args args) {
   // an execution.finished (it could not start) must not wait forever.
   if (followed.wait_for(std::chrono::seconds(2)) != std::future_status::ready) tail->close();
   followed.get();
+  ticked.get();
   signals.cancel();
   int code = exit_failed;  // no run finished: it could not start
   auto exes = io->run(store->list_executions(s));
