@@ -14,7 +14,7 @@ std::string sse_frame(const store::tail_item& item, bool with_id) {
   if (!item.durable) {
     o.erase("seq");
     o["ephemeral"] = true;
-    if (with_id && item.event.seq.value > 0) o["after_seq"] = item.event.seq.value;
+    if (item.event.seq.value > 0) o["after_seq"] = item.event.seq.value;  // a session tail's (tail.h)
   }
   out += boost::json::serialize(o);  // JSON text has no raw newlines
   out += "\n\n";

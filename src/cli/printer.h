@@ -15,8 +15,8 @@
 // With a status line (a terminal), tick() shows how long the running tool
 // has run, "    running shell… 12s", on one line it rewrites in place
 // (from a second on; the longest running of several) and clears before
-// anything else is printed. Not
-// thread-safe: on() and tick() from one thread.
+// anything else is printed. Not thread-safe: on() and tick() from one
+// thread.
 #pragma once
 
 #include <cstdint>

@@ -144,13 +144,12 @@ result<std::unique_ptr<node::node>> open_node(const run_args& args, const std::s
 // Runs on a strand with tick(), which shares the printer.
 asio::awaitable<void> follow(std::shared_ptr<store::event_tail> tail, std::shared_ptr<live_printer> printer,
                              bool as_json, std::shared_ptr<bool> over) {
-  while (!*over) {
+  while (!printer->finished()) {
     auto items = co_await tail->next();
     if (!items) break;
     for (const auto& item : *items) {
       if (as_json) print_json_line(model::to_json(item.event));
       printer->on(item.event);
-      if (printer->finished()) *over = true;
     }
   }
   *over = true;
@@ -289,7 +288,8 @@ int run_once(run_args args) {
   const auto strand = asio::make_strand(io->executor());
   auto over = std::make_shared<bool>(false);
   auto followed = asio::co_spawn(strand, follow(tail, printer, args.json, over), asio::use_future);
-  auto ticked = asio::co_spawn(strand, tick(printer, over), asio::use_future);
+  std::future<void> ticked;  // only a terminal has a status line to tick
+  if (status_line) ticked = asio::co_spawn(strand, tick(printer, over), asio::use_future);
   // Ctrl-C (or SIGTERM) stops the turn the way `stop` does: the run
   // finishes interrupted, its data stays, and the command exits 130.
   asio::signal_set signals(io->executor(), SIGINT, SIGTERM);
@@ -303,7 +303,7 @@ int run_once(run_args args) {
     fmt::print(stderr, "tether run: {}\n", why);
     tail->close();
     followed.get();
-    ticked.get();
+    if (ticked.valid()) ticked.get();
     signals.cancel();
     return code;
   };
@@ -322,7 +322,7 @@ int run_once(run_args args) {
   // an execution.finished (it could not start) must not wait forever.
   if (followed.wait_for(std::chrono::seconds(2)) != std::future_status::ready) tail->close();
   followed.get();
-  ticked.get();
+  if (ticked.valid()) ticked.get();
   signals.cancel();
   int code = exit_failed;  // no run finished: it could not start
   auto exes = io->run(store->list_executions(s));

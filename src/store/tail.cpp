@@ -459,13 +459,12 @@ void tail_hub::publish_ephemeral(const session_id& s, model::payload p) {
   std::vector<completion<bool>> wake;
   {
     std::lock_guard lock(mu_);
-    const auto held = held_.find(s.str());
-    if (held == held_.end() && tails_.find(s.str()) == tails_.end() && all_.empty()) return;
+    if (tails_.find(s.str()) == tails_.end() && all_.empty()) return;  // nobody would see it
     // Its own id, never a seq: "eph_" and a count of this node's ephemerals.
     model::event e{event_id::trusted("eph_" + std::to_string(++ephemerals_)), s, event_seq{0}, clock_.now(),
                    std::move(p)};
     const std::size_t size = tail_item_bytes(e);
-    if (held != held_.end()) {
+    if (const auto held = held_.find(s.str()); held != held_.end()) {
       auto& h = held->second;
       if (h.bytes + size <= max_bytes_) {
         h.bytes += size;
