@@ -1,20 +1,28 @@
-// `tether doctor`: what is installed and reachable, one line per check.
+// `tether doctor`: what is installed, configured and reachable, one line
+// per check. It reports what exists and what is configured, nothing else:
+// an agent CLI that is not installed gets a line only when a profile needs
+// it, and a turn runs through an agent runtime only when a profile uses it
+// (or with --all-runtimes, through every installed one).
 //
 //   ok      works
-//   warn    missing but optional, or not running now (the server, an agent CLI)
+//   warn    optional and not working, or not running now (the server)
 //   broken  will make a run fail: an invalid config, a profile whose API key
-//           variable is unset, a server that refuses the token
+//           variable is unset or whose agent CLI is missing, a server that
+//           refuses the token, a configured runtime whose turn failed
 //
 // Exit 0 when nothing is broken, 1 otherwise. Keys are never printed, only
 // whether their variable is set.
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,14 +32,11 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/version.h"
 #include "config/config.h"
 #include "process/run_to_end.h"
 #include "runtime/agent/programs.h"
 #include "runtime/native/tools/sandbox.h"
-
-#ifndef TETHER_VERSION
-#define TETHER_VERSION "unknown"
-#endif
 
 namespace tether::cli {
 
@@ -78,10 +83,12 @@ std::optional<std::string> version_of(const fs::path& program, std::chrono::mill
   return line;
 }
 
-void check_program(std::vector<check>& out, std::string_view program, std::string_view why) {
+// node and npm: reported when found, or when missing while an agent CLI is
+// installed or configured (they run on node).
+void check_program(std::vector<check>& out, std::string_view program, std::string_view why, bool needed) {
   const auto found = process::find_program(std::string(program));
   if (!found) {
-    out.push_back({std::string(program), status::warn, fmt::format("not on PATH ({})", why)});
+    if (needed) out.push_back({std::string(program), status::warn, fmt::format("not on PATH ({})", why)});
     return;
   }
   if (auto v = version_of(*found, 10s)) {
@@ -92,13 +99,39 @@ void check_program(std::vector<check>& out, std::string_view program, std::strin
   }
 }
 
-// One line per agent runtime: its CLI's version, where it was found
-// (runtime/agent/programs.h: command, prefix or path) and its path.
-void check_agent_program(std::vector<check>& out, std::string_view kind) {
+// The agent runtime kinds, each with the agent CLI it drives, in the order
+// doctor checks them (the generic `acp` runs a profile's own command).
+struct agent_runtime_kind {
+  std::string_view runtime;
+  std::string_view program;
+};
+constexpr std::array<agent_runtime_kind, 9> agent_runtimes{{{"codex-exec", "codex"},
+                                                            {"claude-print", "claude"},
+                                                            {"opencode-run", "opencode"},
+                                                            {"codex", "codex"},
+                                                            {"claude", "claude"},
+                                                            {"opencode", "opencode"},
+                                                            {"acp-codex", "codex-acp"},
+                                                            {"acp-claude", "claude-agent-acp"},
+                                                            {"acp-opencode", "opencode"}}};
+
+std::string_view program_of(std::string_view runtime_kind) {
+  for (const auto& k : agent_runtimes)
+    if (k.runtime == runtime_kind) return k.program;
+  return {};
+}
+
+// One line per installed agent CLI: its version, where it was found
+// (runtime/agent/programs.h: command, prefix or path) and its path. A
+// missing one gets a line only when profiles (`needed_by`) need it.
+void check_agent_program(std::vector<check>& out, std::string_view kind, const std::string& needed_by) {
   const std::string name = fmt::format("agent {}", kind);
   auto found = runtime::agent::find(kind);
   if (!found) {
-    out.push_back({name, status::warn, found.error().message});
+    if (!needed_by.empty())
+      out.push_back({name, status::broken,
+                     fmt::format("{}; profiles {} need it (scripts/install-agents installs it)",
+                                 found.error().message, needed_by)});
     return;
   }
   auto version = runtime::agent::installed_version(*found);
@@ -112,15 +145,11 @@ void check_agent_program(std::vector<check>& out, std::string_view kind) {
                  fmt::format("{}, found in {}: {}", *version, to_string(found->where), found->path.string())});
 }
 
-// A one-line turn of each agent runtime whose CLI is installed, through
-// `tether run` against the built-in scripted model, in a temporary data
-// directory (removed afterwards).
-void check_agent_smoke(std::vector<check>& out, std::string_view runtime_kind, std::string_view program) {
+// A one-line turn of an agent runtime through `tether run` against the
+// built-in scripted model, in a temporary data directory (removed
+// afterwards). A failed turn of a configured runtime is broken.
+void check_agent_smoke(std::vector<check>& out, std::string_view runtime_kind, bool configured) {
   const std::string name = fmt::format("runtime {}", runtime_kind);
-  if (!runtime::agent::find(program)) {
-    out.push_back({name, status::warn, fmt::format("not checked: {} is not installed", program)});
-    return;
-  }
   std::error_code ec;
   char pattern[] = "/tmp/tether-doctor-XXXXXX";
   const char* made = ::mkdtemp(pattern);
@@ -155,21 +184,37 @@ void check_agent_smoke(std::vector<check>& out, std::string_view runtime_kind, s
     while (!last.empty() && last.back() == '\n') last.pop_back();
     why += ": " + last;
   }
-  out.push_back({name, status::warn, "a turn against the scripted model failed: " + why});
+  out.push_back({name, configured ? status::broken : status::warn,
+                 "a turn against the scripted model failed: " + why});
 }
 
-void check_agents(std::vector<check>& out) {
-  for (const auto kind : runtime::agent::agent_kinds()) check_agent_program(out, kind);
-  check_agent_smoke(out, "codex-exec", "codex");
-  check_agent_smoke(out, "claude-print", "claude");
-  check_agent_smoke(out, "opencode-run", "opencode");
-  // The warm runtimes: the same turn through the agent's own protocol.
-  check_agent_smoke(out, "codex", "codex");
-  check_agent_smoke(out, "claude", "claude");
-  check_agent_smoke(out, "opencode", "opencode");
-  check_agent_smoke(out, "acp-codex", "codex-acp");
-  check_agent_smoke(out, "acp-claude", "claude-agent-acp");
-  check_agent_smoke(out, "acp-opencode", "opencode");
+// The agent CLIs and runtimes: each installed CLI, each missing one a
+// profile needs, and a turn through each runtime a profile uses (every
+// installed one with `all`). Returns whether any agent CLI is installed or
+// needed (node then matters).
+bool check_agents(std::vector<check>& out, const config::settings* settings, bool all) {
+  std::map<std::string, std::string, std::less<>> needed_by;  // agent CLI -> the profiles using it
+  std::set<std::string, std::less<>> configured;              // the agent runtime kinds profiles use
+  if (settings != nullptr) {
+    for (const auto& [name, p] : settings->profiles) {
+      const auto program = program_of(p.runtime);
+      if (program.empty() || !p.agent.command.empty()) continue;  // native, or a command of its own
+      auto& names = needed_by[std::string(program)];
+      names += (names.empty() ? "" : ", ") + name;
+      configured.emplace(p.runtime);
+    }
+  }
+  bool any = !needed_by.empty();
+  for (const auto kind : runtime::agent::agent_kinds()) {
+    const auto it = needed_by.find(kind);
+    check_agent_program(out, kind, it == needed_by.end() ? std::string() : it->second);
+    any = any || runtime::agent::find(kind).has_value();
+  }
+  for (const auto& k : agent_runtimes) {
+    const bool used = configured.contains(k.runtime);
+    if ((used || all) && runtime::agent::find(k.program)) check_agent_smoke(out, k.runtime, used);
+  }
+  return any;
 }
 
 void check_server(std::vector<check>& out, const common_args& args) {
@@ -230,9 +275,40 @@ void check_sandbox(std::vector<check>& out, const config::settings* settings) {
                                names(off))});
 }
 
-int run_doctor(const common_args& args) {
+// One line per profile: what answers it, and whether it can run (its key
+// variable set, its own agent command found).
+void check_profiles(std::vector<check>& out, const config::settings& settings) {
+  for (const auto& [name, p] : settings.profiles) {
+    std::string what = p.runtime == "native" ? fmt::format("native, {}", runtime::native::to_string(p.provider))
+                                             : fmt::format("runtime {}", p.runtime);
+    what += fmt::format(", model {}, {}", p.model,
+                        p.scripted() ? std::string("the built-in scripted model") : p.base_url);
+    if (p.runtime == "native")
+      what += fmt::format(", sandbox {}{}", runtime::native::to_string(p.sandbox), p.network ? " with network" : "");
+    if (!p.agent.command.empty()) {
+      const auto program = program_of(p.runtime);
+      auto found = runtime::agent::find(program.empty() ? std::string_view("acp") : program,
+                                        {.command = p.agent.command});
+      if (!found) {
+        out.push_back({"profile " + name, status::broken, fmt::format("{}: {}", what, found.error().message)});
+        continue;
+      }
+      what += fmt::format(", command {}", found->path.string());
+    }
+    if (p.api_key_env.empty()) {
+      out.push_back({"profile " + name, status::ok, what + ", no API key needed"});
+    } else if (const char* key = std::getenv(p.api_key_env.c_str()); key != nullptr && *key != '\0') {
+      out.push_back({"profile " + name, status::ok, fmt::format("{}, {} is set", what, p.api_key_env)});
+    } else {
+      out.push_back({"profile " + name, status::broken,
+                     fmt::format("{}, {} is NOT set: the server disables this profile", what, p.api_key_env)});
+    }
+  }
+}
+
+int run_doctor(const common_args& args, bool all_runtimes) {
   std::vector<check> out;
-  out.push_back({"tether", status::ok, fmt::format("version {}", TETHER_VERSION)});
+  out.push_back({"tether", status::ok, version_line()});
 
   std::optional<fs::path> config_file;
   if (!args.config.empty()) {
@@ -254,49 +330,25 @@ int run_doctor(const common_args& args) {
   std::string data = args.data;
   if (data.empty() && settings) data = settings->data_dir;
   if (data.empty()) data = config::default_data_dir();
-  if (fs::is_directory(data)) {
-    out.push_back({"data dir", status::ok, fs::absolute(data).string()});
-  } else {
-    out.push_back({"data dir", status::warn,
-                   fmt::format("{} does not exist yet (`tether serve` creates it)", fs::absolute(data).string())});
-  }
+  out.push_back({"data dir", status::ok,
+                 fs::is_directory(data) ? fs::absolute(data).string()
+                                        : fmt::format("{} (not created yet: the first `run` or `serve` creates it)",
+                                                      fs::absolute(data).string())});
   const auto token = find_token(args);
-  if (!token.token.empty() && token.source != "the file " + token.file) {
-    out.push_back({"token file", status::ok, fmt::format("not needed: the token comes from {}", token.source)});
-  } else if (fs::exists(token.file)) {
+  if (fs::exists(token.file) && token.source == "the file " + token.file) {
     const auto perms = fs::status(token.file).permissions();
-    const bool shared = (perms & (fs::perms::group_read | fs::perms::others_read)) != fs::perms::none;
+    const bool shared = (perms & (fs::perms::group_all | fs::perms::others_all)) != fs::perms::none;
     out.push_back({"token file", shared ? status::warn : status::ok,
                    shared ? fmt::format("{} is readable by others", token.file) : token.file});
-  } else {
-    out.push_back({"token file", status::warn, fmt::format("{} missing (`tether serve` writes it)", token.file)});
   }
 
-  if (settings) {
-    for (const auto& [name, p] : settings->profiles) {
-      const std::string what = fmt::format("{}, model {}, {}", runtime::native::to_string(p.provider), p.model,
-                                           p.scripted() ? std::string("the built-in scripted model") : p.base_url) +
-                             fmt::format(", sandbox {}{}", runtime::native::to_string(p.sandbox),
-                                         p.network ? " with network" : "");
-      if (p.api_key_env.empty()) {
-        out.push_back({"profile " + name, status::ok, what + ", no API key needed"});
-        continue;
-      }
-      const char* key = std::getenv(p.api_key_env.c_str());
-      if (key != nullptr && *key != '\0') {
-        out.push_back({"profile " + name, status::ok, fmt::format("{}, {} is set", what, p.api_key_env)});
-      } else {
-        out.push_back({"profile " + name, status::broken, fmt::format("{}, {} is NOT set", what, p.api_key_env)});
-      }
-    }
-  }
-
+  if (settings) check_profiles(out, *settings);
   check_sandbox(out, settings ? &*settings : nullptr);
   check_server(out, args);
   out.push_back({"sqlite", status::ok, fmt::format("{} (linked)", sqlite3_libversion())});
-  check_agents(out);
-  check_program(out, "node", "the agent CLIs need it");
-  check_program(out, "npm", "installs the agent CLIs");
+  const bool agents = check_agents(out, settings ? &*settings : nullptr, all_runtimes);
+  check_program(out, "node", "the agent CLIs need it", agents);
+  check_program(out, "npm", "installs the agent CLIs", agents);
 
   bool broken = false;
   json::array doc;
@@ -316,9 +368,12 @@ int run_doctor(const common_args& args) {
 
 void add_doctor_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<common_args>();
-  auto* cmd = app.add_subcommand("doctor", "Check what is installed and reachable");
+  auto all = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("doctor", "Check what is installed, configured and reachable");
   add_common_options(*cmd, *args);
-  cmd->callback([args, &exit_code] { exit_code = run_doctor(*args); });
+  cmd->add_flag("--all-runtimes", *all,
+                "Run a turn through every installed agent runtime, not only the ones a profile uses");
+  cmd->callback([args, all, &exit_code] { exit_code = run_doctor(*args, *all); });
 }
 
 }  // namespace tether::cli

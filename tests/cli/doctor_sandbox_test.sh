@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # tether doctor reports the bash sandbox: bubblewrap works, a profile with
 # sandbox = "off" is a loud warning, and without bubblewrap every sandboxed
-# profile is named as running without one. It lists every agent runtime with
-# its version, where it was found and the path, or "not installed" and where
-# it looked.
+# profile is named as running without one. It reports what exists and what
+# is configured: each installed agent CLI with its version, where it was
+# found and the path; a missing one only when a profile needs it ("not
+# installed" and where it looked); a turn only through the runtimes a
+# profile uses.
 set -euo pipefail
 tether=$1
 dir=$(mktemp -d)
@@ -43,13 +45,17 @@ assert s["status"] == "warn" and "not installed" in s["detail"] and "WITHOUT a s
 assert "strict" in s["detail"] and "default" in s["detail"] and "loose" not in s["detail"], s
 PY
 # The agent runtimes: one fake CLI in a prefix given by TETHER_AGENTS_PREFIX,
-# the others missing (PATH holds none of them).
+# the others missing (PATH holds none of them). Nothing configured uses an
+# agent: the installed one is listed, the missing ones are not, no turn runs.
 mkdir -p "$dir/agents/node_modules/.bin"
 printf '#!/bin/sh\necho "codex-cli 0.171.0"\n' >"$dir/agents/node_modules/.bin/codex"
 chmod +x "$dir/agents/node_modules/.bin/codex"
-out=$(TETHER_AGENTS_PREFIX=$dir/agents PATH=/usr/bin:/bin "$tether" doctor --json --config "$dir/config.toml" \
-        --data "$dir/data" --server http://127.0.0.1:1 || true)
-python3 - "$out" "$dir/agents/node_modules/.bin" <<'PY' || fail "doctor agents: $out"
+doctor_agents() {
+  TETHER_AGENTS_PREFIX=$dir/agents PATH=/usr/bin:/bin "$tether" doctor --json --config "$1" \
+    --data "$dir/data" --server http://127.0.0.1:1 || true
+}
+out=$(doctor_agents "$dir/config.toml")
+python3 - "$out" "$dir/agents/node_modules/.bin" <<'PY' || fail "doctor agents, none configured: $out"
 import json, sys
 c = {x["check"]: x for x in json.loads(sys.argv[1])["checks"]}
 bin = sys.argv[2]
@@ -57,17 +63,51 @@ codex = c["agent codex"]
 assert codex["status"] == "ok", codex
 assert codex["detail"] == "0.171.0, found in prefix: " + bin + "/codex", codex
 for kind in ["claude", "opencode", "codex-acp", "claude-agent-acp"]:
-    a = c["agent " + kind]
-    assert a["status"] == "warn", a
-    assert a["detail"].startswith(kind + " not installed (looked in " + bin), a
-    assert "PATH /usr/bin:/bin" in a["detail"], a
-# The smoke turn of each runtime of that CLI ran and failed: the fake codex
-# only prints its version. Runtimes of missing CLIs are not checked.
+    assert "agent " + kind not in c, c["agent " + kind]
+assert not [k for k in c if k.startswith("runtime ")], [k for k in c if k.startswith("runtime ")]
+# Without a token file there is no token-file line, and the data dir says it is not made yet.
+assert "token file" not in c, c["token file"]
+assert "not created yet" in c["data dir"]["detail"], c["data dir"]
+PY
+
+# Profiles that use codex-exec and claude: the missing claude is broken and
+# names the profile; the turn through codex-exec runs and fails (the fake
+# codex only prints its version), so it is broken too; nothing else runs.
+cat >"$dir/agents.toml" <<'TOML'
+[profiles.cx]
+runtime = "codex-exec"
+[profiles.cl]
+runtime = "claude-print"
+TOML
+out=$(doctor_agents "$dir/agents.toml")
+python3 - "$out" "$dir/agents/node_modules/.bin" <<'PY' || fail "doctor agents, two configured: $out"
+import json, sys
+doc = json.loads(sys.argv[1])
+c = {x["check"]: x for x in doc["checks"]}
+bin = sys.argv[2]
+assert doc["ok"] is False, doc
+a = c["agent claude"]
+assert a["status"] == "broken", a
+assert a["detail"].startswith("claude not installed (looked in " + bin), a
+assert "PATH /usr/bin:/bin" in a["detail"] and "profiles cl need it" in a["detail"], a
+for kind in ["opencode", "codex-acp", "claude-agent-acp"]:
+    assert "agent " + kind not in c, c["agent " + kind]
+r = c["runtime codex-exec"]
+assert r["status"] == "broken" and "a turn against the scripted model failed" in r["detail"], r
+assert sorted(k for k in c if k.startswith("runtime ")) == ["runtime codex-exec"], c
+assert "runtime codex-exec" in c["profile cx"]["detail"], c["profile cx"]
+PY
+
+# --all-runtimes: a turn through every runtime of an installed CLI (the fake
+# codex's two), configured or not: failures of unconfigured ones only warn.
+out=$(TETHER_AGENTS_PREFIX=$dir/agents PATH=/usr/bin:/bin "$tether" doctor --json --all-runtimes \
+        --config "$dir/config.toml" --data "$dir/data" --server http://127.0.0.1:1 || true)
+python3 - "$out" <<'PY' || fail "doctor --all-runtimes: $out"
+import json, sys
+c = {x["check"]: x for x in json.loads(sys.argv[1])["checks"]}
+assert sorted(k for k in c if k.startswith("runtime ")) == ["runtime codex", "runtime codex-exec"], c
 for kind in ["codex-exec", "codex"]:
     r = c["runtime " + kind]
     assert r["status"] == "warn" and "a turn against the scripted model failed" in r["detail"], r
-for kind in ["claude-print", "opencode-run", "claude", "opencode", "acp-codex", "acp-claude", "acp-opencode"]:
-    r = c["runtime " + kind]
-    assert r["status"] == "warn" and r["detail"].startswith("not checked: "), r
 PY
 echo "doctor sandbox and agents: ok"
