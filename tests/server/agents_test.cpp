@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -438,6 +439,38 @@ TEST_P(AgentRuntime, AFollowUpSentMidTurnReachesTheAgentWhereItCan) {
     EXPECT_EQ(runs.size(), 2u);
   }
   expect_no_agent_left(c, true);
+}
+
+// Without bubblewrap (no pid namespace), what an agent starts in a session
+// of its own outlives the kill of its group and can keep the agent's output
+// open. An interrupted turn still ends: its reads are given up a moment
+// after the kill, instead of waiting for an end of output that never comes.
+TEST(AgentOutput, AnInterruptedTurnEndsThoughAnEscapedProcessHoldsItsOutput) {
+  const auto escaping = script("escaping", "/usr/bin/setsid /bin/sleep 600 &\nexec /bin/sleep 600\n");
+  const std::string path = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "/usr/bin:/bin";
+  ::setenv("PATH", "/nonexistent", 1);  // the server finds no bubblewrap: the agent runs unsandboxed
+  std::optional<cluster> c;
+  c.emplace(std::vector<std::string>{}, "\n[profiles.esc]\nruntime = \"codex-exec\"\ncommand = \"" + escaping.string() +
+                                            "\"\nbase_url = \"{mock}/v1\"\nmodel = \"m\"\n");
+  ::setenv("PATH", path.c_str(), 1);
+  auto r = c->call("POST", "/v1/sessions", json::object{{"profile", "esc"}});
+  ASSERT_EQ(r.status, 201u) << r.body;
+  const std::string s(r.json.at("session").at("id").as_string());
+  c->send(s, "hello");
+  const auto data = c->dir() / "data";
+  for (int i = 0; i < 300 && agent_processes(data).size() < 2; ++i) std::this_thread::sleep_for(100ms);
+  ASSERT_EQ(agent_processes(data).size(), 2u) << "the agent and the process it set free";
+  EXPECT_EQ(c->call("POST", "/v1/sessions/" + s + "/interrupt").status, 200u);
+  c->wait_idle(s, 60s);  // without giving up the reads, the turn would run until the escaped sleep ends
+  const auto runs = c->executions(s);
+  ASSERT_FALSE(runs.empty());
+  EXPECT_EQ(runs.back().at("outcome").as_string(), "interrupted");
+  // Nothing contained the escaped process: it is still there, and the test ends it.
+  const auto left = agent_processes(data);
+  EXPECT_EQ(left.size(), 1u);
+  for (const int pid : left) ::kill(pid, SIGKILL);
+  c.reset();
+  fs::remove(escaping);
 }
 
 INSTANTIATE_TEST_SUITE_P(Agents, AgentRuntime,

@@ -274,7 +274,15 @@ json::value cluster::wait_for(const std::string& target, const std::function<boo
     }
     std::this_thread::sleep_for(20ms);
   }
-  throw std::runtime_error("timed out waiting on " + target + "; last: " + json::serialize(last));
+  // What the server said last (its log), so a timeout in CI explains itself.
+  std::string tail;
+  if (starts_ > 0) {
+    std::ifstream in(dir_ / ("serve-" + std::to_string(starts_ - 1) + ".log"), std::ios::binary);
+    const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    tail = log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
+  }
+  throw std::runtime_error("timed out waiting on " + target + "; last: " + json::serialize(last) +
+                           "\nthe server's log ends:\n" + tail);
 }
 
 json::object cluster::wait_idle(const std::string& s, std::chrono::milliseconds timeout) {

@@ -51,6 +51,28 @@ struct turn_state {
 };
 using state_ptr = std::shared_ptr<turn_state>;
 
+// What is left of the turn after its agent was killed: a descendant that
+// escaped the group (and any sandbox) may still hold the output pipes open,
+// so the reads would never see their end. After `patience` they are
+// cancelled and the turn ends with what it has.
+constexpr std::chrono::milliseconds after_kill{3000};
+
+void end_reads_later(state_ptr st) {
+  asio::co_spawn(
+      st->executor,
+      [st]() -> asio::awaitable<void> {
+        asio::steady_timer t(st->executor);
+        t.expires_after(after_kill);
+        co_await t.async_wait(use_tuple);
+        if (!st->finished && st->proc) {
+          spdlog::warn("agent: pid {} was killed but its output stays open after {} ms: no longer read",
+                       st->proc->pid(), after_kill.count());
+          st->proc->cancel();
+        }
+      },
+      asio::detached);
+}
+
 // Kills the agent when it prints nothing for `idle`.
 asio::awaitable<void> watch_idle(state_ptr st) {
   while (!st->finished) {
@@ -60,6 +82,7 @@ asio::awaitable<void> watch_idle(state_ptr st) {
     if (std::chrono::steady_clock::now() - st->last_output >= st->idle) {
       st->timed_out = true;
       st->proc->signal(SIGKILL);
+      end_reads_later(st);
       break;
     }
   }
@@ -73,7 +96,9 @@ asio::awaitable<void> interrupt(state_ptr st, std::chrono::milliseconds grace) {
   asio::steady_timer t(st->executor);
   t.expires_after(grace);
   co_await t.async_wait(use_tuple);
-  if (!st->finished) st->proc->signal(SIGKILL);
+  if (st->finished) co_return;
+  st->proc->signal(SIGKILL);
+  end_reads_later(st);
 }
 
 class per_turn_runtime final : public session::runtime {
