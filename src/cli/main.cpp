@@ -11,11 +11,8 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/version.h"
 #include "util/log.h"
-
-#ifndef TETHER_VERSION
-#define TETHER_VERSION "0"
-#endif
 
 namespace {
 
@@ -57,7 +54,7 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);  // a client closing mid-write is an error value, not a death
   tether::setup_logging("info");
   CLI::App app{"tether: a durable runner for coding agents"};
-  app.set_version_flag("--version", std::string("tether ") + TETHER_VERSION, "Print the version and exit");
+  app.set_version_flag("--version", tether::cli::version_line(), "Print the version and exit");
   app.require_subcommand(1);
   int exit_code = 0;
   tether::cli::add_mock_llm_command(app, exit_code);
@@ -68,7 +65,9 @@ int main(int argc, char** argv) {
   tether::cli::add_serve_command(app, exit_code);
   tether::cli::add_e2e_command(app, exit_code);
   tether::cli::add_mcp_command(app, exit_code);
-  app.add_subcommand("version", "Print the version")->callback([] { std::printf("tether %s\n", TETHER_VERSION); });
+  app.add_subcommand("version", "Print the version and the revision it was built from")->callback([] {
+    std::printf("%s\n", tether::cli::version_line().c_str());
+  });
   tether::cli::add_completion_command(app, exit_code);
   if (argc > 1 && argv[1][0] != '-' && !known(app, argv[1])) {
     const std::string word = argv[1];

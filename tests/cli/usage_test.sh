@@ -9,7 +9,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 v1=$("$tether" --version) || fail "--version exited $?"
 v2=$("$tether" version) || fail "version exited $?"
-[[ $v1 =~ ^tether\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "--version printed '$v1'"
+[[ $v1 =~ ^tether\ [0-9]+\.[0-9]+\.[0-9]+\ \(revision\ [0-9a-f]+(-dirty)?\)$ ]] || fail "--version printed '$v1'"
 [[ $v1 == "$v2" ]] || fail "--version '$v1' and version '$v2' differ"
 
 check_unknown() {  # word, expected suggestion ("" for none)

@@ -34,7 +34,7 @@ size=$(stat -c %s "$bin")
 echo "installed binary: $((size / 1024 / 1024)) MiB"
 
 version=$("$bin" --version)
-[[ $version == "tether $(dpkg-deb -f "$deb" Version | sed 's/-.*//')" ]] || fail "--version says '$version'"
+[[ $version == "tether $(dpkg-deb -f "$deb" Version | sed 's/-.*//') (revision "* ]] || fail "--version says '$version'"
 rc=0
 HOME="$dir/home" "$bin" doctor --data "$dir/data" >"$dir/doctor" 2>&1 || rc=$?
 grep -q "tether" "$dir/doctor" || { cat "$dir/doctor"; fail "doctor printed nothing useful"; }
