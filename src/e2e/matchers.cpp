@@ -87,8 +87,10 @@ matcher_result& pass(matcher_result& r) {
   return r;
 }
 
-// A spec's template that did not expand.
-matcher_result not_expanded(const matcher_spec& spec, std::string_view raw, const tether::error& e) {
+// A spec with a template that did not expand (each of its strings is shown as written).
+matcher_result not_expanded(const matcher_spec& spec, const tether::error& e) {
+  std::string raw = spec.kind == matcher_kind::file_exact ? spec.path + ": " + spec.content : spec.text + spec.value;
+  for (const auto& t : spec.texts) raw += (raw.empty() ? "" : " · ") + t;
   auto r = start(spec, fmt::format("{} {}", to_string(spec.kind), in_quotes(raw)));
   r.expected = trim_for_display(raw);
   return fail(r, "the template does not expand: " + e.message);
@@ -349,41 +351,32 @@ matcher_result new_agent_process(const matcher_spec& spec, const observation& o)
 
 // ---- dispatch ----
 
-matcher_result judge_texts(const matcher_spec& spec, const observation& o, const template_values& values) {
-  std::vector<std::string> texts;
-  for (const auto& t : spec.texts) {
-    auto e = expand(t, values);
-    if (!e) return not_expanded(spec, t, e.error());
-    texts.push_back(std::move(*e));
-  }
-  return message_ordered(spec, o, texts);
-}
-
-matcher_result judge_text(const matcher_spec& spec, const observation& o, const template_values& values) {
-  const std::string& raw = spec.kind == matcher_kind::file_exact ? spec.content : spec.text;
-  auto text = expand(raw, values);
-  if (!text) return not_expanded(spec, raw, text.error());
+matcher_result judge_text(const matcher_spec& spec, const observation& o) {
   switch (spec.kind) {
     case matcher_kind::message_exact:
-      return message_exact(spec, o, *text);
+      return message_exact(spec, o, spec.text);
     case matcher_kind::message_occurrences:
-      return message_occurrences(spec, o, *text);
+      return message_occurrences(spec, o, spec.text);
     case matcher_kind::message_absent:
-      return message_absent(spec, o, *text);
+      return message_absent(spec, o, spec.text);
     default:
-      return file_exact(spec, o, *text);
+      return file_exact(spec, o, spec.content);
   }
 }
 
-matcher_result judge(const matcher_spec& spec, const observation& o, const template_values& values) {
+// Judges `raw` with every template of it expanded.
+matcher_result judge(const matcher_spec& raw, const observation& o, const template_values& values) {
+  auto expanded = expand_matcher(raw, values);
+  if (!expanded) return not_expanded(raw, expanded.error());
+  const matcher_spec& spec = *expanded;
   switch (spec.kind) {
     case matcher_kind::message_exact:
     case matcher_kind::message_occurrences:
     case matcher_kind::message_absent:
     case matcher_kind::file_exact:
-      return judge_text(spec, o, values);
+      return judge_text(spec, o);
     case matcher_kind::message_ordered:
-      return judge_texts(spec, o, values);
+      return message_ordered(spec, o, spec.texts);
     case matcher_kind::run_status:
       return run_status(spec, o);
     case matcher_kind::run_count:
@@ -392,13 +385,10 @@ matcher_result judge(const matcher_spec& spec, const observation& o, const templ
       return equals(spec, spec.status, o.session_status, "the session's status");
     case matcher_kind::interaction_status:
       return interaction_status(spec, o);
+    case matcher_kind::environment:
+      return equals(spec, spec.value, o.environment, "the environment");
     case matcher_kind::runtime:
-    case matcher_kind::environment: {
-      auto value = expand(spec.value, values);
-      if (!value) return not_expanded(spec, spec.value, value.error());
-      if (spec.kind == matcher_kind::environment) return equals(spec, *value, o.environment, "the environment");
-      return runtime_ran(spec, *value, o);
-    }
+      return runtime_ran(spec, spec.value, o);
     case matcher_kind::usage_reported:
       return usage_reported(spec, o);
     case matcher_kind::same_agent_process:
@@ -443,11 +433,13 @@ std::vector<matcher_result> evaluate(const std::vector<matcher_spec>& matchers, 
   return out;
 }
 
-std::vector<std::string> files_to_collect(const std::vector<matcher_spec>& matchers) {
+std::vector<std::string> files_to_collect(const std::vector<matcher_spec>& matchers, const template_values& values) {
   std::vector<std::string> out;
-  for (const auto& m : matchers)
-    if (m.kind == matcher_kind::file_exact && std::find(out.begin(), out.end(), m.path) == out.end())
-      out.push_back(m.path);
+  for (const auto& m : matchers) {
+    if (m.kind != matcher_kind::file_exact) continue;
+    auto path = expand(m.path, values);  // one that does not expand fails its matcher instead
+    if (path && std::find(out.begin(), out.end(), *path) == out.end()) out.push_back(std::move(*path));
+  }
   return out;
 }
 

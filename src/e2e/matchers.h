@@ -120,10 +120,12 @@ std::string normalize(std::string_view text);
 // `text` cut to `limit` bytes at a UTF-8 boundary, with "…" when cut.
 std::string trim_for_display(std::string_view text, std::size_t limit = 400);
 
+// One result per matcher, in order; each judged with its templates expanded
+// (expand_matcher: every string, file paths included).
 std::vector<matcher_result> evaluate(const std::vector<matcher_spec>& matchers, const observation& o,
                                      const template_values& values);
 
-// The workspace paths the matchers read (so the runner can collect them).
-std::vector<std::string> files_to_collect(const std::vector<matcher_spec>& matchers);
+// The workspace paths the matchers read, expanded (so the runner can collect them).
+std::vector<std::string> files_to_collect(const std::vector<matcher_spec>& matchers, const template_values& values);
 
 }  // namespace tether::e2e

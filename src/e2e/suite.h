@@ -27,7 +27,8 @@
 //   sleep ms
 //
 // Templates: `{marker}`, `{nonce}`, `{phrase}`, `{marker1}`…`{marker9}`,
-// `{cell}`, `{runtime}` expand per cell (see expand()); `{{` and `}}` are
+// `{cell}`, `{runtime}` expand per cell in every string of a step or a
+// matcher, paths included (see expand()); `{{` and `}}` are
 // literal braces. Any other `{name}` is a load error naming the file, the
 // case and the field.
 //
@@ -229,6 +230,11 @@ struct template_values {
 result<std::string> expand(std::string_view text, const template_values& v);
 // The names a template uses that expand() does not know (for load errors).
 std::vector<std::string> unknown_template_names(std::string_view text);
+// A step or matcher with every string expanded: a step's text, option, other
+// and path; a matcher's text, texts, path, content and value (so a file
+// path may carry `{marker}` too). The first unknown name is the error.
+result<step> expand_step(const step& s, const template_values& v);
+result<matcher_spec> expand_matcher(const matcher_spec& m, const template_values& v);
 
 // A fresh nonce: 6 random bytes in hex, then "-<attempt>".
 std::string make_nonce(int attempt);

@@ -79,5 +79,29 @@ std::vector<std::string> unknown_template_names(std::string_view text) {
   return unknown;
 }
 
+namespace {
+
+result<void> expand_in_place(std::string& text, const template_values& v) {
+  auto e = expand(text, v);
+  if (!e) return e.error();
+  text = std::move(*e);
+  return ok();
+}
+
+}  // namespace
+
+result<step> expand_step(const step& s, const template_values& v) {
+  step out = s;
+  for (auto* field : {&out.text, &out.option, &out.other, &out.path}) TETHER_TRY(expand_in_place(*field, v));
+  return out;
+}
+
+result<matcher_spec> expand_matcher(const matcher_spec& m, const template_values& v) {
+  matcher_spec out = m;
+  for (auto* field : {&out.text, &out.path, &out.content, &out.value}) TETHER_TRY(expand_in_place(*field, v));
+  for (auto& t : out.texts) TETHER_TRY(expand_in_place(t, v));
+  return out;
+}
+
 std::string make_nonce(int attempt) { return random_hex(6) + "-" + std::to_string(attempt); }
 }  // namespace tether::e2e

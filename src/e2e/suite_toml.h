@@ -174,6 +174,7 @@ class table_reader {
     auto v = text(key);
     if (v && !is_workspace_path(*v))
       return fail(fmt::format("\"{}\" is \"{}\", which is not a relative path inside the workspace", key, *v));
+    if (v) TETHER_TRY(known_templates(key, *v));  // a path is a template too
     return v;
   }
 

@@ -278,7 +278,31 @@ TEST(file_exact, an_empty_file_matches_empty_content) {
 TEST(files_to_collect, lists_each_file_matcher_path_once) {
   const std::vector<matcher_spec> specs{file("a.txt", ""), text_spec(matcher_kind::message_exact, "x"),
                                         file("b/c.txt", ""), file("a.txt", "y")};
-  EXPECT_EQ(files_to_collect(specs), (std::vector<std::string>{"a.txt", "b/c.txt"}));
+  EXPECT_EQ(files_to_collect(specs, values), (std::vector<std::string>{"a.txt", "b/c.txt"}));
+}
+
+// A path is a template like every other string of a matcher: `{marker}` in
+// it names the cell's file, both where the runner collects it and where the
+// matcher looks.
+TEST(file_exact, the_path_is_expanded_like_the_content) {
+  const auto m = file("out/{marker}.txt", "{marker}\n");
+  EXPECT_EQ(files_to_collect({m}, values), (std::vector<std::string>{"out/" + marker + ".txt"}));
+  observation o;
+  o.files["out/" + marker + ".txt"] = marker + "\n";
+  const auto r = judge(m, o);
+  EXPECT_TRUE(r.passed) << r.why;
+  EXPECT_EQ(r.description, "file_exact out/" + marker + ".txt");
+  observation literal;  // the unexpanded name is not the file it means
+  literal.files["out/{marker}.txt"] = marker + "\n";
+  EXPECT_FALSE(judge(m, literal).passed);
+}
+
+TEST(file_exact, a_path_that_does_not_expand_fails_its_matcher) {
+  const auto m = file("{nope}.txt", "x");
+  EXPECT_TRUE(files_to_collect({m}, values).empty());
+  const auto r = judge(m, observation{});
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "does not expand")) << r.why;
 }
 
 // ---- runs and state ----

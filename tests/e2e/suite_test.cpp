@@ -325,6 +325,12 @@ const invalid_case invalid_cases[] = {
     {"unknown_template_in_content",
      with_case(matcher(R"({ kind = "file_exact", path = "a", content = "{cell}{phase}" })")),
      {"matcher 1", "\"content\"", "{phase}"}},
+    {"unknown_template_in_matcher_path",
+     with_case(matcher(R"({ kind = "file_exact", path = "{markr}.txt", content = "x" })")),
+     {"matcher 1", "\"path\"", "{markr}"}},
+    {"unknown_template_in_wait_path",
+     with_case(steps(R"({ do = "wait", for = "file", path = "out/{nonse}" })")),
+     {"step 2", "\"path\"", "{nonse}"}},
     {"negative_occurrence_count",
      with_case(matcher(R"({ kind = "message_occurrences", text = "x", count = -1 })")),
      {"matcher 1", "\"count\"", "at least 0"}},
@@ -776,6 +782,36 @@ TEST(templates, a_brace_without_a_name_is_literal) {
   ASSERT_TRUE(lone_close);
   EXPECT_EQ(*lone_close, "a } b");
   EXPECT_EQ(unknown_template_names("a { b } c {{"), (std::vector<std::string>{" b "}));  // a name, not literal
+}
+
+// Every string of a step and of a matcher expands, paths included.
+TEST(templates, expand_step_and_expand_matcher_cover_every_string) {
+  step s;
+  s.text = "say {marker}";
+  s.option = "{marker1}";
+  s.other = "{phrase}";
+  s.path = "out/{marker}.txt";
+  auto es = expand_step(s, values);
+  ASSERT_TRUE(es) << es.error().describe();
+  EXPECT_EQ(es->text, "say MARK-a1b2c3d4e5f6-1");
+  EXPECT_EQ(es->option, "MARK1-a1b2c3d4e5f6-1");
+  EXPECT_EQ(es->other, "phrase-a1b2c3d4e5f6-1");
+  EXPECT_EQ(es->path, "out/MARK-a1b2c3d4e5f6-1.txt");
+  matcher_spec m;
+  m.text = "{nonce}";
+  m.texts = {"{marker1}", "{marker2}"};
+  m.path = "{cell}/f";
+  m.content = "{{literal}}";
+  m.value = "{cell}";
+  auto em = expand_matcher(m, values);
+  ASSERT_TRUE(em) << em.error().describe();
+  EXPECT_EQ(em->text, "a1b2c3d4e5f6-1");
+  EXPECT_EQ(em->texts, (std::vector<std::string>{"MARK1-a1b2c3d4e5f6-1", "MARK2-a1b2c3d4e5f6-1"}));
+  EXPECT_EQ(em->path, "core.native.local.basic/f");
+  EXPECT_EQ(em->content, "{literal}");
+  EXPECT_EQ(em->value, "core.native.local.basic");
+  s.path = "{nope}";
+  EXPECT_FALSE(expand_step(s, values));
 }
 
 TEST(templates, an_unknown_name_is_an_invalid_definition) {

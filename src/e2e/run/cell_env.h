@@ -52,6 +52,7 @@ result<void> start_server(cell_env& env);
 bool stop_server(cell_env& env, restart_mode mode);
 
 // steps.cpp
+// Runs one step with every template of it expanded (expand_step).
 result<void> run_step(cell_env& env, const step& s);
 // `executions` as list_executions() read them.
 result<observation> observe(cell_env& env, const case_def& c, const boost::json::array& executions);

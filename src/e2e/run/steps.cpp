@@ -65,13 +65,11 @@ result<void> create_session(cell_env& env) {
 }
 
 result<void> send(cell_env& env, const step& s) {
-  auto text = expand(s.text, env.values);
-  if (!text) return text.error();
   json::object body;
-  body["text"] = *text;
+  body["text"] = s.text;
   body["delivery"] = s.delivery;
   sent_input in;
-  in.text = *text;
+  in.text = s.text;
   in.sent_unix_ms = real_clock().now();
   auto r = env.api->post(session_path(env, "inputs"), body);
   if (!r) return api_error("POST " + session_path(env, "inputs"), r.error());
@@ -143,7 +141,7 @@ std::string lower(std::string_view s) {
 
 // The answer body for the one pending question: the option whose label or id
 // matches (case-insensitive), or the other text.
-result<json::object> answer_body(const json::value& payload, const step& s, const template_values& values) {
+result<json::object> answer_body(const json::value& payload, const step& s) {
   const auto* qs = payload.is_object() ? payload.as_object().if_contains("questions") : nullptr;
   if (qs == nullptr || !qs->is_array() || qs->as_array().empty())
     return make_error(e2e_errc::api, "the pending interaction is not a question");
@@ -154,19 +152,16 @@ result<json::object> answer_body(const json::value& payload, const step& s, cons
     a["question_id"] = str(q.as_object().if_contains("id"));
     json::array ids;
     if (!s.option.empty()) {
-      auto option = expand(s.option, values);
-      if (!option) return option.error();
+      const std::string& option = s.option;
       const auto* opts = q.as_object().if_contains("options");
       if (opts != nullptr && opts->is_array())
         for (const auto& o : opts->as_array())
-          if (o.is_object() && (lower(str(o.as_object().if_contains("label"))) == lower(*option) ||
-                                lower(str(o.as_object().if_contains("id"))) == lower(*option)))
+          if (o.is_object() && (lower(str(o.as_object().if_contains("label"))) == lower(option) ||
+                                lower(str(o.as_object().if_contains("id"))) == lower(option)))
             ids.push_back(o.as_object().at("id"));
-      if (ids.empty()) return make_error(e2e_errc::api, "the question has no option '" + *option + "'");
+      if (ids.empty()) return make_error(e2e_errc::api, "the question has no option '" + option + "'");
     } else {
-      auto other = expand(s.other, values);
-      if (!other) return other.error();
-      a["other_text"] = *other;
+      a["other_text"] = s.other;
     }
     a["option_ids"] = std::move(ids);
     answers.push_back(std::move(a));
@@ -183,7 +178,7 @@ result<void> answer(cell_env& env, const step& s) {
   for (const auto& i : *all)
     if (i.is_object() && str(i.as_object().if_contains("status")) == "pending") pending = &i.as_object();
   if (pending == nullptr) return make_error(e2e_errc::api, "answer: the session has no pending interaction");
-  auto body = answer_body(pending->at("payload"), s, env.values);
+  auto body = answer_body(pending->at("payload"), s);
   if (!body) return body.error();
   const std::string target = "/v1/interactions/" + str(pending->if_contains("id")) + "/answer";
   auto r = env.api->post(target, *body);
@@ -223,8 +218,11 @@ std::string read_file(const fs::path& p, bool& exists) {
 
 }  // namespace
 
-result<void> run_step(cell_env& env, const step& s) {
+result<void> run_step(cell_env& env, const step& raw) {
   if (env.cancelled()) return make_error(e2e_errc::interrupted, "interrupted");
+  auto expanded = expand_step(raw, env.values);  // every string of it, the wait's path included
+  if (!expanded) return expanded.error();
+  const step& s = *expanded;
   if (s.kind != step_kind::create_session && env.session.empty())
     return make_error(e2e_errc::invalid_definition, "a step before create_session");
   switch (s.kind) {
@@ -253,7 +251,7 @@ result<json::array> list_executions(cell_env& env) { return list(env, "execution
 result<observation> observe(cell_env& env, const case_def& c, const json::array& executions) {
   observation o;
   o.environment = env.plan->environment.id;
-  for (const auto& path : files_to_collect(c.matchers)) {
+  for (const auto& path : files_to_collect(c.matchers, env.values)) {
     bool exists = false;
     auto bytes = read_file(env.workspace / path, exists);
     if (exists) o.files[path] = std::move(bytes);
