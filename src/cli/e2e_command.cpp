@@ -9,8 +9,11 @@
 //       selected cell passed (cells not applicable to their runtime are not
 //       run and do not count); 1 otherwise; 2 for a bad definition or
 //       selection; 130 after Ctrl-C (every process it started is stopped).
-//   tether e2e report [--out DIR] [--screenshot]
-//       renders the dashboard again from OUT.
+//   tether e2e report [--out DIR] [--campaign ID] [--screenshot]
+//       renders the dashboard again from OUT: the latest campaign's
+//       (OUT/dashboard.html) or campaign ID's (OUT/dashboard-ID.html), and
+//       the latest green campaign's page it links to. The screenshot is
+//       OUT/dashboard.png, or OUT/dashboard-ID.png.
 //   tether e2e list [--suites DIR]
 //       the matrix: every cell the definitions describe.
 #include <signal.h>
@@ -39,17 +42,19 @@ namespace fs = std::filesystem;
 struct e2e_args {
   e2e::campaign_options run;
   bool screenshot = false;
+  std::string campaign;  // report: "" for the latest
 };
 
-int report(const fs::path& out, bool screenshot) {
-  auto html = e2e::write_report(out);
+int report(const fs::path& out, bool screenshot, const std::string& campaign = {}) {
+  auto html = e2e::write_report(out, campaign);
   if (!html) {
     fmt::print(stderr, "tether: cannot write the dashboard: {}\n", html.error().message);
-    return exit_failed;
+    return html.error() == e2e::e2e_errc::not_found && !campaign.empty() ? exit_usage : exit_failed;
   }
   fmt::print("dashboard: {}\n", html->string());
   if (!screenshot) return exit_ok;
-  auto png = html->parent_path() / "dashboard.png";
+  auto png = *html;
+  png.replace_extension(".png");
   if (auto shot = e2e::screenshot(*html, png); !shot) {
     fmt::print(stderr, "tether: cannot take the dashboard's screenshot: {}\n", shot.error().message);
     return exit_failed;
@@ -129,8 +134,9 @@ void add_e2e_command(CLI::App& app, int& exit_code) {
 
   auto* rep = e2e->add_subcommand("report", "Render the dashboard from a results directory");
   rep->add_option("--out", a->run.out, "Results directory")->capture_default_str();
+  rep->add_option("--campaign", a->campaign, "The campaign to show (an id from OUT/history.json); default: the latest");
   rep->add_flag("--screenshot", a->screenshot, "Also render the dashboard to a PNG with headless Chromium");
-  rep->callback([a, &exit_code] { exit_code = report(a->run.out, a->screenshot); });
+  rep->callback([a, &exit_code] { exit_code = report(a->run.out, a->screenshot, a->campaign); });
 
   auto* l = e2e->add_subcommand("list", "List every cell of the matrix");
   l->add_option("--suites", a->run.suites_dir, "Directory of the suite definitions")->capture_default_str();

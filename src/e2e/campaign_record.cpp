@@ -55,7 +55,8 @@ json::value to_json(const campaign& c) {
   o["startedAt"] = iso8601(c.started_at_ms);
   o["finishedAt"] = iso8601(c.finished_at_ms);
   o["durationMs"] = c.finished_at_ms - c.started_at_ms;
-  o["source"] = json::object{{"sha", c.source_sha}, {"ref", c.source_ref}};
+  o["source"] = json::object{{"sha", string_or_null(c.source_sha)}, {"ref", string_or_null(c.source_ref)}};
+  o["binary"] = json::object{{"path", string_or_null(c.binary_path)}, {"version", string_or_null(c.binary_version)}};
   json::object sel;
   for (const auto& [k, v] : c.selection) sel[k] = v;
   o["selection"] = std::move(sel);
@@ -86,6 +87,12 @@ result<campaign> campaign_from_json(const json::value& v) {
   if (auto src = r.object("source", optional_field)) {
     c.source_sha = src->opt_str("sha");
     c.source_ref = src->opt_str("ref");
+    if (c.source_sha == "unknown") c.source_sha.clear();  // older records said so
+    if (c.source_ref == "unknown") c.source_ref.clear();
+  }
+  if (auto bin = r.object("binary", optional_field)) {
+    c.binary_path = bin->opt_str("path");
+    c.binary_version = bin->opt_str("version");
   }
   if (auto sel = r.object("selection", optional_field))
     sel->each_member([&](const std::string& k, json_reader& e) { c.selection[k] = e.self_str(); });

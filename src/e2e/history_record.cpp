@@ -20,6 +20,36 @@ using namespace record_json;
 
 // ---------------------------------------------------------------- history
 
+void usage_totals::add(const cell_result& r) {
+  input_tokens += r.llm.input_tokens;
+  output_tokens += r.llm.output_tokens;
+  cached_input_tokens += r.llm.cached_input_tokens;
+  agent_time_ms += r.runtime_cost.agent_time_ms;
+  if (r.llm.reported_cost_usd) cost_usd = cost_usd.value_or(0) + *r.llm.reported_cost_usd;
+}
+
+namespace {
+
+void usage_json(json::object& o, const usage_totals& u) {
+  o["inputTokens"] = u.input_tokens;
+  o["outputTokens"] = u.output_tokens;
+  o["cachedInputTokens"] = u.cached_input_tokens;
+  o["costUsd"] = or_null(u.cost_usd);
+  o["agentTimeMs"] = u.agent_time_ms;
+}
+
+usage_totals read_usage(json_reader& e) {
+  usage_totals u;
+  u.input_tokens = e.integer("inputTokens", 0);
+  u.output_tokens = e.integer("outputTokens", 0);
+  u.cached_input_tokens = e.integer("cachedInputTokens", 0);
+  u.cost_usd = e.opt_number("costUsd");
+  u.agent_time_ms = e.integer("agentTimeMs", 0);
+  return u;
+}
+
+}  // namespace
+
 json::value to_json(const history& h) {
   json::object o;
   o["schema"] = history_schema;
@@ -29,15 +59,18 @@ json::value to_json(const history& h) {
     c["id"] = e.id;
     c["startedAt"] = iso8601(e.started_at_ms);
     c["status"] = e.green ? "passed" : "failed";
+    json::object sel;
+    for (const auto& [k, v] : e.selection) sel[k] = v;
+    c["selection"] = std::move(sel);
     c["totals"] = tally_json(e.totals, false);
     json::array suites;
-    for (const auto& s : e.suites) suites.emplace_back(tally_json(s, true));
+    for (const auto& s : e.suites) {
+      auto t = tally_json(s, true);
+      if (const auto u = e.suite_usage.find(s.suite_id); u != e.suite_usage.end()) usage_json(t, u->second);
+      suites.emplace_back(std::move(t));
+    }
     c["suites"] = std::move(suites);
-    c["inputTokens"] = e.input_tokens;
-    c["outputTokens"] = e.output_tokens;
-    c["cachedInputTokens"] = e.cached_input_tokens;
-    c["costUsd"] = or_null(e.cost_usd);
-    c["agentTimeMs"] = e.agent_time_ms;
+    usage_json(c, usage_totals{e.input_tokens, e.output_tokens, e.cached_input_tokens, e.cost_usd, e.agent_time_ms});
     c["path"] = e.path;
     list.emplace_back(std::move(c));
   }
@@ -58,17 +91,21 @@ result<history> history_from_json(const json::value& v) {
         c.id = e.str("id");
         c.started_at_ms = e.time("startedAt");
         c.green = e.str("status") == "passed";
+        if (auto sel = e.object("selection", optional_field))
+          sel->each_member([&](const std::string& k, json_reader& v) { c.selection[k] = v.self_str(); });
         if (auto t = e.object("totals")) read_tally(*t, c.totals, false);
         e.each("suites", [&](json_reader& s) {
           suite_tally t;
           read_tally(s, t, true);
+          c.suite_usage[t.suite_id] = read_usage(s);
           c.suites.push_back(std::move(t));
         });
-        c.input_tokens = e.integer("inputTokens", 0);
-        c.output_tokens = e.integer("outputTokens", 0);
-        c.cached_input_tokens = e.integer("cachedInputTokens", 0);
-        c.cost_usd = e.opt_number("costUsd");
-        c.agent_time_ms = e.integer("agentTimeMs", 0);
+        const auto u = read_usage(e);
+        c.input_tokens = u.input_tokens;
+        c.output_tokens = u.output_tokens;
+        c.cached_input_tokens = u.cached_input_tokens;
+        c.cost_usd = u.cost_usd;
+        c.agent_time_ms = u.agent_time_ms;
         c.path = e.str("path");
         h.campaigns.push_back(std::move(c));
       },
@@ -95,23 +132,21 @@ result<history> record_campaign(const std::filesystem::path& out, const campaign
   e.id = c.id;
   e.started_at_ms = c.started_at_ms;
   e.green = c.green();
+  e.selection = c.selection;
   e.totals = c.totals;
   e.suites = c.suites;
   e.path = "campaigns/" + c.id + "/campaign.json";
   // Tokens, cost and agent time count every attempt: a retry is paid for too.
-  double cost = 0;
-  bool any_cost = false;
+  usage_totals all;
   for (const auto& r : results) {
-    e.input_tokens += r.llm.input_tokens;
-    e.output_tokens += r.llm.output_tokens;
-    e.cached_input_tokens += r.llm.cached_input_tokens;
-    e.agent_time_ms += r.runtime_cost.agent_time_ms;
-    if (r.llm.reported_cost_usd) {
-      cost += *r.llm.reported_cost_usd;
-      any_cost = true;
-    }
+    all.add(r);
+    e.suite_usage[r.suite_id].add(r);
   }
-  if (any_cost) e.cost_usd = cost;
+  e.input_tokens = all.input_tokens;
+  e.output_tokens = all.output_tokens;
+  e.cached_input_tokens = all.cached_input_tokens;
+  e.cost_usd = all.cost_usd;
+  e.agent_time_ms = all.agent_time_ms;
 
   std::erase_if(h.campaigns, [&](const history_entry& x) { return x.id == e.id; });
   h.campaigns.push_back(std::move(e));

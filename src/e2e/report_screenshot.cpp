@@ -1,10 +1,13 @@
 #include <stdlib.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -18,6 +21,9 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr auto chromium_deadline = std::chrono::seconds(60);
+constexpr int window_width = 1400;
+constexpr int default_height = 2000;  // when the page's height could not be measured
+constexpr int max_height = 16'000;    // Chromium's largest capture is about 16k pixels
 
 // $TETHER_CHROMIUM, else `chromium` (or `chromium-browser`) on PATH.
 std::optional<fs::path> find_chromium() {
@@ -89,6 +95,62 @@ std::string file_url(const fs::path& p) {
   return url;
 }
 
+// The flags of every headless run: no network, no GPU, a 1400-pixel-wide
+// window at scale 1 (1400 CSS pixels = 1400 PNG pixels).
+std::vector<std::string> headless_argv(const fs::path& chromium, const fs::path& profile, int height) {
+  return {
+      chromium.string(),
+      "--headless=new",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--hide-scrollbars",
+      "--no-first-run",
+      "--no-default-browser-check",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-extensions",
+      "--disable-dev-shm-usage",  // containers often have a tiny /dev/shm
+      "--force-device-scale-factor=1",
+      "--user-data-dir=" + (profile / "profile").string(),
+      "--window-size=" + std::to_string(window_width) + "," + std::to_string(height),
+  };
+}
+
+// The page's full height at the window's width: a copy of it (in `profile`)
+// with one script that writes document.documentElement.scrollHeight into an
+// attribute, read back from Chromium's --dump-dom. The page itself carries
+// no script. nullopt when that did not work (the caller keeps a default).
+std::optional<int> page_height(const fs::path& chromium, const fs::path& profile, const fs::path& page) {
+  std::ifstream in(page, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  constexpr std::string_view probe =
+      "<script>document.body.setAttribute('data-tether-height', document.documentElement.scrollHeight)</script>";
+  const auto body_end = text.rfind("</body>");
+  text.insert(body_end == std::string::npos ? text.size() : body_end, probe);
+  const fs::path copy = profile / "measure.html";
+  {
+    std::ofstream out(copy, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) return std::nullopt;
+  }
+  // A short window: scrollHeight is at least the window's height, and the
+  // layout at this width does not depend on it (the page has no vh units).
+  auto argv = headless_argv(chromium, profile, 100);
+  argv.emplace_back("--dump-dom");
+  argv.push_back(file_url(copy));
+  auto dom = run_chromium(argv);
+  if (!dom) return std::nullopt;
+  constexpr std::string_view attr = "data-tether-height=\"";
+  const auto at = dom->find(attr);
+  if (at == std::string::npos) return std::nullopt;
+  int height = 0;
+  for (std::size_t i = at + attr.size(); i < dom->size() && std::isdigit(static_cast<unsigned char>((*dom)[i])); ++i)
+    height = std::min(height * 10 + ((*dom)[i] - '0'), 1'000'000);
+  if (height <= 0) return std::nullopt;
+  return std::min(height, max_height);
+}
+
 }  // namespace
 
 result<void> screenshot(const fs::path& html, const fs::path& png) {
@@ -111,25 +173,10 @@ result<void> screenshot(const fs::path& html, const fs::path& png) {
     return make_error(e2e_errc::io, "cannot create a temporary Chromium profile");
   const fs::path profile(profile_template);
 
-  const std::vector<std::string> argv{
-      chromium->string(),
-      "--headless=new",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--hide-scrollbars",
-      "--no-first-run",
-      "--no-default-browser-check",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-extensions",
-      "--disable-dev-shm-usage",        // containers often have a tiny /dev/shm
-      "--force-device-scale-factor=1",  // 1400 CSS pixels = 1400 PNG pixels
-      "--user-data-dir=" + (profile / "profile").string(),
-      "--window-size=1400,2000",
-      "--screenshot=" + shot.string(),
-      file_url(page),
-  };
+  const int height = page_height(*chromium, profile, page).value_or(default_height);
+  auto argv = headless_argv(*chromium, profile, height);
+  argv.push_back("--screenshot=" + shot.string());
+  argv.push_back(file_url(page));
   auto ran = run_chromium(argv);
   auto checked = ran ? check_png(shot, *ran) : result<void>(ran.error());
   fs::remove_all(profile, ec);

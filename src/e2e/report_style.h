@@ -77,9 +77,16 @@ tbody tr:nth-child(even) { background: #f9fafb; }
 td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.pass, td.fail { font-weight: 600; white-space: nowrap; }
 
-table.matrix { width: auto; min-width: 50%; border: 1px solid var(--line); border-radius: 8px; }
-table.matrix tbody th { background: var(--soft); white-space: nowrap; }
-table.matrix td { min-width: 220px; }
+.cases-wrap { overflow-x: auto; margin: 12px 0 4px; }
+table.cases { width: auto; border: 1px solid var(--line); }
+table.cases th.case { vertical-align: bottom; padding: 6px 2px; font-weight: 550; }
+table.cases th.case span { writing-mode: vertical-rl; transform: rotate(180deg); white-space: nowrap; max-height: 200px; display: inline-block; }
+table.cases tbody th { background: var(--soft); white-space: nowrap; position: sticky; left: 0; }
+table.cases td { padding: 3px; text-align: center; min-width: 34px; }
+table.cases td.none { color: var(--line); }
+table.cases .chip { margin: 0; padding: 2px 6px; text-align: center; }
+table.profiles tbody th { white-space: nowrap; }
+a.file, a.link { color: #0969da; text-decoration: underline; }
 .chip {
   display: block; margin: 3px 0; padding: 3px 10px; border-radius: 6px; border: 1px solid;
   font-weight: 550; font-size: 12.5px;

@@ -172,8 +172,10 @@ struct suite_tally {
   int retries = 0;
 };
 
-// tether.e2e.campaign/v1: id, startedAt, finishedAt, durationMs, source,
-// selection {suite, profile, env, case filters}, totals (a suite_tally
+// tether.e2e.campaign/v1: id, startedAt, finishedAt, durationMs, source
+// {sha, ref} (of the suites' git checkout; empty when they are not in one),
+// binary {path, version} (the `tether` that ran, its `version` line with the
+// revision it was built from), selection {suite, profile, env, case filters}, totals (a suite_tally
 // without suite id: selected, passed, failed, incomplete, notApplicable,
 // retries), suites [suite_tally], cells [{cell, attempt, status,
 // failureClass, result (path relative to the campaign file)}], status
@@ -182,8 +184,10 @@ struct campaign {
   std::string id;  // sortable: UTC time + "-" + 4 hex digits
   std::int64_t started_at_ms = 0;
   std::int64_t finished_at_ms = 0;
-  std::string source_sha;
+  std::string source_sha;  // "" (or "unknown" in older records): the suites are not in a git checkout
   std::string source_ref;
+  std::string binary_path;
+  std::string binary_version;  // "tether 0.1.0 (revision 1a2b3c4d5e6f)"; "" when unknown
   std::map<std::string, std::string> selection;
   std::vector<suite_tally> suites;
   suite_tally totals;
@@ -211,16 +215,29 @@ result<campaign> campaign_from_json(const boost::json::value& v);
 // selection is left empty for the caller.
 campaign summarize(std::string id, const std::vector<cell_result>& results);
 
-// tether.e2e.history/v1: campaigns [{id, startedAt, status, totals, suites
-// [suite_tally], inputTokens, outputTokens, cachedInputTokens, costUsd,
-// agentTimeMs, path}], oldest first, plus "latest" and "latestGreen" ids
-// (null when none). Tokens, cost and agent time count every attempt.
+// tether.e2e.history/v1: campaigns [{id, startedAt, status, selection,
+// totals, suites [suite_tally + the suite's inputTokens, outputTokens,
+// cachedInputTokens, costUsd, agentTimeMs], inputTokens, outputTokens,
+// cachedInputTokens, costUsd, agentTimeMs, path}], oldest first, plus
+// "latest" and "latestGreen" ids (null when none). Tokens, cost and agent
+// time count every attempt. An entry without a selection (older records)
+// selected everything.
+struct usage_totals {
+  std::int64_t input_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::int64_t cached_input_tokens = 0;
+  std::optional<double> cost_usd;  // nullopt unless some run had a cost
+  std::int64_t agent_time_ms = 0;
+  void add(const cell_result& r);
+};
 struct history_entry {
   std::string id;
   std::int64_t started_at_ms = 0;
   bool green = false;
+  std::map<std::string, std::string> selection;  // the campaign's filters; "" or absent: all
   suite_tally totals;
   std::vector<suite_tally> suites;
+  std::map<std::string, usage_totals> suite_usage;  // by suite id
   std::int64_t input_tokens = 0;
   std::int64_t output_tokens = 0;
   std::int64_t cached_input_tokens = 0;

@@ -27,7 +27,8 @@ rc=$?
 set -e
 cat "$dir/run.out"
 [[ $rc -eq 0 ]] || { echo "the native matrix exited $rc"; exit 1; }
-python3 - "$results" <<'PY'
+"$tether" e2e list --suites "$suites" >"$dir/list.out"
+python3 - "$results" "$dir/list.out" "$native" <<'PY'
 import json, pathlib, sys
 out = pathlib.Path(sys.argv[1])
 history = json.loads((out / "history.json").read_text())
@@ -43,6 +44,16 @@ t = camp["totals"]
 assert t["selected"] == 27 and t["passed"] == 27 and t["notApplicable"] == 3, t
 suites = {s["suiteId"] for s in camp["suites"]}
 assert suites == {"core-compatibility", "session-integrity", "persistent-chat"}, suites
+# The binary that ran, with its revision; the suites' checkout revision.
+assert camp["binary"]["version"].startswith("tether ") and "(revision " in camp["binary"]["version"], camp["binary"]
+assert camp["source"]["sha"] and len(camp["source"]["sha"]) == 40, camp["source"]
+# Cells in the order the suites define them (`e2e list`: suite, profile,
+# environment, case), whatever order the two jobs finished them in.
+listed = [l.split()[0] for l in (pathlib.Path(sys.argv[2])).read_text().splitlines() if l.startswith("  ")]
+native = set(sys.argv[3].split(","))
+expected = [c for c in listed if c.split(".")[1] in native]
+seen = list(dict.fromkeys(c["cell"] for c in camp["cells"]))
+assert seen == expected, (seen, expected)
 for ref in camp["cells"]:
     r = json.loads((camp_dir / ref["result"]).read_text())
     assert r["schema"] == "tether.e2e.result/v1"

@@ -144,8 +144,8 @@ TEST(Report, LoadsTheLatestCampaignAndEveryAttempt) {
   auto d = load_report_data(out.path());
   ASSERT_TRUE(d) << d.error().describe();
   EXPECT_EQ(d->hist.campaigns.size(), 2u);
-  EXPECT_EQ(d->latest.id, "20261130T090102Z-ab12");
-  EXPECT_EQ(d->latest_cells.size(), 11u);
+  EXPECT_EQ(d->shown.id, "20261130T090102Z-ab12");
+  EXPECT_EQ(d->cells.size(), 11u);
   EXPECT_EQ(d->hist.latest_green, "20261129T090102Z-0a1b");
 }
 
@@ -191,7 +191,7 @@ TEST(Report, AMissingCostReadsUnavailableOrUnpricedNeverZero) {
   EXPECT_NE(page.find("unpriced"), std::string::npos);
   EXPECT_EQ(page.find("$0.0000"), std::string::npos);
   // No usage at all: unavailable.
-  for (auto& r : d->latest_cells) {
+  for (auto& r : d->cells) {
     for (auto& u : r.usage) u.input_tokens = u.output_tokens = u.cached_input_tokens = std::nullopt;
     compute_billing(r);
   }
@@ -206,7 +206,7 @@ TEST(Report, RecordTextIsEscapedAndThePageNeedsNoNetwork) {
   write_two_campaigns(out.path());
   auto d = load_report_data(out.path());
   ASSERT_TRUE(d) << d.error().describe();
-  d->latest_cells[0].case_title = "\"quoted\" & <b>bold</b>";
+  d->cells[0].case_title = "\"quoted\" & <b>bold</b>";
   const std::string page = render_dashboard(*d);
   EXPECT_EQ(page.find("<script"), std::string::npos);
   EXPECT_NE(page.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"), std::string::npos);
@@ -235,8 +235,8 @@ TEST(Report, ANotApplicableCellIsItsOwnGreyStateWithItsReason) {
   EXPECT_NE(page.find("100%"), std::string::npos);
   // The chip: grey, its own mark, the reason in its title (escaped).
   const std::string chip =
-      R"(<a class="chip na" href="#chat-basics.codex-exec.local.steer.attempt-1" )"
-      R"(title="Case steer — not applicable: a steer reaches &lt;codex&gt; only at its next turn">– steer</a>)";
+      R"(<td><a class="chip na" href="#chat-basics.codex-exec.local.steer.attempt-1" )"
+      R"(title="Case steer — not applicable: a steer reaches &lt;codex&gt; only at its next turn">–</a></td>)";
   EXPECT_NE(page.find(chip), std::string::npos) << page.substr(page.find("chip na"), 300);
   // The cell: a grey pill saying so, closed, and the reason among its facts.
   EXPECT_NE(page.find(R"(<details class="cell is-na" id="chat-basics.codex-exec.local.steer.attempt-1"><summary>)"),
@@ -273,10 +273,169 @@ TEST(Report, TrendsReadWithASingleCampaign) {
   auto d = load_report_data(out.path());
   ASSERT_TRUE(d) << d.error().describe();
   const std::string page = render_dashboard(*d);
-  EXPECT_NE(page.find("1 stored campaign,"), std::string::npos);
+  EXPECT_NE(page.find("1 of 1 stored campaign with this campaign's selection"), std::string::npos) << page;
   EXPECT_NE(page.find("<polyline"), std::string::npos);
   EXPECT_NE(page.find("<circle"), std::string::npos);
   EXPECT_NE(page.find("100%"), std::string::npos);
+}
+
+// The substring of `page` from `from` to the next `to` (after it), or "".
+std::string between(const std::string& page, std::string_view from, std::string_view to) {
+  const auto a = page.find(from);
+  if (a == std::string::npos) return "";
+  const auto b = page.find(to, a + from.size());
+  return b == std::string::npos ? "" : page.substr(a, b - a);
+}
+
+std::size_t count(const std::string& text, std::string_view what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+// A suite is a profile × case grid: a column per case in the campaign's
+// order, a row per profile, one square per (profile, case), an empty one for
+// a cell that was not selected.
+TEST(Report, ASuiteIsAProfileByCaseGridInTheCampaignsOrder) {
+  scratch_dir out;
+  write_two_campaigns(out.path());
+  auto d = load_report_data(out.path());
+  ASSERT_TRUE(d) << d.error().describe();
+  const std::string page = render_dashboard(*d);
+  const std::string grid = between(page, R"(<table class="cases">)", "</table>");
+  ASSERT_FALSE(grid.empty());
+  EXPECT_NE(grid.find(R"(<th class="case" title="Case hello"><span>hello</span></th>)"
+                      R"(<th class="case" title="Case steer"><span>steer</span></th>)"
+                      R"(<th class="case" title="Case queue"><span>queue</span></th>)"),
+            std::string::npos)
+      << grid;
+  // Rows in the campaign's order, a square per case: codex-exec ran no queue case.
+  const auto openai = grid.find("<tr><th>openai-chat-mock</th>");
+  const auto anthropic = grid.find("<tr><th>anthropic-mock</th>");
+  const auto codex = grid.find("<tr><th>codex-exec</th>");
+  ASSERT_NE(openai, std::string::npos);
+  EXPECT_LT(openai, anthropic);
+  EXPECT_LT(anthropic, codex);
+  const std::string codex_row = grid.substr(codex, grid.find("</tr>", codex) - codex);
+  EXPECT_EQ(count(codex_row, "<td"), 3u) << codex_row;
+  EXPECT_EQ(count(codex_row, R"(<td class="none" title="not selected">)"), 1u) << codex_row;
+  // The retried cell's square says so and links to its final attempt.
+  EXPECT_NE(grid.find(R"(href="#chat-basics.anthropic-mock.local.hello.attempt-2")"), std::string::npos);
+  EXPECT_NE(grid.find(R"(<span class="retry">↻</span>)"), std::string::npos);
+  // The same records render the same page: nothing depends on map order or time.
+  EXPECT_EQ(render_dashboard(*d), page);
+}
+
+// Per profile: passed cells, turns, latency p50/p95 (nearest rank over every
+// attempt's turns), tokens and cost.
+TEST(Report, EachProfileShowsItsTurnLatencyTokensAndCost) {
+  scratch_dir out;
+  write_campaign(out.path(), "c1", t0,
+                 {{"chat-basics", "openai-chat-mock", "hello"},
+                  {"chat-basics", "openai-chat-mock", "steer"},
+                  {"chat-basics", "openai-chat-mock", "queue", cell_status::failed}});
+  auto d = load_report_data(out.path());
+  ASSERT_TRUE(d) << d.error().describe();
+  d->cells[2].turns[1].response_ms = 9'000.0;  // one slow turn: the p95, not the p50
+  const std::string page = render_dashboard(*d);
+  const std::string row = between(page, "<tr><th>openai-chat-mock</th><td><code>native</code>", "</tr>");
+  ASSERT_FALSE(row.empty()) << page;
+  // 6 turns: 930, 930, 930, 1171, 1171, 9000 ms. p50 = the 3rd, p95 = the 6th.
+  EXPECT_NE(row.find(R"(<td class="num fail">2 / 3</td><td class="num">6</td><td class="num">930 ms</td>)"
+                     R"(<td class="num">9.0 s</td>)"),
+            std::string::npos)
+      << row;
+  EXPECT_NE(row.find("8,550"), std::string::npos) << row;  // input tokens: 3 × (1,200 + 1,650)
+  EXPECT_NE(row.find("$0.0165"), std::string::npos) << row;  // 3 × (0.0021 + 0.0034)
+}
+
+// Trends compare like with like: a campaign of another selection (here a
+// profile filter) is not a point of this one's trend, and a suite's trend
+// counts the campaigns that ran it with the same filters, whatever other
+// suites ran with it.
+TEST(Report, TrendsOnlyCompareCampaignsOfTheSameSelection) {
+  scratch_dir out;
+  write_campaign(out.path(), "c1", t0 - 2 * day, {{"chat-basics", "openai-chat-mock", "hello"},
+                                                  {"workspace-files", "openai-chat-mock", "write-file"}});
+  write_campaign(out.path(), "c2", t0 - day, {{"chat-basics", "openai-chat-mock", "hello"}});
+  write_campaign(out.path(), "c3", t0, {{"chat-basics", "openai-chat-mock", "hello"},
+                                        {"workspace-files", "openai-chat-mock", "write-file"}});
+  // c2 selected one profile: rewrite its history entry's selection.
+  auto hv = read_json_file(out.path() / "history.json");
+  ASSERT_TRUE(hv);
+  hv->at("campaigns").at(1).as_object()["selection"] = boost::json::object{{"profile", "openai-chat-mock"}};
+  ASSERT_TRUE(write_json_file(out.path() / "history.json", *hv));
+  auto d = load_report_data(out.path());
+  ASSERT_TRUE(d) << d.error().describe();
+  const std::string page = render_dashboard(*d);
+  EXPECT_NE(page.find("2 of 3 stored campaigns with this campaign's selection"), std::string::npos) << page;
+  EXPECT_EQ(count(page, "2 of 3 stored campaigns that ran this suite with the same filters"), 2u);
+  // Seen from c2, only c2 shares its selection.
+  auto old = load_report_data(out.path(), "c2");
+  ASSERT_TRUE(old) << old.error().describe();
+  EXPECT_NE(render_dashboard(*old).find("1 of 3 stored campaigns with this campaign's selection"), std::string::npos);
+}
+
+// Each cell links to its artifacts, by paths relative to the page.
+TEST(Report, EachCellLinksToItsLogsAndTranscript) {
+  scratch_dir out;
+  write_campaign(out.path(), "c1", t0, {{"chat-basics", "openai-chat-mock", "hello"}});
+  const fs::path art = out.path() / "campaigns/c1/cells/chat-basics.openai-chat-mock.local.hello.attempt-1";
+  fs::create_directories(art);
+  for (const char* f : {"server.log", "model.log", "transcript.json"}) std::ofstream(art / f) << "x";
+  auto d = load_report_data(out.path());
+  ASSERT_TRUE(d) << d.error().describe();
+  const std::string page = render_dashboard(*d);
+  const std::string base = "campaigns/c1/cells/chat-basics.openai-chat-mock.local.hello.attempt-1/";
+  for (const char* f : {"server.log", "model.log", "transcript.json"})
+    EXPECT_NE(page.find(R"(<a class="file" href=")" + base + f + R"(">)" + f + "</a>"), std::string::npos) << f;
+}
+
+// The header names the binary that ran and says when the suites were not in
+// a git checkout (instead of "unknown on unknown").
+TEST(Report, TheHeaderNamesTheBinaryAndTheSuitesSource) {
+  scratch_dir out;
+  write_campaign(out.path(), "c1", t0, {{"chat-basics", "openai-chat-mock", "hello"}});
+  auto d = load_report_data(out.path());
+  ASSERT_TRUE(d) << d.error().describe();
+  d->shown.binary_path = "/usr/bin/tether";
+  d->shown.binary_version = "tether 0.1.0 (revision 1a2b3c4d5e6f)";
+  std::string page = render_dashboard(*d);
+  EXPECT_NE(page.find(R"(binary <code title="/usr/bin/tether">tether 0.1.0 (revision 1a2b3c4d5e6f)</code>)"),
+            std::string::npos);
+  EXPECT_NE(page.find("suites at <code"), std::string::npos);
+  d->shown.source_sha.clear();
+  d->shown.source_ref.clear();
+  page = render_dashboard(*d);
+  EXPECT_NE(page.find("suites not in a git checkout"), std::string::npos);
+  EXPECT_EQ(page.find("unknown on unknown"), std::string::npos);
+}
+
+// `e2e report --campaign ID`: any stored campaign's page, linked to the
+// latest; the latest's page links to the latest green one, whose page is
+// written with it.
+TEST(Report, AnyCampaignHasItsPageAndTheLatestGreenIsLinked) {
+  scratch_dir out;
+  write_two_campaigns(out.path());  // yesterday's green, today's red
+  const std::string green = "20261129T090102Z-0a1b";
+  auto latest = write_report(out.path());
+  ASSERT_TRUE(latest) << latest.error().describe();
+  const std::string page = read_file(*latest);
+  EXPECT_NE(page.find(R"(latest green campaign: <a class="link" href="dashboard-)" + green + R"(.html">)"),
+            std::string::npos);
+  ASSERT_TRUE(fs::exists(out.path() / ("dashboard-" + green + ".html")));
+  const std::string old = read_file(out.path() / ("dashboard-" + green + ".html"));
+  EXPECT_NE(old.find("Campaign <code>" + green + "</code>"), std::string::npos);
+  EXPECT_NE(old.find("latest green campaign: this one"), std::string::npos);
+  EXPECT_NE(old.find(R"(latest campaign: <a class="link" href="dashboard.html">)"), std::string::npos);
+
+  auto shown = write_report(out.path(), green);
+  ASSERT_TRUE(shown) << shown.error().describe();
+  EXPECT_EQ(*shown, out.path() / ("dashboard-" + green + ".html"));
+  auto missing = write_report(out.path(), "20200101T000000Z-dead");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error(), e2e_errc::not_found);
+  EXPECT_NE(missing.error().message.find("20200101T000000Z-dead"), std::string::npos);
 }
 
 TEST(Report, WriteReportWritesTheDashboardIntoOut) {
@@ -342,13 +501,30 @@ TEST(Report, TheDashboardScreenshotIsAReadablePng) {
   EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   EXPECT_EQ(bytes.substr(12, 4), "IHDR");
   EXPECT_EQ(be32(bytes, 16), 1400u);  // the window's width
-  EXPECT_EQ(be32(bytes, 20), 2000u);
+  EXPECT_GT(be32(bytes, 20), 1000u);  // as tall as the page
 
   std::error_code ec;
   const fs::path keep = test_output_dir();
   fs::create_directories(keep, ec);
   fs::copy_file(png, keep / "dashboard.png", fs::copy_options::overwrite_existing, ec);
   fs::copy_file(*html, keep / "dashboard.html", fs::copy_options::overwrite_existing, ec);
+}
+
+// The screenshot is as tall as the page: nothing cut off, no empty band.
+TEST(Report, TheScreenshotIsAsTallAsThePage) {
+  scratch_dir out;
+  for (const int height : {5123, 700}) {
+    const fs::path page = out.path() / ("tall-" + std::to_string(height) + ".html");
+    std::ofstream(page) << "<!doctype html><html><body style=\"margin:0\"><div style=\"height:" << height
+                        << "px;background:linear-gradient(#fff,#0969da)\"></div></body></html>";
+    const fs::path png = out.path() / ("tall-" + std::to_string(height) + ".png");
+    auto shot = screenshot(page, png);
+    ASSERT_TRUE(shot) << shot.error().describe();
+    const std::string bytes = read_file(png);
+    ASSERT_GT(bytes.size(), 24u);
+    EXPECT_EQ(be32(bytes, 16), 1400u);
+    EXPECT_EQ(be32(bytes, 20), static_cast<std::uint32_t>(height));
+  }
 }
 
 TEST(Report, AMissingChromiumSaysWhatToInstall) {

@@ -390,6 +390,36 @@ TEST(Result, HistoryKeepsTheNotApplicableCount) {
 
 // ---------------------------------------------------------------- history
 
+// Each entry keeps its campaign's selection and what each suite used, so
+// trends compare like with like; an entry written before either existed
+// reads as selecting everything, with no usage per suite.
+TEST(Result, HistoryKeepsTheSelectionAndEachSuitesUsage) {
+  scratch_dir out;
+  const std::vector<cell_result> cells{sample_cell("chat", "mock", "hello"), sample_cell("files", "mock", "write")};
+  campaign c = summarize("c1", cells);
+  c.selection = {{"suite", ""}, {"profile", "mock"}};
+  ASSERT_TRUE(record_campaign(out.path(), c, cells));
+  auto v = read_json_file(out.path() / "history.json");
+  ASSERT_TRUE(v);
+  auto back = history_from_json(*v);
+  ASSERT_TRUE(back) << back.error().describe();
+  const auto& e = back->campaigns.at(0);
+  EXPECT_EQ(e.selection, c.selection);
+  ASSERT_EQ(e.suite_usage.size(), 2u);
+  EXPECT_EQ(e.suite_usage.at("chat").input_tokens, 300);
+  EXPECT_EQ(e.suite_usage.at("files").agent_time_ms, 2000);
+  EXPECT_EQ(e.input_tokens, e.suite_usage.at("chat").input_tokens + e.suite_usage.at("files").input_tokens);
+  ASSERT_TRUE(e.suite_usage.at("chat").cost_usd);
+
+  auto& entry = v->at("campaigns").at(0).as_object();
+  entry.erase("selection");
+  for (auto& s : entry.at("suites").as_array()) s.as_object().erase("inputTokens");
+  auto old = history_from_json(*v);
+  ASSERT_TRUE(old) << old.error().describe();
+  EXPECT_TRUE(old->campaigns.at(0).selection.empty());
+  EXPECT_EQ(old->campaigns.at(0).suite_usage.at("chat").input_tokens, 0);
+}
+
 TEST(Result, RecordingTwoCampaignsKeepsBothOldestFirst) {
   scratch_dir out;
   auto ok_cell = sample_cell("chat", "mock", "hello");

@@ -1,8 +1,10 @@
 #include "e2e/run/campaign.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -30,13 +32,10 @@ std::string campaign_id() {
   return std::string(buf) + "-" + random_hex(2);
 }
 
-// The first line `git -C repo args...` prints when it succeeds, or "".
-std::string first_line_of_git(const std::string& repo, std::vector<std::string> args) {
-  const auto git = process::find_program("git");
-  if (!git) return "";
+// The first line `argv` prints when it succeeds within 10 s, or "".
+std::string first_line_of(std::vector<std::string> argv) {
   process::spawn_options o;
-  o.argv = {git->string(), "-C", repo};
-  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.argv = std::move(argv);
   o.env = process::inherited_environment();
   o.stderr_mode = process::output::null;
   auto done = process::run_to_end(std::move(o), {.limit = std::chrono::seconds(10), .max_output = 4096});
@@ -46,10 +45,13 @@ std::string first_line_of_git(const std::string& repo, std::vector<std::string> 
   return out;
 }
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (const char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+// The first line `git -C repo args...` prints when it succeeds, or "".
+std::string first_line_of_git(const std::string& repo, const std::vector<std::string>& args) {
+  const auto git = process::find_program("git");
+  if (!git) return "";
+  std::vector<std::string> argv{git->string(), "-C", repo};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return first_line_of(std::move(argv));
 }
 
 // A selection filter: "" (everything) or ids separated by commas, each of
@@ -244,15 +246,15 @@ result<campaign> run_campaign(const campaign_options& o, const progress_sink& pr
   auto m = select(*cat, o);
   if (!m) return m.error();
   const std::string id = campaign_id();
-  const auto repo = shell_quote(o.suites_dir.string());
+  const std::string repo = o.suites_dir.string();  // an argument, not a shell word
   const std::string sha = first_line_of_git(repo, {"rev-parse", "HEAD"});
   const std::string ref = first_line_of_git(repo, {"rev-parse", "--abbrev-ref", "HEAD"});
   std::error_code ec;
   const fs::path scratch = o.scratch_root.empty() ? fs::temp_directory_path(ec) / ("tether-e2e-" + id) : o.scratch_root;
   for (auto& p : m->plans) {
     p.campaign_id = id;
-    p.source_sha = sha.empty() ? "unknown" : sha;
-    p.source_ref = ref.empty() ? "unknown" : ref;
+    p.source_sha = sha;  // "": the suites are not in a git checkout
+    p.source_ref = ref;
     p.tether_binary = o.tether_binary;
     p.scratch_root = scratch;
   }
@@ -267,7 +269,18 @@ result<campaign> run_campaign(const campaign_options& o, const progress_sink& pr
   fs::remove_all(scratch, ec);
 
   auto results = sched.take_results();
+  // The plans' order (suite, profile, environment, case as defined), not the
+  // order cells finished in: the record and the dashboard read the same
+  // every time.
+  std::map<std::string, std::size_t> planned;
+  for (const auto& p : m->plans) planned.emplace(cell_name(p), planned.size());
+  std::stable_sort(results.begin(), results.end(), [&](const cell_result& a, const cell_result& b) {
+    if (a.cell != b.cell) return planned[a.cell] < planned[b.cell];
+    return a.attempt < b.attempt;
+  });
   campaign c = summarize(id, results);
+  c.binary_path = o.tether_binary;
+  c.binary_version = first_line_of({o.tether_binary, "version"});
   c.started_at_ms = started;
   c.finished_at_ms = real_clock().now();
   c.source_sha = m->plans.front().source_sha;
