@@ -5,28 +5,11 @@
 # bad usage: 2, a question: 3, Ctrl-C: 130).
 set -euo pipefail
 tether=$1
-dir=$(mktemp -d)
 unset TETHER_TOKEN TETHER_SERVER TETHER_CONFIG
-server=
-cleanup() {
-  if [[ -n "$server" ]]; then
-    kill "$server" 2>/dev/null || true
-    wait "$server" 2>/dev/null || true
-  fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  echo "--- server log:"
-  tail -20 "$dir/serve.err" || true
-  exit 1
-}
+# shellcheck source=serve_lib.sh
+source "$(dirname "$0")/serve_lib.sh"
 
-"$tether" serve --data "$dir/data" --listen 127.0.0.1:0 >"$dir/serve.out" 2>"$dir/serve.err" &
-server=$!
-for _ in $(seq 1 200); do grep -q "^listening on" "$dir/serve.out" && break; sleep 0.05; done
-url=$(sed -n 's/^listening on //p' "$dir/serve.out")
+start_server --data "$dir/data"
 [[ -n "$url" ]] || fail "the server did not start"
 [[ -s "$dir/data/token" ]] || fail "no token file"
 # The server from $TETHER_SERVER, the token from <data>/token.
