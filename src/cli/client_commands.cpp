@@ -139,8 +139,11 @@ struct send_args {
 
 // Prints the watched turn until it is over. Ctrl-C asks the server to
 // interrupt the session and keeps printing until the run finishes; a second
-// Ctrl-C leaves at once. Returns the exit code.
-int follow_turn(client& c, session_follower& f, const std::string& session, output_format format) {
+// Ctrl-C leaves at once. Events up to `replayed_until` happened before the
+// stream was opened (attach): a running tool's time counts from their own
+// time; any later one counts from its arrival here. Returns the exit code.
+int follow_turn(client& c, session_follower& f, const std::string& session, output_format format,
+                std::int64_t replayed_until = 0) {
   live_printer printer(stdout_sink(), format != output_format::json && ::isatty(STDOUT_FILENO) == 1);
   int seen_sigints = sigint_count();
   bool interrupted = false;
@@ -149,7 +152,7 @@ int follow_turn(client& c, session_follower& f, const std::string& session, outp
       if (format == output_format::json) {
         print_json_line(v);
       } else if (e != nullptr) {
-        printer.on(*e);
+        printer.on(*e, e->seq.value > replayed_until || e->seq.value == 0 ? std::optional(wall_clock_ms()) : std::nullopt);
       }
     });
     printer.tick(wall_clock_ms());
@@ -242,7 +245,7 @@ int run_attach(client& c, const common_args& args, const std::string& session) {
   if (auto r = f.open(from); !r) return report(r.error());
   if (running.empty()) return exit_ok;  // it finished meanwhile
   f.watch_execution(running);
-  return follow_turn(c, f, session, args.format());
+  return follow_turn(c, f, session, args.format(), int_of(member(*s, "session"), "last_seq"));
 }
 
 // ---- stop, reset ----

@@ -80,7 +80,7 @@ void live_printer::end_stream(std::string& out) {
   streamed_.clear();
 }
 
-void live_printer::on(const model::event& e) {
+void live_printer::on(const model::event& e, std::optional<std::int64_t> received_ms) {
   std::string out;
   if (const auto* d = e.as<model::text_delta>()) {
     if (streamed_.empty()) out += "assistant:\n    ";
@@ -106,7 +106,7 @@ void live_printer::on(const model::event& e) {
   } else if (const auto* c = e.as<model::tool_called>()) {
     end_stream(out);
     out += fmt::format("tool call {} {}\n", c->tool, json::serialize(c->input));
-    tools_.push_back({c->call.str(), c->tool, e.time});
+    tools_.push_back({c->call.str(), c->tool, received_ms.value_or(e.time)});
   } else if (const auto* ok = e.as<model::tool_succeeded>()) {
     forget_tool(ok->call.str());
     end_stream(out);

@@ -15,7 +15,10 @@
 // With a status line (a terminal), tick() shows how long the running tool
 // has run, "    running shell… 12s", on one line it rewrites in place
 // (from a second on; the longest running of several) and clears before
-// anything else is printed. Not thread-safe: on() and tick() from one
+// anything else is printed. A tool's start is when its tool.called arrived
+// (`received_ms`, this machine's clock, so a server whose clock differs
+// does not skew it), or the event's own time for one replayed from the
+// past (no `received_ms`). Not thread-safe: on() and tick() from one
 // thread.
 #pragma once
 
@@ -48,7 +51,7 @@ class live_printer {
  public:
   explicit live_printer(output_sink out = stdout_sink(), bool status_line = false);
 
-  void on(const model::event& e);
+  void on(const model::event& e, std::optional<std::int64_t> received_ms = std::nullopt);
   // Called often while waiting (every 200 ms or so), with the wall clock in
   // ms: redraws the status line when its second changed.
   void tick(std::int64_t now_ms);
@@ -72,7 +75,7 @@ class live_printer {
   struct running_tool {
     std::string call;
     std::string name;
-    std::int64_t since_ms = 0;  // its tool.called's time
+    std::int64_t since_ms = 0;  // when its tool.called arrived, or that event's time
   };
   std::vector<running_tool> tools_;  // called, no result yet; the status shows the first
   std::int64_t shown_seconds_ = -1;  // the status line's, -1: none shown

@@ -58,6 +58,27 @@ TEST(LivePrinter, OfSeveralRunningToolsShowsTheLongestRunningAndForgetsEachByIts
   EXPECT_EQ(out.back(), std::string(erase) + "    running read_file… 3.0s");
 }
 
+// A live tool.called counts from when it arrived, on this machine's clock:
+// a server whose clock is an hour ahead does not make it read 0 s (nor one
+// behind, an hour).
+TEST(LivePrinter, ALiveToolCountsFromItsArrivalWhateverTheServersClock) {
+  std::vector<std::string> out;
+  live_printer p([&out](std::string_view s) { out.emplace_back(s); }, true);
+  const std::int64_t hour = 3'600'000;
+  p.on(called(50'000 + hour, "call_ahead", "shell"), 50'000);
+  p.tick(52'500);
+  EXPECT_EQ(out.back(), std::string(erase) + "    running shell… 2.0s");
+  p.on(succeeded(52'600 + hour, "call_ahead"), 52'600);
+  p.on(called(60'000 - hour, "call_behind", "shell"), 60'000);
+  p.tick(63'000);
+  EXPECT_EQ(out.back(), std::string(erase) + "    running shell… 3.0s");
+  // A replayed one (no arrival time) counts from its own time.
+  p.on(succeeded(63'100, "call_behind"), 63'100);
+  p.on(called(10'000, "call_old", "shell"));
+  p.tick(70'000);
+  EXPECT_EQ(out.back(), std::string(erase) + "    running shell… 1m00s");
+}
+
 TEST(LivePrinter, WithoutAStatusLineNothingButTheEventsIsPrinted) {
   std::string out;
   live_printer p([&out](std::string_view s) { out += s; }, false);
