@@ -160,13 +160,18 @@ environments = ["local"]
 
 [[cases]]
 id = "runs"
-title = "A reply"
+title = "A reply, and a file whose path is a template"
 steps = [
   { do = "create_session" },
-  { do = "send", text = "Reply with exactly: {marker}" },
+  { do = "send", text = "Write file out/{marker}.txt: {phrase}\nReply with exactly: {marker}" },
   { do = "wait", for = "idle" },
+  { do = "wait", for = "file", path = "out/{marker}.txt", timeout_ms = 5000 },
 ]
-matchers = [{ kind = "message_exact", text = "{marker}" }, { kind = "runtime", value = "{runtime}" }]
+matchers = [
+  { kind = "message_exact", text = "{marker}" },
+  { kind = "runtime", value = "{runtime}" },
+  { kind = "file_exact", path = "out/{marker}.txt", content = "{phrase}" },
+]
 
 [[cases]]
 id = "agents-only"
@@ -195,6 +200,16 @@ assert na[0]["notApplicableReason"] == "only agent programs start a process per 
 assert na[0]["runIds"] == [] and na[0]["sessionId"] is None, na[0]
 PY
 grep -q 'chip na' "$dir/na-out/dashboard.html" || { echo "the dashboard does not show the not-applicable cell"; exit 1; }
+# `e2e report --campaign`: a stored campaign's page again; an unknown id is a usage error naming it.
+na_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["latest"])' "$dir/na-out/history.json")
+"$tether" e2e report --out "$dir/na-out" --campaign "$na_id" | grep -q "^dashboard: $dir/na-out/dashboard.html$" ||
+  { echo "report --campaign $na_id did not write the dashboard"; exit 1; }
+set +e
+"$tether" e2e report --out "$dir/na-out" --campaign 20000101T000000Z-beef >/dev/null 2>"$dir/report.err"
+rc=$?
+set -e
+[[ $rc -eq 2 ]] || { echo "report of an unknown campaign exited $rc"; exit 1; }
+grep -q "20000101T000000Z-beef" "$dir/report.err" || { echo "the error does not name the campaign"; cat "$dir/report.err"; exit 1; }
 
 set +e
 "$tether" e2e run --suites "$suites" --suite no-such-suite --out "$dir/none" >/dev/null 2>"$dir/none.err"
