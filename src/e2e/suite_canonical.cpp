@@ -1,16 +1,14 @@
 #include "e2e/suite.h"
 
 #include <algorithm>
-#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <fmt/format.h>
-#include <openssl/evp.h>
 #include <boost/json.hpp>
 
 #include "e2e/suite_internal.h"
+#include "util/sha256.h"
 
 namespace tether::e2e {
 
@@ -111,14 +109,7 @@ std::string canonical_json(const suite_def& s) {
 }
 
 std::string definition_hash(const suite_def& s) {
-  const std::string text = canonical_json(s);
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-  unsigned int len = 0;
-  const int rc = EVP_Digest(text.data(), text.size(), md.data(), &len, EVP_sha256(), nullptr);
-  TETHER_CHECK(rc == 1, "EVP_Digest(sha256) failed");
-  std::string hex;
-  for (unsigned int i = 0; i < len; ++i) hex += fmt::format("{:02x}", md[i]);
-  return hex;
+  return sha256_hex(canonical_json(s));
 }
 
 }  // namespace tether::e2e

@@ -1,14 +1,15 @@
-// SHA-256 and base64 for image blobs (internal). Small and dependency-free:
-// the tools library does not link OpenSSL.
+// SHA-256 (util/sha256.h) and base64 for image blobs (internal). Small and
+// dependency-free: the tools library does not link OpenSSL.
 #pragma once
 
 #include <string>
 #include <string_view>
 
+#include "util/sha256.h"
+
 namespace tether::runtime::native::tool_detail {
 
-// Lowercase hex digest (64 characters).
-std::string sha256_hex(std::string_view data);
+using tether::sha256_hex;  // lowercase hex digest (64 characters)
 
 // Standard alphabet, with '=' padding.
 std::string base64_encode(std::string_view data);
