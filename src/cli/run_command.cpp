@@ -100,20 +100,19 @@ result<std::string> read_prompt(const run_args& args) {
 result<void> adjust_profile(const run_args& args, config::profile& prof) {
   if (!args.api_key_env.empty()) prof.api_key_env = args.api_key_env;
   if (args.max_steps > 0) prof.max_steps = args.max_steps;
-  if (args.provider == "scripted") {
-    if (!args.base_url.empty()) return make_error(util_errc::invalid_argument, "--provider scripted takes no --base-url");
-    prof.scripted_model = true;
-    prof.base_url.clear();
-    if (!args.model.empty()) prof.model = args.model;
-    return ok();
-  }
   if (!args.provider.empty()) {
-    const auto api = runtime::native::parse_wire_api(args.provider);
-    if (!api)
-      return make_error(util_errc::invalid_argument,
-                        "unknown provider '" + args.provider + "' (openai-chat, openai-responses, anthropic, scripted)");
-    if (prof.provider != *api && args.base_url.empty() && !prof.scripted()) prof.base_url.clear();  // its own URL
-    prof.provider = *api;
+    auto api = config::parse_provider(args.provider);
+    if (!api) return make_error(util_errc::invalid_argument, "--provider: " + api.error().message);
+    if (!*api) {  // the built-in scripted model
+      if (!args.base_url.empty())
+        return make_error(util_errc::invalid_argument, "--provider scripted takes no --base-url");
+      prof.scripted_model = true;
+      prof.base_url.clear();
+      if (!args.model.empty()) prof.model = args.model;
+      return ok();
+    }
+    if (prof.provider != **api && args.base_url.empty() && !prof.scripted()) prof.base_url.clear();  // its own URL
+    prof.provider = **api;
   }
   if (!args.base_url.empty()) prof.base_url = args.base_url;
   if (!args.model.empty()) prof.model = args.model;

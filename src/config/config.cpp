@@ -98,14 +98,9 @@ result<void> read_tool_settings(profile& p, const toml::table& t, const std::str
 result<void> read_native(profile& p, const toml::table& t, const std::string& where) {
   auto provider = text(t, where, "provider", "openai-chat");
   if (!provider) return provider.error();
-  if (*provider != scripted_provider) {
-    const auto api = runtime::native::parse_wire_api(*provider);
-    if (!api)
-      return bad(fmt::format(
-          "{}.provider: \"{}\" is not a provider (openai-chat, openai-responses, anthropic, scripted)", where,
-          *provider));
-    p.provider = *api;
-  }
+  auto api = parse_provider(*provider);
+  if (!api) return bad(fmt::format("{}.provider: {}", where, api.error().message));
+  if (*api) p.provider = **api;
   auto base_url = text(t, where, "base_url", "");
   if (!base_url) return base_url.error();
   p.base_url = *base_url;
@@ -313,6 +308,13 @@ result<std::optional<std::vector<std::filesystem::path>>> workspace_roots(const 
 }
 
 }  // namespace
+
+result<std::optional<runtime::native::wire_api>> parse_provider(std::string_view name) {
+  if (name == scripted_provider) return std::optional<runtime::native::wire_api>();
+  if (const auto api = runtime::native::parse_wire_api(name)) return std::optional(*api);
+  return make_error(util_errc::invalid_argument,
+                    fmt::format("\"{}\" is not a provider (openai-chat, openai-responses, anthropic, scripted)", name));
+}
 
 std::string official_base_url(const profile& p) {
   constexpr std::string_view openai = "https://api.openai.com/v1";

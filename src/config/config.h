@@ -127,6 +127,11 @@ struct settings {
   [[nodiscard]] result<profile> find(std::string_view name) const;
 };
 
+// A provider as a profile or `tether run --provider` names it: nullopt for
+// "scripted" (the built-in model), else openai-chat, openai-responses or
+// anthropic; any other name is util_errc::invalid_argument listing them.
+result<std::optional<runtime::native::wire_api>> parse_provider(std::string_view name);
+
 // The official base URL of the provider `p` talks to: OpenAI's or
 // Anthropic's, by its native provider or by what its agent program speaks
 // (opencode: by its wire); empty for the generic acp agent.

@@ -275,5 +275,19 @@ TEST(config, the_default_data_dir_is_the_users_data_directory) {
     ::unsetenv("XDG_DATA_HOME");
 }
 
+// One reading of a provider's name for the file and for `tether run --provider`.
+TEST(config, parse_provider_names_the_scripted_model_or_a_wire_api) {
+  auto scripted = parse_provider("scripted");
+  ASSERT_TRUE(scripted);
+  EXPECT_FALSE(scripted->has_value());
+  auto anthropic = parse_provider("anthropic");
+  ASSERT_TRUE(anthropic);
+  EXPECT_EQ(**anthropic, wire_api::anthropic);
+  EXPECT_EQ(**parse_provider("openai-responses"), wire_api::openai_responses);
+  auto bad = parse_provider("claude");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "\"claude\" is not a provider (openai-chat, openai-responses, anthropic, scripted)");
+}
+
 }  // namespace
 }  // namespace tether::config
