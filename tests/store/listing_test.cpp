@@ -268,5 +268,47 @@ TYPED_TEST(listings, an_overview_listing_is_the_session_listing_with_each_sessio
   EXPECT_EQ((*first)[0].session.id, (*sessions)[0].id);
 }
 
+// A session's usage is the sum over its executions, the same in the
+// listing and in its snapshot: tokens added, the priced costs added, and
+// "partial" when some run with usage had no price ("unpriced" when none had).
+TYPED_TEST(listings, a_sessions_usage_sums_its_executions_alike_in_the_listing_and_the_snapshot) {
+  this->open();
+  const auto mixed = this->new_session("mixed");
+  const auto priced = this->new_session("priced");
+  const auto unpriced = this->new_session("unpriced");
+  const auto idle = this->new_session("idle");
+  const auto run = [&](const session_id& s, model::usage u) {
+    const auto e = execution_id::generate();
+    ASSERT_TRUE(this->append(s, {started(e)}));
+    ASSERT_TRUE(this->append(s, {model::execution_finished{e, model::outcome::succeeded, "", "", std::move(u)}}));
+  };
+  run(mixed, {100, 20, 5, 0.01, "reported"});
+  run(mixed, {50, 10, 0, std::nullopt, "unpriced"});
+  run(priced, {7, 3, 1, 0.002, "estimated"});
+  run(priced, {3, 2, 0, 0.001, "estimated"});
+  run(unpriced, {9, 1, 0, std::nullopt, "unpriced"});
+  auto overviews = this->run(this->store().list_overviews(10));
+  ASSERT_TRUE(overviews) << why(overviews);
+  const auto usage_of = [&](const session_id& s) {
+    return std::find_if(overviews->begin(), overviews->end(), [&](const auto& o) { return o.session.id == s; })->usage;
+  };
+  const model::usage mixed_sum{150, 30, 5, 0.01, "partial"};
+  const model::usage unpriced_sum{9, 1, 0, std::nullopt, "unpriced"};
+  EXPECT_EQ(usage_of(mixed), mixed_sum);
+  EXPECT_EQ(usage_of(unpriced), unpriced_sum);
+  const auto p = usage_of(priced);
+  EXPECT_EQ(p.input_tokens, 10);
+  EXPECT_EQ(p.output_tokens, 5);
+  EXPECT_EQ(p.cached_input_tokens, 1);
+  ASSERT_TRUE(p.cost_usd);
+  EXPECT_NEAR(*p.cost_usd, 0.003, 1e-12);
+  EXPECT_EQ(usage_of(idle), model::usage{});
+  for (const auto& s : {mixed, priced, unpriced, idle}) {
+    auto snap = this->run(this->store().snapshot(s));
+    ASSERT_TRUE(snap) << why(snap);
+    EXPECT_EQ(snap->usage, usage_of(s));
+  }
+}
+
 }  // namespace
 }  // namespace tether::store::test

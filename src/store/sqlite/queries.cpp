@@ -285,13 +285,17 @@ result<std::vector<session_row>> list_sessions(connection& db, std::size_t limit
 }
 
 namespace {
-// Tokens summed, then the priced cost summed, then how many were not priced.
-constexpr std::string_view usage_sums =
-    "SELECT COALESCE(SUM(json_extract(usage, '$.input_tokens')), 0), "
-    "COALESCE(SUM(json_extract(usage, '$.output_tokens')), 0), "
-    "COALESCE(SUM(json_extract(usage, '$.cached_input_tokens')), 0), SUM(json_extract(usage, '$.cost_usd')), "
-    "COUNT(*) FILTER (WHERE usage IS NOT NULL AND json_extract(usage, '$.cost_usd') IS NULL) "
-    "FROM executions WHERE session_id = ?";
+// A session's usage as five columns: tokens summed (input, output, cached),
+// the priced cost summed, how many runs with usage were not priced.
+// `SESSION` is the session's id in SQL: a parameter or a column.
+#define TETHER_USAGE_SUM(FIELD, SESSION) \
+  "(SELECT COALESCE(SUM(json_extract(x.usage, '$." FIELD "')), 0) FROM executions x WHERE x.session_id = " SESSION ")"
+#define TETHER_USAGE_SUMS(SESSION)                                                                                   \
+  TETHER_USAGE_SUM("input_tokens", SESSION) ", " TETHER_USAGE_SUM("output_tokens", SESSION) ", "                  \
+  TETHER_USAGE_SUM("cached_input_tokens", SESSION) ", "                                                             \
+  "(SELECT SUM(json_extract(x.usage, '$.cost_usd')) FROM executions x WHERE x.session_id = " SESSION "), "         \
+  "(SELECT COUNT(*) FROM executions x WHERE x.session_id = " SESSION " AND x.usage IS NOT NULL "                    \
+  "  AND json_extract(x.usage, '$.cost_usd') IS NULL)"
 
 model::usage usage_from(const query& q, int col) {
   model::usage u{q.int64(col), q.int64(col + 1), q.int64(col + 2), std::nullopt, ""};
@@ -302,16 +306,12 @@ model::usage usage_from(const query& q, int col) {
 }  // namespace
 
 result<model::usage> session_usage(connection& db, const session_id& s) {
-  auto q = db.prepare(std::string(usage_sums));
+  auto q = db.prepare("SELECT " TETHER_USAGE_SUMS("?1"));
   q.bind(s);
   auto row = q.step();
   if (!row) return row.error();
   return *row ? usage_from(q, 0) : model::usage{};
 }
-
-// The sum of one usage field over a session's executions (0 when none).
-#define TETHER_USAGE_SUM(FIELD) \
-  "(SELECT COALESCE(SUM(json_extract(x.usage, '$." FIELD "')), 0) FROM executions x WHERE x.session_id = s.id)"
 
 result<std::vector<session_overview>> list_overviews(connection& db, std::size_t limit, const std::string& id_prefix) {
   // The counts come from the partial indexes of pending inputs and pending
@@ -320,11 +320,7 @@ result<std::vector<session_overview>> list_overviews(connection& db, std::size_t
       TETHER_SESSION_COLUMNS
       ", (SELECT COUNT(*) FROM inputs i WHERE i.session_id = s.id AND i.status = 'pending'), "
       "(SELECT COUNT(*) FROM interactions x WHERE x.session_id = s.id AND x.status = 'pending'), "
-      TETHER_USAGE_SUM("input_tokens") ", " TETHER_USAGE_SUM("output_tokens") ", "
-      TETHER_USAGE_SUM("cached_input_tokens") ", "
-      "(SELECT SUM(json_extract(x.usage, '$.cost_usd')) FROM executions x WHERE x.session_id = s.id), "
-      "(SELECT COUNT(*) FROM executions x WHERE x.session_id = s.id AND x.usage IS NOT NULL "
-      "  AND json_extract(x.usage, '$.cost_usd') IS NULL)" TETHER_SESSION_FROM
+      TETHER_USAGE_SUMS("s.id") TETHER_SESSION_FROM
       "WHERE s.id >= ? AND s.id < ? ORDER BY 14 DESC, s.id LIMIT ?");
   // Ids are ASCII below 0x7f: the range [prefix, prefix + 0x7f) is every id
   // that starts with the prefix, read from the primary key's index.
