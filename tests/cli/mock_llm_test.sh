@@ -6,7 +6,7 @@ set -euo pipefail
 tether=$1
 out=$(mktemp)
 cert=$(mktemp -u)
-trap 'rm -f "$out" "$cert"; [[ -n "${pid:-}" ]] && kill "$pid" 2>/dev/null || true' EXIT
+trap 'rm -f "$out" "$out.tls" "$cert"; [[ -n "${pid:-}" ]] && kill "$pid" 2>/dev/null || true' EXIT
 
 "$tether" mock-llm --listen 127.0.0.1:0 >"$out" 2>&1 &
 pid=$!
@@ -43,14 +43,17 @@ pid=
 [[ $rc -eq 0 ]] || { echo "SIGTERM exit code $rc"; exit 1; }
 
 # HTTPS with a certificate made at start, written where the client reads it.
-"$tether" mock-llm --listen 127.0.0.1:0 --tls --tls-cert-out "$cert" >"$out" 2>&1 &
+# Its own output file: the background child truncates a redirected file only
+# once it runs, so polling the first server's file could still see its line.
+tls_out=$out.tls
+"$tether" mock-llm --listen 127.0.0.1:0 --tls --tls-cert-out "$cert" >"$tls_out" 2>&1 &
 pid=$!
 for _ in $(seq 1 200); do
-  grep -q "listening on" "$out" && break
+  grep -q "listening on" "$tls_out" 2>/dev/null && break
   sleep 0.05
 done
-url=$(sed -n 's/^mock-llm listening on //p' "$out")
-[[ $url == https://127.0.0.1:* ]] || { echo "no https listening line:"; cat "$out"; exit 1; }
+url=$(sed -n 's/^mock-llm listening on //p' "$tls_out")
+[[ $url == https://127.0.0.1:* ]] || { echo "no https listening line:"; cat "$tls_out"; exit 1; }
 reply=$(curl -sS --max-time 20 --cacert "$cert" -d '{"model":"m","messages":[{"role":"user","content":"Reply with exactly: sealed"}]}' \
   "${url/127.0.0.1/localhost}/v1/chat/completions")
 [[ $reply == *'"content":"sealed"'* ]] || { echo "unexpected HTTPS reply: $reply"; exit 1; }
