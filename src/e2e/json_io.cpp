@@ -294,6 +294,10 @@ std::string pretty_json(const json::value& v) {
 }
 
 result<void> write_json_file(const std::filesystem::path& path, const json::value& v) {
+  return write_file_atomic(path, pretty_json(v));
+}
+
+result<void> write_file_atomic(const std::filesystem::path& path, std::string_view text) {
   std::error_code ec;
   if (path.has_parent_path()) {
     std::filesystem::create_directories(path.parent_path(), ec);
@@ -304,7 +308,6 @@ result<void> write_json_file(const std::filesystem::path& path, const json::valu
   static std::atomic<unsigned> counter{0};
   const auto tmp = path.parent_path() /
                    (path.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  const std::string text = pretty_json(v);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return make_error(e2e_errc::io, "cannot create " + tmp.string() + ": " + errno_text(errno));
   std::size_t done = 0;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -83,6 +84,11 @@ class json_reader {
   std::string where_;  // "result record" or "result record: turns[1]"
   std::shared_ptr<std::string> err_;
 };
+
+// Writes `text` to `path` atomically: a temp file in the same directory,
+// synced, renamed over the target (a reader sees the old file or the new
+// one, never half of one); the parent directories are created.
+result<void> write_file_atomic(const std::filesystem::path& path, std::string_view text);
 
 // `v` as JSON text, 2-space indented, one member per line, ending in "\n".
 std::string pretty_json(const boost::json::value& v);

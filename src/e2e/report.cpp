@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -40,33 +39,19 @@ std::vector<std::string> artifact_files(const fs::path& out, const fs::path& cam
   return files;
 }
 
-result<void> write_page(const fs::path& file, const std::string& page) {
-  const fs::path tmp = file.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << page;
-    f.close();
-    if (!f) return make_error(e2e_errc::io, "cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) return make_error(e2e_errc::io, "cannot rename " + tmp.string() + ": " + ec.message());
-  return ok();
-}
-
 }  // namespace
 
 std::string dashboard_file(const history& h, const std::string& id) {
   return id == h.latest ? "dashboard.html" : "dashboard-" + id + ".html";
 }
 
-result<report_data> load_report_data(const fs::path& out, const std::string& id) {
-  auto hv = read_json_file(out / "history.json");
-  if (!hv) return hv.error();
-  auto h = history_from_json(*hv);
-  if (!h) return make_error(e2e_errc::bad_record, (out / "history.json").string() + ": " + h.error().message);
+namespace {
+
+// What the page of campaign `id` (the latest when empty) shows, from the
+// history `hist` already read from OUT.
+result<report_data> load_page(const fs::path& out, history hist, const std::string& id) {
   report_data d;
-  d.hist = std::move(h).value();
+  d.hist = std::move(hist);
   if (d.hist.latest.empty())
     return make_error(e2e_errc::not_found, (out / "history.json").string() + " lists no campaign");
   const std::string wanted = id.empty() ? d.hist.latest : id;
@@ -100,16 +85,26 @@ result<report_data> load_report_data(const fs::path& out, const std::string& id)
   return d;
 }
 
+}  // namespace
+
+result<report_data> load_report_data(const fs::path& out, const std::string& id) {
+  auto hv = read_json_file(out / "history.json");
+  if (!hv) return hv.error();
+  auto h = history_from_json(*hv);
+  if (!h) return make_error(e2e_errc::bad_record, (out / "history.json").string() + ": " + h.error().message);
+  return load_page(out, std::move(h).value(), id);
+}
+
 result<fs::path> write_report(const fs::path& out, const std::string& id) {
   auto d = load_report_data(out, id);
   if (!d) return d.error();
   const fs::path file = out / dashboard_file(d->hist, d->shown.id);
-  TETHER_TRY(write_page(file, render_dashboard(*d)));
+  TETHER_TRY(write_file_atomic(file, render_dashboard(*d)));
   const std::string& green = d->hist.latest_green;
   if (!green.empty() && green != d->shown.id) {
-    auto g = load_report_data(out, green);
+    auto g = load_page(out, d->hist, green);  // the same history, not read again
     if (!g) return g.error();
-    TETHER_TRY(write_page(out / dashboard_file(g->hist, green), render_dashboard(*g)));
+    TETHER_TRY(write_file_atomic(out / dashboard_file(g->hist, green), render_dashboard(*g)));
   }
   return file;
 }
@@ -197,24 +192,8 @@ std::string usage_tiles(const html::usage_sum& u) {
   return s;
 }
 
-// A path relative to the page (OUT/…) as an href: each byte a URL cannot hold percent-encoded.
-std::string href(std::string_view path) {
-  static constexpr char hex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const unsigned char c : path) {
-    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
-
 std::string campaign_link(const history& h, const std::string& id) {
-  return fmt::format(R"(<a class="link" href="{}"><code>{}</code></a>)", href(dashboard_file(h, id)), escape(id));
+  return fmt::format(R"(<a class="link" href="{}"><code>{}</code></a>)", html::url_path(dashboard_file(h, id)), escape(id));
 }
 
 std::string header(const report_data& d) {
@@ -429,7 +408,7 @@ std::string artifact_links(const std::vector<std::string>& files) {
   std::string s;
   for (const auto& f : files) {
     const auto name = f.substr(f.rfind('/') + 1);
-    s += fmt::format(R"({}<a class="file" href="{}">{}</a>)", s.empty() ? "" : " · ", href(f), escape(name));
+    s += fmt::format(R"({}<a class="file" href="{}">{}</a>)", s.empty() ? "" : " · ", html::url_path(f), escape(name));
   }
   return s;
 }

@@ -1,3 +1,4 @@
+#include <cctype>
 #include <algorithm>
 #include <cmath>
 
@@ -6,6 +7,21 @@
 #include "e2e/report_html.h"
 
 namespace tether::e2e::html {
+
+std::string url_path(std::string_view path) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
 
 std::string escape(std::string_view s) {
   std::string out;

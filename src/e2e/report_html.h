@@ -17,6 +17,10 @@ namespace tether::e2e::html {
 // & < > " ' as entities: safe in text and in quoted attributes.
 std::string escape(std::string_view s);
 
+// A path as it goes into a URL (an href, a file:// URL): every byte but
+// letters, digits and / - _ . ~ percent-encoded.
+std::string url_path(std::string_view path);
+
 // 1234567 → "1,234,567".
 std::string thousands(std::int64_t n);
 // 850 → "850 ms", 12345 → "12.3 s", 754000 → "12 min 34 s".

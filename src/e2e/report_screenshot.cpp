@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "e2e/report.h"
+#include "e2e/report_html.h"
 #include "process/run_to_end.h"
 
 namespace tether::e2e {
@@ -79,21 +80,8 @@ result<void> check_png(const fs::path& png, const std::string& log) {
   return ok();
 }
 
-// file:// URL of an absolute path, percent-encoding what a URL cannot hold.
-std::string file_url(const fs::path& p) {
-  static constexpr char hex[] = "0123456789ABCDEF";
-  std::string url = "file://";
-  for (const unsigned char c : p.string()) {
-    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
-      url += static_cast<char>(c);
-    } else {
-      url += '%';
-      url += hex[c >> 4];
-      url += hex[c & 15];
-    }
-  }
-  return url;
-}
+// file:// URL of an absolute path.
+std::string file_url(const fs::path& p) { return "file://" + html::url_path(p.string()); }
 
 // The flags of every headless run: no network, no GPU, a 1400-pixel-wide
 // window at scale 1 (1400 CSS pixels = 1400 PNG pixels).
