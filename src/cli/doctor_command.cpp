@@ -124,7 +124,8 @@ std::string_view program_of(std::string_view runtime_kind) {
 // One line per installed agent CLI: its version, where it was found
 // (runtime/agent/programs.h: command, prefix or path) and its path. A
 // missing one gets a line only when profiles (`needed_by`) need it.
-void check_agent_program(std::vector<check>& out, std::string_view kind, const std::string& needed_by) {
+// Returns whether it is installed.
+bool check_agent_program(std::vector<check>& out, std::string_view kind, const std::string& needed_by) {
   const std::string name = fmt::format("agent {}", kind);
   auto found = runtime::agent::find(kind);
   if (!found) {
@@ -132,17 +133,18 @@ void check_agent_program(std::vector<check>& out, std::string_view kind, const s
       out.push_back({name, status::broken,
                      fmt::format("{}; profiles {} need it (scripts/install-agents installs it)",
                                  found.error().message, needed_by)});
-    return;
+    return false;
   }
   auto version = runtime::agent::installed_version(*found);
   if (!version) {
     out.push_back({name, status::warn,
                    fmt::format("found in {} ({}) but {}", to_string(found->where), found->path.string(),
                                version.error().message)});
-    return;
+    return true;
   }
   out.push_back({name, status::ok,
                  fmt::format("{}, found in {}: {}", *version, to_string(found->where), found->path.string())});
+  return true;
 }
 
 // A one-line turn of an agent runtime through `tether run` against the
@@ -204,17 +206,16 @@ bool check_agents(std::vector<check>& out, const config::settings* settings, boo
       configured.emplace(p.runtime);
     }
   }
-  bool any = !needed_by.empty();
+  std::set<std::string_view> installed;  // each CLI looked up once
   for (const auto kind : runtime::agent::agent_kinds()) {
     const auto it = needed_by.find(kind);
-    check_agent_program(out, kind, it == needed_by.end() ? std::string() : it->second);
-    any = any || runtime::agent::find(kind).has_value();
+    if (check_agent_program(out, kind, it == needed_by.end() ? std::string() : it->second)) installed.insert(kind);
   }
   for (const auto& k : agent_runtimes) {
     const bool used = configured.contains(k.runtime);
-    if ((used || all) && runtime::agent::find(k.program)) check_agent_smoke(out, k.runtime, used);
+    if ((used || all) && installed.contains(k.program)) check_agent_smoke(out, k.runtime, used);
   }
-  return any;
+  return !needed_by.empty() || !installed.empty();
 }
 
 void check_server(std::vector<check>& out, const common_args& args) {
