@@ -8,12 +8,12 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
-#include <sstream>
 #include <vector>
 
 #include "e2e/report.h"
 #include "e2e/report_html.h"
 #include "process/run_to_end.h"
+#include "util/text.h"
 
 namespace tether::e2e {
 
@@ -35,14 +35,6 @@ std::optional<fs::path> find_chromium() {
   for (const char* name : {"chromium", "chromium-browser"})
     if (auto found = process::find_program(name)) return found;
   return std::nullopt;
-}
-
-std::string last_line(const std::string& output) {
-  std::istringstream in(output);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  return last.empty() ? "(no output)" : last;
 }
 
 // Runs `argv` through the process layer (its own process group, killed with

@@ -156,4 +156,12 @@ result<void> check_text(std::string_view what, std::string_view s, std::size_t m
   return ok();
 }
 
+std::string last_line(std::string_view text) {
+  const auto end = text.find_last_not_of(" \t\r\n");
+  if (end == std::string_view::npos) return "(no output)";
+  const auto newline = text.rfind('\n', end);
+  const auto start = newline == std::string_view::npos ? 0 : newline + 1;
+  return std::string(text.substr(start, end - start + 1));
+}
+
 }  // namespace tether

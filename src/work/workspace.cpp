@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "process/run_to_end.h"
+#include "util/text.h"
 #include "work/errors.h"
 
 namespace tether::work {
@@ -22,14 +23,6 @@ bool plain_name(std::string_view s) {
 }
 
 tether::error bad(std::string message) { return make_error(work_errc::invalid_spec, std::move(message)); }
-
-// The last non-empty line of `text` (what a failing command said last).
-std::string last_line(const std::string& text) {
-  std::size_t end = text.find_last_not_of(" \t\r\n");
-  if (end == std::string::npos) return "(no output)";
-  const auto start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
-}
 
 // `env` with each of `set` ("NAME=value") replacing any entry of the same name.
 std::vector<std::string> with(std::vector<std::string> env, const std::vector<std::string>& set) {
