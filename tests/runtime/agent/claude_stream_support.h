@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <thread>
 #include <fstream>
 #include <future>
 #include <memory>
@@ -164,6 +165,9 @@ class warm_fixture : public testing::Test {
     const auto pid = a.proc->pid();
     run(close_and_stop(&a), std::chrono::seconds(30));
     EXPECT_TRUE(a.proc->status().has_value());
+    // The group got SIGKILL with the leader's reap; a member may still be
+    // exiting for a moment (on a loaded machine), so its end is waited for.
+    for (int i = 0; i < 100 && ::kill(-pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     EXPECT_NE(::kill(-pid, 0), 0) << "processes of the agent's group are left";
     std::erase(live_, a.proc.get());
   }
