@@ -116,6 +116,7 @@ http_error from_store(store::store_errc e) {
     case store_errc::fence_failed:
     case store_errc::lease_held:
     case store_errc::lease_lost:
+    case store_errc::conflict:
       return conflict;
     case store_errc::rejected:
       return bad_request;

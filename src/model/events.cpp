@@ -194,6 +194,41 @@ json::object encode_one(const compaction_ended& p) {
   return {{"summary", p.summary}, {"kept_from_seq", p.kept_from_seq}};
 }
 
+json::object encode_one(const task_created& p) {
+  json::object o{{"task_id", p.task.str()}, {"title", p.title},         {"description", p.description},
+                 {"status", to_string(p.status)}, {"mode", to_string(p.mode)}, {"priority", p.priority},
+                 {"actor", p.actor}};
+  if (!p.project.empty()) o["project_id"] = p.project.str();
+  if (!p.parent.empty()) o["parent_task_id"] = p.parent.str();
+  return o;
+}
+json::object encode_one(const task_updated& p) {
+  json::object o{{"actor", p.actor}};
+  if (p.title) o["title"] = *p.title;
+  if (p.description) o["description"] = *p.description;
+  if (p.priority) o["priority"] = *p.priority;
+  if (p.mode) o["mode"] = to_string(*p.mode);
+  if (p.project) o["project_id"] = p.project->str();  // "" clears it
+  return o;
+}
+json::object encode_one(const task_status_changed& p) {
+  json::object o{{"from", to_string(p.from)}, {"to", to_string(p.to)}, {"actor", p.actor}};
+  if (!p.reason.empty()) o["reason"] = p.reason;
+  return o;
+}
+json::object encode_one(const task_commented& p) {
+  return {{"comment_id", p.comment.str()}, {"author", p.author}, {"text", p.text}};
+}
+json::object encode_one(const document_revised& p) {
+  json::object o{
+      {"document", p.document}, {"revision_id", p.revision.str()}, {"content", p.content}, {"author", p.author}};
+  if (!p.base.empty()) o["base_revision_id"] = p.base.str();
+  return o;
+}
+json::object encode_one(const document_accepted& p) {
+  return {{"document", p.document}, {"revision_id", p.revision.str()}, {"actor", p.actor}};
+}
+
 void decode_one(reader& r, session_created& p) {
   p.title = r.str("title", false);
   p.workspace = r.str("workspace", false);
@@ -326,6 +361,54 @@ void decode_one(reader& r, synthetic& p) {
 void decode_one(reader& r, compaction_ended& p) {
   p.summary = r.str("summary");
   p.kept_from_seq = r.i64("kept_from_seq");
+}
+template <class Enum>
+Enum enum_field(reader& r, std::string_view key, std::optional<Enum> (*parse)(std::string_view), Enum fallback) {
+  const auto v = parse(r.str(key));
+  if (!v) r.fail(key, "unknown");
+  return v.value_or(fallback);
+}
+void decode_one(reader& r, task_created& p) {
+  p.task = r.id<task_id>("task_id");
+  p.title = r.str("title");
+  p.description = r.str("description", false);
+  p.status = enum_field(r, "status", parse_task_status, task_status::todo);
+  p.mode = enum_field(r, "mode", parse_work_mode, work_mode::standard);
+  p.priority = r.i64("priority", false);
+  p.project = r.id<project_id>("project_id", false);
+  p.parent = r.id<task_id>("parent_task_id", false);
+  p.actor = r.str("actor", false);
+}
+void decode_one(reader& r, task_updated& p) {
+  if (r.has("title")) p.title = r.str("title");
+  if (r.has("description")) p.description = r.str("description");
+  if (r.has("priority")) p.priority = r.i64("priority");
+  if (r.has("mode")) p.mode = enum_field(r, "mode", parse_work_mode, work_mode::standard);
+  if (r.has("project_id")) p.project = r.id<project_id>("project_id", false);
+  p.actor = r.str("actor", false);
+}
+void decode_one(reader& r, task_status_changed& p) {
+  p.from = enum_field(r, "from", parse_task_status, task_status::todo);
+  p.to = enum_field(r, "to", parse_task_status, task_status::todo);
+  p.actor = r.str("actor", false);
+  p.reason = r.str("reason", false);
+}
+void decode_one(reader& r, task_commented& p) {
+  p.comment = r.id<comment_id>("comment_id");
+  p.author = r.str("author", false);
+  p.text = r.str("text");
+}
+void decode_one(reader& r, document_revised& p) {
+  p.document = r.str("document");
+  p.revision = r.id<revision_id>("revision_id");
+  p.base = r.id<revision_id>("base_revision_id", false);
+  p.content = r.str("content");
+  p.author = r.str("author", false);
+}
+void decode_one(reader& r, document_accepted& p) {
+  p.document = r.str("document");
+  p.revision = r.id<revision_id>("revision_id");
+  p.actor = r.str("actor", false);
 }
 
 template <std::size_t I = 0>

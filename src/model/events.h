@@ -45,6 +45,23 @@
 //                                      no generation: see runtime_bound)
 //   synthetic              durable     text, reason
 //   compaction.ended       durable     summary, kept_from_seq
+//
+// The work layer (model/task.h), in the log of the task's own session:
+//   task.created           durable     task_id, title, description, status,
+//                                      mode, priority, project_id?,
+//                                      parent_task_id?, actor (appended with
+//                                      the session's session.created)
+//   task.updated           durable     the fields that change (title?,
+//                                      description?, priority?, mode?,
+//                                      project_id?), actor
+//   task.status_changed    durable     from, to, actor, reason? (`from` must be
+//                                      the task's status when it is stored)
+//   task.commented         durable     comment_id, author, text
+//   document.revised       durable     document ("plan"), revision_id,
+//                                      base_revision_id? (the revision it was
+//                                      written against: the latest one when
+//                                      stored), content, author
+//   document.accepted      durable     document, revision_id, actor
 #pragma once
 
 #include <cstdint>
@@ -56,6 +73,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include "model/task.h"
 #include "util/clock.h"
 #include "util/ids.h"
 #include "util/result.h"
@@ -247,6 +265,59 @@ struct compaction_ended { TETHER_EVENT("compaction.ended", 1, durable)
   std::string summary;
   std::int64_t kept_from_seq = 0;
 };
+
+// ---- the work layer ----
+// `actor` says who acted: "user" (the API or the CLI), "agent" (the task's
+// agent, through its tools), "tether" (the work layer itself, e.g. the plan
+// handoff).
+struct task_created { TETHER_EVENT("task.created", 1, durable)
+  task_id task;
+  std::string title;
+  std::string description;
+  task_status status = task_status::todo;
+  work_mode mode = work_mode::standard;
+  std::int64_t priority = 0;
+  project_id project;  // empty: none
+  task_id parent;      // empty: none
+  std::string actor;
+  bool operator==(const task_created&) const = default;
+};
+struct task_updated { TETHER_EVENT("task.updated", 1, durable)
+  std::optional<std::string> title;
+  std::optional<std::string> description;
+  std::optional<std::int64_t> priority;
+  std::optional<work_mode> mode;
+  std::optional<project_id> project;
+  std::string actor;
+  bool operator==(const task_updated&) const = default;
+};
+struct task_status_changed { TETHER_EVENT("task.status_changed", 1, durable)
+  task_status from = task_status::todo;
+  task_status to = task_status::todo;
+  std::string actor;
+  std::string reason;
+  bool operator==(const task_status_changed&) const = default;
+};
+struct task_commented { TETHER_EVENT("task.commented", 1, durable)
+  comment_id comment;
+  std::string author;
+  std::string text;
+  bool operator==(const task_commented&) const = default;
+};
+struct document_revised { TETHER_EVENT("document.revised", 1, durable)
+  std::string document;  // "plan"
+  revision_id revision;
+  revision_id base;      // empty: written as the first revision
+  std::string content;
+  std::string author;
+  bool operator==(const document_revised&) const = default;
+};
+struct document_accepted { TETHER_EVENT("document.accepted", 1, durable)
+  std::string document;
+  revision_id revision;
+  std::string actor;
+  bool operator==(const document_accepted&) const = default;
+};
 #undef TETHER_EVENT
 
 using payload = std::variant<session_created, session_updated, session_reset, input_admitted, input_promoted,
@@ -254,7 +325,8 @@ using payload = std::variant<session_created, session_updated, session_reset, in
                              step_started, step_ended, step_failed, step_retry_scheduled, text_delta, text_ended,
                              reasoning_delta, reasoning_ended, tool_called, tool_progress, tool_succeeded,
                              tool_failed, interaction_requested, interaction_resolved, runtime_bound, synthetic,
-                             compaction_ended>;
+                             compaction_ended, task_created, task_updated, task_status_changed, task_commented,
+                             document_revised, document_accepted>;
 
 // Catalogue lookups over the variant above.
 std::string_view type_name(const payload& p);

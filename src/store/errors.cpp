@@ -53,6 +53,8 @@ class store_category_impl final : public std::error_category {
         return "the store cannot write at the moment; it retries by itself";
       case store_errc::damaged:
         return "the database file is damaged";
+      case store_errc::conflict:
+        return "the row changed since it was read";
     }
     return "unknown store error";
   }

@@ -27,6 +27,8 @@ enum class store_errc {
   lagged,                   // a tail_all() reader fell more than its buffer behind; the tail is dead
   storage_unavailable,      // the store is degraded (a commit failed) and refuses writes until a probe succeeds
   damaged,                  // open: PRAGMA quick_check found the database file damaged; refuse to open
+  conflict,  // a work-layer row changed since the caller read it (a task's status, a document's latest
+             // revision, a project's revision) or a unique name is taken; nothing was written
 };
 
 const std::error_category& store_category();

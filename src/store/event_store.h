@@ -101,6 +101,7 @@
 
 #include "store/errors.h"
 #include "store/types.h"
+#include "store/work_types.h"
 #include "util/result.h"
 
 namespace tether::store {
@@ -246,6 +247,24 @@ class event_store {
   // sessions with a continuation pending), not by reading every session. A session that is
   // about to start (woken, execution.started not yet committed) is listed too.
   virtual task<result<std::vector<session_id>>> list_stranded(std::optional<session_id> after, std::size_t limit) = 0;
+
+  // ---- the work layer (DESIGN §6) ----
+  // Tasks, comments and document revisions are projections of events in the
+  // task's session (model/events.h); projects are rows written here, with
+  // store/projector.h's rules (create_project, update_project).
+  virtual task<result<project_row>> create_project(project_row p) = 0;
+  virtual task<result<project_row>> update_project(project_patch patch) = 0;
+  virtual task<result<project_row>> get_project(project_id id) = 0;                   // not_found
+  virtual task<result<std::vector<project_row>>> list_projects(std::size_t limit) = 0;  // by name
+  virtual task<result<task_row>> get_task(task_id id) = 0;                              // not_found
+  // The task whose session this is, if any.
+  virtual task<result<std::optional<task_row>>> task_of_session(session_id s) = 0;
+  // Most recently updated first.
+  virtual task<result<std::vector<task_row>>> list_tasks(task_filter f) = 0;
+  // In order; an unknown task has none.
+  virtual task<result<std::vector<comment_row>>> list_comments(task_id t) = 0;
+  // Every revision of every document of the task, per document by number.
+  virtual task<result<std::vector<revision_row>>> list_revisions(task_id t) = 0;
 
   // Whether writes are taken now (see Storage failures). Thread-safe and
   // cheap: no I/O. A store that cannot fail this way reports ok.

@@ -70,6 +70,11 @@ std::string_view missing_id(const model::interaction_resolved& p) {
   return p.interaction.empty() ? "interaction_id" : "";
 }
 
+std::string_view missing_id(const model::task_created& p) { return p.task.empty() ? "task_id" : ""; }
+std::string_view missing_id(const model::task_commented& p) { return p.comment.empty() ? "comment_id" : ""; }
+std::string_view missing_id(const model::document_revised& p) { return p.revision.empty() ? "revision_id" : ""; }
+std::string_view missing_id(const model::document_accepted& p) { return p.revision.empty() ? "revision_id" : ""; }
+
 // The stored `data` text of a payload, proven to read back through the same
 // path reads use (JSON parse within the depth limit, UTF-8, catalogue decode).
 result<std::string> checked_data(const model::payload& p) {
@@ -270,6 +275,113 @@ result<void> project(applying& a, model::synthetic& p) {
   return insert_message(a, message_role::notice, a.id.str(), p.text);
 }
 
+// ---- the work layer ----
+
+tether::error conflict(std::string msg) { return {store_errc::conflict, std::move(msg)}; }
+
+constexpr std::size_t max_title_bytes = 500;
+
+result<void> check_title(std::string_view event, const std::string& title) {
+  if (title.find_first_not_of(" \t\r\n") == std::string::npos) return reject(std::string(event) + ": the title is empty");
+  if (title.size() > max_title_bytes)
+    return reject(std::string(event) + ": the title is longer than " + std::to_string(max_title_bytes) + " bytes");
+  return ok();
+}
+
+// The session's task, or why the event cannot apply.
+result<task_head> task_of(applying& a, std::string_view event) {
+  auto t = a.rows.task_of(a.session);
+  if (!t) return t.error();
+  if (!*t) return reject(std::string(event) + ": " + a.session.str() + " is not the session of a task");
+  return std::move(**t);
+}
+
+result<void> known_project(applying& a, std::string_view event, const project_id& p) {
+  if (p.empty()) return ok();
+  auto row = a.rows.load_project(p);
+  if (!row) return row.error();
+  if (!*row) return make_error(store_errc::not_found, std::string(event) + ": there is no project " + p.str());
+  return ok();
+}
+
+result<void> project(applying& a, model::task_created& p) {
+  auto existing = a.rows.task_of(a.session);
+  if (!existing) return existing.error();
+  if (*existing) return reject("task.created: " + a.session.str() + " is already the session of " + (*existing)->id.str());
+  auto used = a.rows.task_exists(p.task);
+  if (!used) return used.error();
+  if (*used) return reject("task.created: " + p.task.str() + " already exists");
+  TETHER_TRY(check_title("task.created", p.title));
+  TETHER_TRY(known_project(a, "task.created", p.project));
+  if (!p.parent.empty()) {
+    auto parent = a.rows.task_exists(p.parent);
+    if (!parent) return parent.error();
+    if (!*parent) return make_error(store_errc::not_found, "task.created: there is no parent task " + p.parent.str());
+  }
+  return a.rows.insert_task(a.session, p, a.time);
+}
+
+result<void> project(applying& a, model::task_updated& p) {
+  auto t = task_of(a, "task.updated");
+  if (!t) return t.error();
+  if (p.title) TETHER_TRY(check_title("task.updated", *p.title));
+  if (p.project) TETHER_TRY(known_project(a, "task.updated", *p.project));
+  return a.rows.update_task(t->id, p, a.time);
+}
+
+result<void> project(applying& a, model::task_status_changed& p) {
+  auto t = task_of(a, "task.status_changed");
+  if (!t) return t.error();
+  if (t->status != p.from)
+    return conflict("task.status_changed: " + t->id.str() + " is " + std::string(model::to_string(t->status)) +
+                    ", not " + std::string(model::to_string(p.from)));
+  if (auto allowed = model::check_transition(p.from, p.to); !allowed)
+    return reject("task.status_changed: " + allowed.error().message);
+  return a.rows.set_task_status(t->id, p.to, model::stamp(p.from, p.to), a.time);
+}
+
+result<void> project(applying& a, model::task_commented& p) {
+  auto t = task_of(a, "task.commented");
+  if (!t) return t.error();
+  if (p.text.find_first_not_of(" \t\r\n") == std::string::npos) return reject("task.commented: the text is empty");
+  auto used = a.rows.comment_exists(p.comment);
+  if (!used) return used.error();
+  if (*used) return reject("task.commented: " + p.comment.str() + " already exists");
+  return a.rows.insert_comment(t->id, p, a.seq, a.time);
+}
+
+result<void> project(applying& a, model::document_revised& p) {
+  auto t = task_of(a, "document.revised");
+  if (!t) return t.error();
+  if (p.document.empty() || p.document.size() > 64) return reject("document.revised: the document name is empty or long");
+  if (p.content.find_first_not_of(" \t\r\n") == std::string::npos) return reject("document.revised: the content is empty");
+  auto used = a.rows.revision_exists(p.revision);
+  if (!used) return used.error();
+  if (*used) return reject("document.revised: " + p.revision.str() + " already exists");
+  auto latest = a.rows.latest_revision(t->id, p.document);
+  if (!latest) return latest.error();
+  const std::string what = "the " + p.document + " of " + t->id.str();
+  if (*latest && p.base != (*latest)->id)
+    return conflict("document.revised: " + what + " is at " + (*latest)->id.str() + ", not " +
+                    (p.base.empty() ? std::string("none") : p.base.str()));
+  if (!*latest && !p.base.empty())
+    return conflict("document.revised: " + what + " has no revision " + p.base.str());
+  const std::int64_t number = *latest ? (*latest)->number + 1 : 1;
+  return a.rows.insert_revision(t->id, p, number, a.seq, a.time);
+}
+
+result<void> project(applying& a, model::document_accepted& p) {
+  auto t = task_of(a, "document.accepted");
+  if (!t) return t.error();
+  auto mine = a.rows.revision_of(p.revision, t->id, p.document);
+  if (!mine) return mine.error();
+  if (!*mine)
+    return make_error(store_errc::not_found,
+                      "document.accepted: " + p.revision.str() + " is not a revision of the " + p.document + " of " +
+                          t->id.str());
+  return a.rows.accept_revision(t->id, p, a.time);
+}
+
 // Ephemeral payloads never get here (checked_data rejects them first).
 result<void> reject_ephemeral(std::string_view name) {
   std::string msg(name);
@@ -335,6 +447,52 @@ result<append_result> apply_append(write_rows& rows, const append_request& req, 
     TETHER_TRY(release_lease(rows, req.session, *req.fence->lease_owner, now));
   out.last_seq = event_seq{state.last_seq};
   return out;
+}
+
+namespace {
+
+result<void> check_project(write_rows& rows, project_row& p) {
+  const auto blank = p.name.find_first_not_of(" \t\r\n") == std::string::npos;
+  if (blank || p.name.size() > 200) return reject("a project needs a name of 1 to 200 bytes");
+  if (p.description.size() > 64U * 1024U) return reject("a project's description is over 64 KiB");
+  if (auto r = model::check_repositories(p.repositories); !r) return reject(r.error().message);
+  auto named = rows.project_named(p.name);
+  if (!named) return named.error();
+  if (*named && **named != p.id)
+    return conflict("the project name '" + p.name + "' is taken by " + (*named)->str());
+  return ok();
+}
+
+}  // namespace
+
+result<project_row> create_project(write_rows& rows, project_row p) {
+  if (p.id.empty()) return reject("a project needs an id");
+  auto existing = rows.load_project(p.id);
+  if (!existing) return existing.error();
+  if (*existing) return reject(p.id.str() + " already exists");
+  TETHER_TRY(check_project(rows, p));
+  p.revision = 1;
+  p.created_at = p.updated_at = rows.now();
+  TETHER_TRY(rows.put_project(p));
+  return p;
+}
+
+result<project_row> update_project(write_rows& rows, const project_patch& patch) {
+  auto existing = rows.load_project(patch.id);
+  if (!existing) return existing.error();
+  if (!*existing) return make_error(store_errc::not_found, "there is no project " + patch.id.str());
+  project_row p = std::move(**existing);
+  if (patch.expected_revision && *patch.expected_revision != p.revision)
+    return conflict(p.id.str() + " is at revision " + std::to_string(p.revision) + ", not " +
+                    std::to_string(*patch.expected_revision));
+  if (patch.name) p.name = *patch.name;
+  if (patch.description) p.description = *patch.description;
+  if (patch.repositories) p.repositories = *patch.repositories;
+  TETHER_TRY(check_project(rows, p));
+  p.revision += 1;
+  p.updated_at = rows.now();
+  TETHER_TRY(rows.put_project(p));
+  return p;
 }
 
 }  // namespace tether::store

@@ -64,6 +64,22 @@
 //                        of the session's)
 //   synthetic            notice message (id = the event id)
 //   step.retry_scheduled, reasoning.ended, compaction.ended: stored only
+//
+// The work layer (the session must be a task's, else rejected):
+//   task.created         inserts the task (rejected when the session already
+//                        has one, for a reused id or a blank title over 500
+//                        bytes; not_found for an unknown project or parent)
+//   task.updated         the fields it sets (as task.created's checks)
+//   task.status_changed  conflict unless `from` is the task's status now;
+//                        rejected for a transition model/task.h does not
+//                        allow; sets the status and its timestamps
+//   task.commented       inserts the comment (rejected: blank, reused id)
+//   document.revised     the next revision of the document (conflict unless
+//                        its base is the latest revision: none for the
+//                        first; rejected: blank content, reused id)
+//   document.accepted    the revision of this task's document is accepted
+//                        (not_found otherwise); a plan's becomes the task's
+//                        accepted plan
 #pragma once
 
 #include <string>
@@ -80,5 +96,15 @@ namespace tether::store {
 result<std::vector<std::string>> encode_append(const append_request& req);
 // `data` is encode_append(req)'s value.
 result<append_result> apply_append(write_rows& rows, const append_request& req, const std::vector<std::string>& data);
+
+// Projects are rows, not events (a project has no session of its own):
+// create_project inserts `p` as revision 1 (rejected: an id in use, a blank
+// name or one over 200 bytes, a description over 64 KiB, repositories that
+// model::check_repositories refuses; conflict: the name is another
+// project's). update_project applies the patch as revision + 1 (not_found;
+// conflict: a stale expected_revision or a taken name; rejected as above).
+// Both stamp the times with write_rows::now() and return the row as stored.
+result<project_row> create_project(write_rows& rows, project_row p);
+result<project_row> update_project(write_rows& rows, const project_patch& patch);
 
 }  // namespace tether::store

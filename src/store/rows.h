@@ -25,6 +25,7 @@
 #include "model/events.h"
 #include "store/errors.h"
 #include "store/types.h"
+#include "store/work_types.h"
 #include "util/clock.h"
 #include "util/ids.h"
 #include "util/result.h"
@@ -78,6 +79,18 @@ struct new_event {
   int version = 0;
   time_ms time = 0;
   std::string_view data;  // the payload's JSON text
+};
+
+// The task of a session, as the work rules need it.
+struct task_head {
+  task_id id;
+  model::task_status status = model::task_status::todo;
+};
+
+// The latest revision of a task's document.
+struct revision_head {
+  revision_id id;
+  std::int64_t number = 0;
 };
 
 class write_rows {
@@ -143,6 +156,33 @@ class write_rows {
                                           std::int64_t seq) = 0;
   virtual result<std::optional<owned_status>> interaction_status_of(const interaction_id& id) = 0;
   virtual result<void> resolve_interaction(const model::interaction_resolved& p) = 0;
+
+  // ---- the work layer ----
+  virtual result<std::optional<task_head>> task_of(const session_id& s) = 0;
+  virtual result<bool> task_exists(const task_id& t) = 0;
+  virtual result<void> insert_task(const session_id& s, const model::task_created& p, time_ms at) = 0;
+  // Sets the fields p sets (a project "" clears it).
+  virtual result<void> update_task(const task_id& t, const model::task_updated& p, time_ms at) = 0;
+  virtual result<void> set_task_status(const task_id& t, model::task_status to, const model::stamp_change& st,
+                                       time_ms at) = 0;
+  virtual result<bool> comment_exists(const comment_id& c) = 0;
+  virtual result<void> insert_comment(const task_id& t, const model::task_commented& p, std::int64_t seq,
+                                      time_ms at) = 0;
+  virtual result<std::optional<revision_head>> latest_revision(const task_id& t, const std::string& document) = 0;
+  virtual result<bool> revision_exists(const revision_id& r) = 0;
+  // Whether `r` is a revision of this task's `document`.
+  virtual result<bool> revision_of(const revision_id& r, const task_id& t, const std::string& document) = 0;
+  virtual result<void> insert_revision(const task_id& t, const model::document_revised& p, std::int64_t number,
+                                       std::int64_t seq, time_ms at) = 0;
+  // Marks `r` accepted; for the plan, it becomes the task's accepted plan.
+  virtual result<void> accept_revision(const task_id& t, const model::document_accepted& p, time_ms at) = 0;
+
+  // ---- projects ----
+  virtual result<std::optional<project_row>> load_project(const project_id& p) = 0;
+  // The id of the project with this name, if any.
+  virtual result<std::optional<project_id>> project_named(const std::string& name) = 0;
+  // Inserts the project, or replaces the row with its id.
+  virtual result<void> put_project(const project_row& p) = 0;
 
   // ---- leases ----
   virtual result<std::optional<lease>> load_lease(const session_id& s) = 0;

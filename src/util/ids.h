@@ -1,5 +1,5 @@
 // Strong id types. Every id is "<prefix><body>": the prefix names the kind
-// (ses_, msg_, exe_, evt_, call_, int_) so a session id cannot be passed where
+// (ses_, msg_, exe_, evt_, call_, int_, tsk_, prj_, rev_, cmt_) so a session id cannot be passed where
 // an input id is expected, neither in C++ nor over the wire.
 //
 // Generated bodies are 26 Crockford base32 characters (48-bit millisecond time
@@ -54,6 +54,10 @@ struct execution_tag { static constexpr std::string_view prefix = "exe_"; };
 struct event_tag { static constexpr std::string_view prefix = "evt_"; };
 struct call_tag { static constexpr std::string_view prefix = "call_"; };
 struct interaction_tag { static constexpr std::string_view prefix = "int_"; };
+struct task_tag { static constexpr std::string_view prefix = "tsk_"; };
+struct project_tag { static constexpr std::string_view prefix = "prj_"; };
+struct revision_tag { static constexpr std::string_view prefix = "rev_"; };
+struct comment_tag { static constexpr std::string_view prefix = "cmt_"; };
 
 using session_id = strong_id<session_tag>;
 using input_id = strong_id<input_tag>;  // also the id of a transcript message
@@ -62,6 +66,10 @@ using execution_id = strong_id<execution_tag>;
 using event_id = strong_id<event_tag>;
 using call_id = strong_id<call_tag>;
 using interaction_id = strong_id<interaction_tag>;
+using task_id = strong_id<task_tag>;
+using project_id = strong_id<project_tag>;
+using revision_id = strong_id<revision_tag>;  // a revision of a task's document (the plan)
+using comment_id = strong_id<comment_tag>;
 
 // Position of an event inside its session: 1, 2, 3, … without gaps.
 struct event_seq {

@@ -69,6 +69,13 @@ bool same(const compaction_ended& a, const compaction_ended& b) {
   return a.summary == b.summary && a.kept_from_seq == b.kept_from_seq;
 }
 
+bool same(const task_created& a, const task_created& b) { return a == b; }
+bool same(const task_updated& a, const task_updated& b) { return a == b; }
+bool same(const task_status_changed& a, const task_status_changed& b) { return a == b; }
+bool same(const task_commented& a, const task_commented& b) { return a == b; }
+bool same(const document_revised& a, const document_revised& b) { return a == b; }
+bool same(const document_accepted& a, const document_accepted& b) { return a == b; }
+
 bool same_payload(const payload& a, const payload& b) {
   if (a.index() != b.index()) return false;
   return std::visit(
@@ -130,6 +137,29 @@ std::vector<payload> full_samples() {
                     .state = R"({"model":"gpt-5"})"},
       synthetic{.text = "Tether restarted; the previous turn was interrupted.", .reason = "restart"},
       compaction_ended{.summary = "so far: …", .kept_from_seq = 42},
+      task_created{.task = task_id::trusted("tsk_1"),
+                   .title = "fix the build",
+                   .description = "on arm64",
+                   .status = task_status::backlog,
+                   .mode = work_mode::planning,
+                   .priority = 3,
+                   .project = project_id::trusted("prj_1"),
+                   .parent = task_id::trusted("tsk_0"),
+                   .actor = "agent"},
+      task_updated{.title = "t",
+                   .description = "d",
+                   .priority = -1,
+                   .mode = work_mode::ask,
+                   .project = project_id::trusted("prj_2"),
+                   .actor = "user"},
+      task_status_changed{.from = task_status::in_progress, .to = task_status::done, .actor = "agent", .reason = "ok"},
+      task_commented{.comment = comment_id::trusted("cmt_1"), .author = "user", .text = "looks good"},
+      document_revised{.document = "plan",
+                       .revision = revision_id::trusted("rev_2"),
+                       .base = revision_id::trusted("rev_1"),
+                       .content = "1. a\n2. b",
+                       .author = "agent"},
+      document_accepted{.document = "plan", .revision = revision_id::trusted("rev_2"), .actor = "user"},
   };
 }
 

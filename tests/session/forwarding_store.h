@@ -123,6 +123,40 @@ class forwarding_store : public store::event_store {
     on_read();
     return inner_->list_stranded(std::move(after), limit);
   }
+  store::task<result<store::project_row>> create_project(store::project_row p) override {
+    return inner_->create_project(std::move(p));
+  }
+  store::task<result<store::project_row>> update_project(store::project_patch patch) override {
+    return inner_->update_project(std::move(patch));
+  }
+  store::task<result<store::project_row>> get_project(project_id id) override {
+    on_read();
+    return inner_->get_project(std::move(id));
+  }
+  store::task<result<std::vector<store::project_row>>> list_projects(std::size_t limit) override {
+    on_read();
+    return inner_->list_projects(limit);
+  }
+  store::task<result<store::task_row>> get_task(task_id id) override {
+    on_read();
+    return inner_->get_task(std::move(id));
+  }
+  store::task<result<std::optional<store::task_row>>> task_of_session(session_id s) override {
+    on_read();
+    return inner_->task_of_session(std::move(s));
+  }
+  store::task<result<std::vector<store::task_row>>> list_tasks(store::task_filter f) override {
+    on_read();
+    return inner_->list_tasks(std::move(f));
+  }
+  store::task<result<std::vector<store::comment_row>>> list_comments(task_id t) override {
+    on_read();
+    return inner_->list_comments(std::move(t));
+  }
+  store::task<result<std::vector<store::revision_row>>> list_revisions(task_id t) override {
+    on_read();
+    return inner_->list_revisions(std::move(t));
+  }
 
  protected:
   // Called before every read is forwarded.

@@ -41,31 +41,6 @@ result<E> parse_name(const std::array<named<E>, N>& table, const std::string& s,
   return corrupt(what + ": unknown value '" + s + "'");
 }
 
-std::int64_t sql_limit(std::size_t limit) { return static_cast<std::int64_t>(std::min(limit, max_page)); }
-
-// Runs a query and decodes every row with `from`.
-template <class Row, class From>
-result<std::vector<Row>> collect(query& q, From from) {
-  std::vector<Row> out;
-  for (;;) {
-    auto row = q.step();
-    if (!row) return row.error();
-    if (!*row) return out;
-    auto r = from(q);
-    if (!r) return r.error();
-    out.push_back(std::move(*r));
-  }
-}
-
-// Runs a query expected to return at most one row.
-template <class Row, class From>
-result<Row> single(query& q, From from, std::string_view missing) {
-  auto row = q.step();
-  if (!row) return row.error();
-  if (!*row) return make_error(store_errc::not_found, std::string(missing) + " does not exist");
-  return from(q);
-}
-
 #define TETHER_SESSION_COLUMNS                                                                                \
   "SELECT s.id, COALESCE((SELECT seq FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), 0), "  \
   "s.generation, s.title, s.workspace, s.profile, s.open_execution, "                                         \

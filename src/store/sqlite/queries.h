@@ -6,6 +6,7 @@
 // model_errc::undecodable (an event payload the catalogue rejects).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -14,11 +15,37 @@
 #include "store/event_store.h"
 #include "store/sqlite/db.h"
 #include "store/types.h"
+#include "store/work_types.h"
 
 namespace tether::store::sqlite {
 
 // At most this many events per page, whatever the caller asks for.
 inline constexpr std::size_t max_page = 10'000;
+
+inline std::int64_t sql_limit(std::size_t limit) { return static_cast<std::int64_t>(std::min(limit, max_page)); }
+
+// Runs a query and decodes every row with `from`.
+template <class Row, class From>
+result<std::vector<Row>> collect(query& q, From from) {
+  std::vector<Row> out;
+  for (;;) {
+    auto row = q.step();
+    if (!row) return row.error();
+    if (!*row) return out;
+    auto r = from(q);
+    if (!r) return r.error();
+    out.push_back(std::move(*r));
+  }
+}
+
+// Runs a query expected to return at most one row (not_found naming `missing` otherwise).
+template <class Row, class From>
+result<Row> single(query& q, From from, std::string_view missing) {
+  auto row = q.step();
+  if (!row) return row.error();
+  if (!*row) return make_error(store_errc::not_found, std::string(missing) + " does not exist");
+  return from(q);
+}
 
 // unknown_session unless the session exists (also used by the writer).
 result<void> require_session(connection& db, const session_id& s);
@@ -56,5 +83,17 @@ result<std::vector<session_id>> list_stranded(connection& db, const std::optiona
                                               std::size_t limit);
 // Its statement (?1: after, ?2: limit), for the query-plan test.
 extern const char* const list_stranded_sql;
+
+// ---- the work layer (queries_work.cpp) ----
+result<project_row> get_project(connection& db, const project_id& id);
+// By name.
+result<std::vector<project_row>> list_projects(connection& db, std::size_t limit);
+result<task_row> get_task(connection& db, const task_id& id);
+result<std::optional<task_row>> task_of_session(connection& db, const session_id& s);
+// Most recently updated first.
+result<std::vector<task_row>> list_tasks(connection& db, const task_filter& f);
+result<std::vector<comment_row>> list_comments(connection& db, const task_id& t);
+// Per document, by number.
+result<std::vector<revision_row>> list_revisions(connection& db, const task_id& t);
 
 }  // namespace tether::store::sqlite

@@ -59,6 +59,25 @@ class sqlite_rows final : public write_rows {
   result<std::optional<owned_status>> interaction_status_of(const interaction_id& id) override;
   result<void> resolve_interaction(const model::interaction_resolved& p) override;
 
+  result<std::optional<task_head>> task_of(const session_id& s) override;
+  result<bool> task_exists(const task_id& t) override;
+  result<void> insert_task(const session_id& s, const model::task_created& p, time_ms at) override;
+  result<void> update_task(const task_id& t, const model::task_updated& p, time_ms at) override;
+  result<void> set_task_status(const task_id& t, model::task_status to, const model::stamp_change& st,
+                               time_ms at) override;
+  result<bool> comment_exists(const comment_id& c) override;
+  result<void> insert_comment(const task_id& t, const model::task_commented& p, std::int64_t seq,
+                              time_ms at) override;
+  result<std::optional<revision_head>> latest_revision(const task_id& t, const std::string& document) override;
+  result<bool> revision_exists(const revision_id& r) override;
+  result<bool> revision_of(const revision_id& r, const task_id& t, const std::string& document) override;
+  result<void> insert_revision(const task_id& t, const model::document_revised& p, std::int64_t number,
+                               std::int64_t seq, time_ms at) override;
+  result<void> accept_revision(const task_id& t, const model::document_accepted& p, time_ms at) override;
+  result<std::optional<project_row>> load_project(const project_id& p) override;
+  result<std::optional<project_id>> project_named(const std::string& name) override;
+  result<void> put_project(const project_row& p) override;
+
   result<std::optional<lease>> load_lease(const session_id& s) override;
   result<void> put_lease(const session_id& s, const lease& l) override;
   result<void> set_lease_expiry(const session_id& s, time_ms expires_at) override;
@@ -69,5 +88,8 @@ class sqlite_rows final : public write_rows {
   connection* db_;
   const tether::clock& clock_;
 };
+
+// A project's stored repositories (JSON text); corrupt when they do not read back.
+result<std::vector<model::project_repository>> decode_repositories(std::string_view project, std::string_view text);
 
 }  // namespace tether::store::sqlite

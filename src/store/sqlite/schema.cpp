@@ -258,6 +258,63 @@ ALTER TABLE executions ADD COLUMN agent_state TEXT NOT NULL DEFAULT '';
     migration{10, R"sql(
 ALTER TABLE executions ADD COLUMN model TEXT NOT NULL DEFAULT '';
 )sql"},
+    // The work layer: tasks (one per task session), their comments and
+    // document revisions, and projects (repositories as a JSON array).
+    // Timestamps that may be unset are NULL.
+    migration{11, R"sql(
+CREATE TABLE projects(
+  id           TEXT PRIMARY KEY,
+  name         TEXT NOT NULL UNIQUE,
+  description  TEXT NOT NULL DEFAULT '',
+  repositories TEXT NOT NULL,
+  revision     INTEGER NOT NULL,
+  created_at   INTEGER NOT NULL,
+  updated_at   INTEGER NOT NULL
+);
+CREATE TABLE tasks(
+  id            TEXT PRIMARY KEY,
+  session_id    TEXT NOT NULL UNIQUE REFERENCES sessions(id),
+  title         TEXT NOT NULL,
+  description   TEXT NOT NULL DEFAULT '',
+  status        TEXT NOT NULL,
+  mode          TEXT NOT NULL,
+  priority      INTEGER NOT NULL DEFAULT 0,
+  project_id    TEXT,
+  parent_id     TEXT,
+  created_by    TEXT NOT NULL DEFAULT '',
+  accepted_plan TEXT,
+  created_at    INTEGER NOT NULL,
+  updated_at    INTEGER NOT NULL,
+  started_at    INTEGER,
+  completed_at  INTEGER,
+  cancelled_at  INTEGER
+);
+CREATE INDEX tasks_project ON tasks(project_id) WHERE project_id IS NOT NULL;
+CREATE INDEX tasks_parent ON tasks(parent_id) WHERE parent_id IS NOT NULL;
+CREATE INDEX tasks_updated ON tasks(updated_at);
+CREATE TABLE task_comments(
+  id         TEXT PRIMARY KEY,
+  task_id    TEXT NOT NULL REFERENCES tasks(id),
+  author     TEXT NOT NULL,
+  text       TEXT NOT NULL,
+  seq        INTEGER NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX task_comments_task ON task_comments(task_id, seq);
+CREATE TABLE documents(
+  revision_id TEXT PRIMARY KEY,
+  task_id     TEXT NOT NULL REFERENCES tasks(id),
+  name        TEXT NOT NULL,
+  number      INTEGER NOT NULL,
+  base_id     TEXT,
+  content     TEXT NOT NULL,
+  author      TEXT NOT NULL,
+  accepted    INTEGER NOT NULL DEFAULT 0,
+  seq         INTEGER NOT NULL,
+  created_at  INTEGER NOT NULL,
+  UNIQUE(task_id, name, number)
+);
+)sql"},
 };
 
 result<int> stored_version(connection& db) {

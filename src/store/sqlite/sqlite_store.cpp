@@ -187,6 +187,41 @@ class sqlite_event_store final : public event_store {
         [after = std::move(after), limit](connection& db) { return sqlite::list_stranded(db, after, limit); });
   }
 
+  // ---- the work layer ----
+
+  task<result<project_row>> create_project(project_row p) override {
+    return commit_.submit<project_row>(
+        [p = std::move(p)](write_rows& rows) { return store::create_project(rows, p); });
+  }
+  task<result<project_row>> update_project(project_patch patch) override {
+    return commit_.submit<project_row>(
+        [patch = std::move(patch)](write_rows& rows) { return store::update_project(rows, patch); });
+  }
+  task<result<project_row>> get_project(project_id id) override {
+    return on_reader<project_row>([id = std::move(id)](connection& db) { return sqlite::get_project(db, id); });
+  }
+  task<result<std::vector<project_row>>> list_projects(std::size_t limit) override {
+    return on_reader<std::vector<project_row>>([limit](connection& db) { return sqlite::list_projects(db, limit); });
+  }
+  task<result<task_row>> get_task(task_id id) override {
+    return on_reader<task_row>([id = std::move(id)](connection& db) { return sqlite::get_task(db, id); });
+  }
+  task<result<std::optional<task_row>>> task_of_session(session_id s) override {
+    return on_reader<std::optional<task_row>>(
+        [s = std::move(s)](connection& db) { return sqlite::task_of_session(db, s); });
+  }
+  task<result<std::vector<task_row>>> list_tasks(task_filter f) override {
+    return on_reader<std::vector<task_row>>([f = std::move(f)](connection& db) { return sqlite::list_tasks(db, f); });
+  }
+  task<result<std::vector<comment_row>>> list_comments(task_id t) override {
+    return on_reader<std::vector<comment_row>>(
+        [t = std::move(t)](connection& db) { return sqlite::list_comments(db, t); });
+  }
+  task<result<std::vector<revision_row>>> list_revisions(task_id t) override {
+    return on_reader<std::vector<revision_row>>(
+        [t = std::move(t)](connection& db) { return sqlite::list_revisions(db, t); });
+  }
+
   // ---- lifecycle ----
 
   [[nodiscard]] store_health health() const override { return commit_.health(); }

@@ -1,10 +1,10 @@
-// work::task_status — a task's lifecycle and work modes (DESIGN §6), as
+// model::task — a task's lifecycle and work modes (DESIGN §6), as
 // values and the one rule of which status may follow which.
 //
-//   auto next = work::parse_task_status("in_review");         // optional
-//   if (auto ok = work::check_transition(current, *next); !ok) // util_errc::invalid_argument
+//   auto next = model::parse_task_status("in_review");         // optional
+//   if (auto ok = model::check_transition(current, *next); !ok) // util_errc::invalid_argument
 //     return ok.error();                                       // "a task in backlog cannot go to done (…)"
-//   auto stamps = work::stamp(current, *next);                 // which timestamps the change sets
+//   auto stamps = model::stamp(current, *next);                 // which timestamps the change sets
 //
 // The lifecycle: backlog → todo → in_progress → in_review → done, plus
 // blocked and cancelled:
@@ -26,15 +26,30 @@
 // Work modes: standard (the agent works on the task), ask (the agent answers
 // and changes no file), planning (the agent drafts a plan for approval
 // before any change).
+//
+// A project's repositories (project_repository, check_repositories): each a
+// URL or a local path, its checkout's directory name in a workspace, an
+// optional branch; exactly one is primary. check_repositories fills what is
+// left out (the name from the URL's last component without ".git", the
+// first repository primary when none is) and refuses, as
+// util_errc::invalid_argument naming the entry: none at all, more than 16,
+// an empty URL or one starting with '-', a name that is not one path
+// component ([A-Za-z0-9._-]+, not "." or ".."), two with one name, a branch
+// starting with '-' or holding "..", more than one primary.
 #pragma once
 
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include <boost/json/array.hpp>
+#include <boost/json/value.hpp>
 
 #include "util/result.h"
 
-namespace tether::work {
+namespace tether::model {
 
 enum class task_status { backlog, todo, in_progress, in_review, done, blocked, cancelled };
 enum class work_mode { standard, ask, planning };
@@ -59,4 +74,20 @@ struct stamp_change {
 };
 stamp_change stamp(task_status from, task_status to);
 
-}  // namespace tether::work
+struct project_repository {
+  std::string url;     // a path, file://, https://, ssh://, git://, or scp-like host:path
+  std::string name;    // the checkout's directory in a workspace
+  std::string branch;  // empty: the remote's default branch
+  bool primary = false;
+  bool operator==(const project_repository&) const = default;
+};
+constexpr std::size_t max_repositories = 16;
+result<void> check_repositories(std::vector<project_repository>& repos);
+// [{"url","name","branch"?,"primary"}]: how the API and the store write them.
+boost::json::array to_json(const std::vector<project_repository>& repos);
+// Reads that array strictly (util_errc::invalid_argument naming the entry and
+// field: not an array, an entry not an object, a key other than url, name,
+// branch and primary, a mistyped value); then check_repositories.
+result<std::vector<project_repository>> repositories_from_json(const boost::json::value& v);
+
+}  // namespace tether::model

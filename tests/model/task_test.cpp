@@ -1,4 +1,4 @@
-#include "work/task_status.h"
+#include "model/task.h"
 
 #include <gtest/gtest.h>
 
@@ -6,9 +6,11 @@
 #include <set>
 #include <utility>
 
+#include <boost/json.hpp>
+
 #include "util/errors.h"
 
-namespace tether::work {
+namespace tether::model {
 namespace {
 
 using enum task_status;
@@ -62,5 +64,44 @@ TEST(TaskStatus, TransitionsStampTheirTimes) {
   EXPECT_FALSE(stamp(backlog, todo).set_completed);
 }
 
+TEST(ProjectRepositories, NamesComeFromTheUrlAndTheFirstIsPrimary) {
+  auto repos = repositories_from_json(boost::json::parse(
+      R"(["https://git.example/team/api.git", {"url": "/srv/web/", "branch": "dev"}, {"url": "git@host:x/tools"}])"));
+  ASSERT_TRUE(repos) << repos.error().message;
+  ASSERT_EQ(repos->size(), 3U);
+  EXPECT_EQ((*repos)[0].name, "api");
+  EXPECT_TRUE((*repos)[0].primary);
+  EXPECT_EQ((*repos)[1].name, "web");
+  EXPECT_EQ((*repos)[1].branch, "dev");
+  EXPECT_FALSE((*repos)[1].primary);
+  EXPECT_EQ((*repos)[2].name, "tools");
+  auto back = repositories_from_json(to_json(*repos));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, *repos);
+}
+
+TEST(ProjectRepositories, HostileOrAmbiguousEntriesAreRefusedNamingTheEntry) {
+  const char* bad[] = {
+      R"([])",
+      R"({"url": "x"})",
+      R"([{"url": "-oProxyCommand=evil"}])",
+      R"([{"url": "/a", "name": "../up"}])",
+      R"([{"url": "/a/x"}, {"url": "/b/x"}])",
+      R"([{"url": "/a", "branch": "--force"}])",
+      R"([{"url": "/a", "primary": true}, {"url": "/b", "primary": true}])",
+      R"([{"url": "/a", "token": "s3cret"}])",
+      R"([{"url": 7}])",
+      R"([3])",
+  };
+  for (const char* text : bad) {
+    auto r = repositories_from_json(boost::json::parse(text));
+    ASSERT_FALSE(r) << text;
+    EXPECT_EQ(r.error(), util_errc::invalid_argument) << text;
+  }
+  auto named = repositories_from_json(boost::json::parse(R"([{"url": "/a"}, {"url": "/b", "name": "a"}])"));
+  ASSERT_FALSE(named);
+  EXPECT_NE(named.error().message.find("repositories[1]"), std::string::npos) << named.error().message;
+}
+
 }  // namespace
-}  // namespace tether::work
+}  // namespace tether::model
