@@ -61,6 +61,7 @@ struct session_service::impl {
   // A pending interaction, or why not (unknown_interaction, interaction_closed).
   task<result<store::interaction_row>> pending_interaction(interaction_id id);
   task<result<void>> resolve(store::interaction_row row, boost::json::value answer);
+  task<result<void>> write_resolution(store::interaction_row row, resolution r);
 
   asio::awaitable<result<store::session_row>> live_session(session_id s) {
     auto row = co_await store.get_session(s);
@@ -303,17 +304,43 @@ task<result<store::interaction_row>> session_service::impl::pending_interaction(
   co_return row;
 }
 
+namespace {
+// {"continuation": "never"}: the answer does not wake the agent.
+bool wakes(const boost::json::value& payload) {
+  const auto* o = payload.if_object();
+  const auto* c = o != nullptr ? o->if_contains("continuation") : nullptr;
+  return c == nullptr || !c->is_string() || c->get_string() != "never";
+}
+}  // namespace
+
 task<result<void>> session_service::impl::resolve(store::interaction_row row, boost::json::value answer) {
   // The waiting tool call returns the answer to the model with the chosen options' labels.
-  const std::string text = boost::json::serialize(model::with_labels(row.payload, answer));
+  std::string text = boost::json::serialize(model::with_labels(row.payload, answer));
+  const bool wake = wakes(row.payload);
+  co_return co_await write_resolution(std::move(row), {std::move(answer), std::move(text), {}, wake});
+}
+
+task<result<void>> session_service::impl::write_resolution(store::interaction_row row, resolution r) {
+  bool resets = false;
   std::vector<model::payload> events;
-  events.emplace_back(model::interaction_resolved{row.id, std::string("answered"), std::move(answer)});
-  if (row.call) events.emplace_back(model::tool_succeeded{*row.call, text, {}});
+  events.emplace_back(model::interaction_resolved{row.id, std::string("answered"), std::move(r.answer)});
+  if (row.call) events.emplace_back(model::tool_succeeded{*row.call, std::move(r.call_result), {}});
+  for (auto& p : r.then) {
+    resets = resets || std::holds_alternative<model::session_reset>(p);
+    events.push_back(std::move(p));
+  }
   store::append_request req{row.session, std::move(events), std::nullopt, 0};
-  auto r = co_await store.append(std::move(req));
-  if (!r) co_return to_session_error(r.error());
-  coord.wake(row.session);
+  auto appended = co_await store.append(std::move(req));
+  if (!appended) co_return to_session_error(appended.error());
+  if (resets) co_await rt.forget(row.session);
+  if (r.wake) coord.wake(row.session);
   co_return ok();
+}
+
+task<result<void>> session_service::resolve_with(interaction_id id, resolution r) {
+  auto row = co_await impl_->pending_interaction(id);
+  if (!row) co_return row.error();
+  co_return co_await impl_->write_resolution(std::move(*row), std::move(r));
 }
 
 task<result<void>> session_service::answer(interaction_id id, boost::json::value answer) {

@@ -31,7 +31,9 @@
 //
 // Answers (submit_answer): a client's answer to an interaction is checked
 // against its question (model/questions.h) before anything is written;
-// answer() resolves with what it is given.
+// answer() resolves with what it is given. Either wakes the session unless
+// the interaction's payload says {"continuation": "never"} (the answer is
+// recorded and the agent hears it on its next turn).
 //
 // Cancellation of an input (cancel_input): a pending input becomes cancelled
 // (input.cancelled, reason "user") and is never promoted. The store decides
@@ -119,6 +121,20 @@ class session_service {
   // interaction, now answered. Errors: unknown_interaction,
   // interaction_closed, util_errc::invalid_argument, too_large, invalid_utf8.
   task<result<store::interaction_row>> submit_answer(interaction_id id, boost::json::value body);
+  // What resolving an interaction writes, for callers that decide it
+  // themselves (the work layer's plan decisions): interaction.resolved with
+  // `answer`, its waiting tool call settled with `call_result`, then `then`,
+  // all in one commit. A session.reset among `then` makes the runtime forget
+  // the session (as reset() does); `wake` wakes it after.
+  struct resolution {
+    boost::json::value answer;
+    std::string call_result;
+    std::vector<model::payload> then;
+    bool wake = true;
+  };
+  // Errors: unknown_interaction, interaction_closed, the store's (a
+  // projection refusing one of `then` writes nothing).
+  task<result<void>> resolve_with(interaction_id id, resolution r);
   // One recovery scan now (start() and the periodic timer call this).
   task<result<recovery_report>> recover();
   // Waits until the session has no drain running or pending (tests, CLI).
