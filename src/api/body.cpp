@@ -7,8 +7,10 @@
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
 
 #include "api/errors.h"
+#include "api/handler.h"
 #include "util/text.h"
 
 namespace tether::api {
@@ -144,6 +146,45 @@ result<void> only_fields(const json::object& o, std::span<const std::string_view
     return make_error(api_errc::bad_request, "field '" + std::string(key) + "' is not known (known: " + list + ")");
   }
   return ok();
+}
+
+result<std::optional<std::string>> string_field(const json::object& o, std::string_view name) {
+  const auto* v = o.if_contains(name);
+  if (v == nullptr || v->is_null()) return std::optional<std::string>{};
+  if (!v->is_string()) return make_error(api_errc::bad_request, "field '" + std::string(name) + "' must be a string");
+  return std::optional<std::string>{std::string(v->as_string())};
+}
+
+result<std::optional<bool>> bool_field(const json::object& o, std::string_view name) {
+  const auto* v = o.if_contains(name);
+  if (v == nullptr || v->is_null()) return std::optional<bool>{};
+  if (!v->is_bool()) return make_error(api_errc::bad_request, "field '" + std::string(name) + "' must be a boolean");
+  return std::optional<bool>{v->as_bool()};
+}
+
+result<session::input_request> parse_input(const std::string& body) {
+  auto o = parse_body(body);
+  if (!o) return o.error();
+  if (auto known = only_fields(*o, create_input_fields); !known) return known.error();
+  session::input_request req;
+  auto id = string_field(*o, "id");
+  if (!id) return id.error();
+  req.id = *id;
+  auto text = string_field(*o, "text");
+  if (!text) return text.error();
+  if (!*text) return make_error(api_errc::bad_request, "field 'text' is required");
+  req.prompt = std::move(**text);
+  auto delivery = string_field(*o, "delivery");
+  if (!delivery) return delivery.error();
+  if (*delivery) {
+    auto d = model::parse_delivery(**delivery);
+    if (!d) return make_error(api_errc::bad_request, "field 'delivery' must be \"steer\" or \"queue\"");
+    req.delivery = *d;
+  }
+  auto resume = bool_field(*o, "resume");
+  if (!resume) return resume.error();
+  req.start = resume->value_or(true) ? session::start_mode::resume : session::start_mode::record_only;
+  return req;
 }
 
 }  // namespace tether::api

@@ -21,11 +21,14 @@
 //     otherwise be silently ignored).
 #pragma once
 
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include <boost/json/object.hpp>
 
+#include "session/types.h"
 #include "util/result.h"
 
 namespace tether::api {
@@ -33,5 +36,14 @@ namespace tether::api {
 result<void> check_media_type(std::string_view content_type, std::string_view body);
 result<boost::json::object> parse_body(std::string_view body);
 result<void> only_fields(const boost::json::object& o, std::span<const std::string_view> known);
+
+// A field of a parsed body: absent or null is nullopt; another type is
+// api_errc::bad_request naming the field.
+result<std::optional<std::string>> string_field(const boost::json::object& o, std::string_view name);
+result<std::optional<bool>> bool_field(const boost::json::object& o, std::string_view name);
+
+// The body of POST …/inputs (and of a task's messages): {id?, text,
+// delivery?, resume?}.
+result<session::input_request> parse_input(const std::string& body);
 
 }  // namespace tether::api

@@ -16,6 +16,7 @@
 #include "api/errors.h"
 #include "api/openapi.h"
 #include "api/views.h"
+#include "api/work_routes.h"
 #include "api/workspace.h"
 #include "session/errors.h"
 #include "store/errors.h"
@@ -28,11 +29,46 @@ namespace json = boost::json;
 template <class T>
 using task = boost::asio::awaitable<T>;
 
+http_reply json_reply(unsigned status, const json::value& v) { return http_reply{status, json::serialize(v)}; }
+
+// A non-negative whole number, or nothing.
+std::optional<std::int64_t> whole_number(std::string_view text) {
+  std::int64_t n = 0;
+  const auto* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, n);
+  if (text.empty() || ec != std::errc{} || p != end || n < 0) return std::nullopt;
+  return n;
+}
+
+// The raw value of the query parameter `name`, or nothing when absent.
+std::optional<std::string_view> query_value(std::string_view target, std::string_view name) {
+  const auto q = target.find('?');
+  if (q == std::string_view::npos) return std::nullopt;
+  std::string_view rest = target.substr(q + 1);
+  while (!rest.empty()) {
+    const auto amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    const auto eq = pair.find('=');
+    if (pair.substr(0, eq) == name) return eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+  }
+  return std::nullopt;
+}
+
+result<std::optional<std::int64_t>> query_number(std::string_view target, std::string_view name) {
+  if (const auto value = query_value(target, name)) {
+    auto n = whole_number(*value);
+    if (!n)
+      return make_error(api_errc::bad_request, "query parameter '" + std::string(name) + "' must be a whole number");
+    return std::optional<std::int64_t>{*n};
+  }
+  return std::optional<std::int64_t>{};
+}
+
 namespace {
 
 constexpr std::size_t list_limit = 100;
 
-http_reply json_reply(unsigned status, const json::value& v) { return http_reply{status, json::serialize(v)}; }
 
 std::vector<std::string_view> split_path(std::string_view target) {
   if (auto q = target.find('?'); q != std::string_view::npos) target = target.substr(0, q);
@@ -52,20 +88,6 @@ std::vector<std::string_view> split_path(std::string_view target) {
 
 // ---- request bodies ----
 
-result<std::optional<std::string>> string_field(const json::object& o, std::string_view name) {
-  const auto* v = o.if_contains(name);
-  if (v == nullptr || v->is_null()) return std::optional<std::string>{};
-  if (!v->is_string()) return make_error(api_errc::bad_request, "field '" + std::string(name) + "' must be a string");
-  return std::optional<std::string>{std::string(v->as_string())};
-}
-
-result<std::optional<bool>> bool_field(const json::object& o, std::string_view name) {
-  const auto* v = o.if_contains(name);
-  if (v == nullptr || v->is_null()) return std::optional<bool>{};
-  if (!v->is_bool()) return make_error(api_errc::bad_request, "field '" + std::string(name) + "' must be a boolean");
-  return std::optional<bool>{v->as_bool()};
-}
-
 result<session::create_request> parse_create(const std::string& body) {
   auto o = parse_body(body);
   if (!o) return o.error();
@@ -84,31 +106,6 @@ result<session::create_request> parse_create(const std::string& body) {
     if (!f) return f.error();
     *out = f->value_or("");
   }
-  return req;
-}
-
-result<session::input_request> parse_input(const std::string& body) {
-  auto o = parse_body(body);
-  if (!o) return o.error();
-  if (auto known = only_fields(*o, create_input_fields); !known) return known.error();
-  session::input_request req;
-  auto id = string_field(*o, "id");
-  if (!id) return id.error();
-  req.id = *id;
-  auto text = string_field(*o, "text");
-  if (!text) return text.error();
-  if (!*text) return make_error(api_errc::bad_request, "field 'text' is required");
-  req.prompt = std::move(**text);
-  auto delivery = string_field(*o, "delivery");
-  if (!delivery) return delivery.error();
-  if (*delivery) {
-    auto d = model::parse_delivery(**delivery);
-    if (!d) return make_error(api_errc::bad_request, "field 'delivery' must be \"steer\" or \"queue\"");
-    req.delivery = *d;
-  }
-  auto resume = bool_field(*o, "resume");
-  if (!resume) return resume.error();
-  req.start = resume->value_or(true) ? session::start_mode::resume : session::start_mode::record_only;
   return req;
 }
 
@@ -214,40 +211,6 @@ task<http_reply> messages(const handler_context* ctx, session_id id) {
   co_return json_reply(200, out);
 }
 
-// A non-negative whole number, or nothing.
-std::optional<std::int64_t> whole_number(std::string_view text) {
-  std::int64_t n = 0;
-  const auto* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, n);
-  if (text.empty() || ec != std::errc{} || p != end || n < 0) return std::nullopt;
-  return n;
-}
-
-// The raw value of the query parameter `name`, or nothing when absent.
-std::optional<std::string_view> query_value(std::string_view target, std::string_view name) {
-  const auto q = target.find('?');
-  if (q == std::string_view::npos) return std::nullopt;
-  std::string_view rest = target.substr(q + 1);
-  while (!rest.empty()) {
-    const auto amp = rest.find('&');
-    const std::string_view pair = rest.substr(0, amp);
-    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
-    const auto eq = pair.find('=');
-    if (pair.substr(0, eq) == name) return eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
-  }
-  return std::nullopt;
-}
-
-result<std::optional<std::int64_t>> query_number(std::string_view target, std::string_view name) {
-  if (const auto value = query_value(target, name)) {
-    auto n = whole_number(*value);
-    if (!n)
-      return make_error(api_errc::bad_request, "query parameter '" + std::string(name) + "' must be a whole number");
-    return std::optional<std::int64_t>{*n};
-  }
-  return std::optional<std::int64_t>{};
-}
-
 // GET /v1/sessions[?prefix=P][&limit=N]: the most recently active first;
 // with a prefix, only the sessions whose id starts with it (how clients
 // expand a shortened id).
@@ -327,6 +290,11 @@ task<http_reply> answer(const handler_context* ctx, std::string id_text, std::st
   if (!id) co_return error_reply(make_error(session::session_errc::unknown_interaction, "no interaction " + id_text));
   auto parsed = parse_body(body);
   if (!parsed) co_return error_reply(parsed.error());
+  // A plan confirmation is the work layer's to decide ({accepted, reason?}).
+  if (ctx->work != nullptr) {
+    auto row = co_await ctx->store->get_interaction(*id);
+    if (row && row->kind == "confirmation") co_return co_await answer_confirmation(ctx, *id, *parsed);
+  }
   if (auto known = only_fields(*parsed, answer_fields); !known) co_return error_reply(known.error());
   auto answered = co_await ctx->service->submit_answer(*id, json::value(std::move(parsed.value())));
   if (!answered) co_return error_reply(answered.error());
@@ -448,6 +416,7 @@ task<http_reply> handle(const handler_context* ctx, http_request req) {
     if (!post) co_return method_not_allowed("POST");
     co_return co_await answer(ctx, std::string(parts[2]), std::move(req.body));
   }
+  if (auto work = co_await handle_work(ctx, req, parts)) co_return std::move(*work);
   if (route_is({"v1", "sessions"})) {
     if (post) co_return co_await create_session(ctx, std::move(req.body));
     if (get) co_return co_await list_sessions(ctx, req.target);

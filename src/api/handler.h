@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/json/value.hpp>
 
 #include "api/server.h"
 
@@ -48,11 +49,20 @@ inline constexpr std::array<std::string_view, 1> answer_fields{"answers"};
 struct handler_context {
   session::session_service* service = nullptr;
   store::event_store* store = nullptr;
+  work::work_service* work = nullptr;  // options.work
   server_options options;
 };
 
 // Never fails: errors become JSON error replies (errors.h maps the codes).
 boost::asio::awaitable<http_reply> handle(const handler_context* ctx, http_request req);
+
+// A JSON reply with this status.
+http_reply json_reply(unsigned status, const boost::json::value& v);
+// The raw value of query parameter `name` (nullopt when absent), and that
+// value as a whole number (api_errc::bad_request when it is not one).
+std::optional<std::string_view> query_value(std::string_view target, std::string_view name);
+result<std::optional<std::int64_t>> query_number(std::string_view target, std::string_view name);
+std::optional<std::int64_t> whole_number(std::string_view text);
 
 // The reply for an error, {"error":{"code","message"}}.
 http_reply error_reply(const error& e);

@@ -189,6 +189,7 @@ std::shared_ptr<const handler_context> context_of(session::session_service& serv
   c->service = &service;
   c->store = &store;
   c->options = std::move(options);
+  c->work = c->options.work;
   c->options.workspace_roots = resolve_roots(c->options.workspace_roots);
   return c;
 }

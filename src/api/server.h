@@ -96,6 +96,10 @@
 #include "store/event_store.h"
 #include "util/result.h"
 
+namespace tether::work {
+class work_service;
+}
+
 namespace tether::api {
 
 struct server_options {
@@ -126,6 +130,9 @@ struct server_options {
   std::chrono::milliseconds write_timeout{60'000};    // a reply not taken within it ends the connection
   // How often freed heap memory is handed back to the system (malloc_trim); 0 = never.
   std::chrono::milliseconds trim_interval{5'000};
+  // The work layer behind /v1/projects and /v1/tasks (api/work_routes.h);
+  // null: those routes answer 503. Must outlive the server.
+  work::work_service* work = nullptr;
 };
 
 class server {

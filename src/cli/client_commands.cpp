@@ -137,13 +137,10 @@ struct send_args {
   bool detach = false;
 };
 
-// Prints the watched turn until it is over. Ctrl-C asks the server to
-// interrupt the session and keeps printing until the run finishes; a second
-// Ctrl-C leaves at once. Events up to `replayed_until` happened before the
-// stream was opened (attach): a running tool's time counts from their own
-// time; any later one counts from its arrival here. Returns the exit code.
+}  // namespace
+
 int follow_turn(client& c, session_follower& f, const std::string& session, output_format format,
-                std::int64_t replayed_until = 0) {
+                std::int64_t replayed_until) {
   live_printer printer(stdout_sink(), format != output_format::json && ::isatty(STDOUT_FILENO) == 1);
   int seen_sigints = sigint_count();
   bool interrupted = false;
@@ -183,6 +180,37 @@ int follow_turn(client& c, session_follower& f, const std::string& session, outp
   return exit_code_for(f.outcome());
 }
 
+namespace {
+
+}  // namespace
+
+int send_and_follow(client& c, const std::string& session_id, const std::string& target, const std::string& text,
+                    const send_options& o) {
+  auto s = c.get(session_path(session_id));
+  if (!s) return report(s.error());
+  const auto& session = member(*s, "session");
+  // A --no-resume input to an idle session only waits in the queue: nothing to follow.
+  const bool follow = !o.detach && !(o.no_resume && str_of(session, "status") == "idle");
+  session_follower f(c, session_id);
+  if (follow) {
+    if (auto r = f.open(int_of(session, "last_seq")); !r) return report(r.error());
+  }
+  json::object body{{"text", text}, {"delivery", o.queue ? "queue" : "steer"}, {"resume", !o.no_resume}};
+  auto in = c.post(target, body);
+  if (!in) return report(in.error());
+  if (o.format == output_format::json) print_json_line(*in);
+  const auto& input = member(*in, "input");
+  if (!follow) {
+    if (o.format != output_format::json)
+      fmt::print("admitted {} ({}, {})\n", str_of(input, "id"), str_of(input, "delivery"), str_of(input, "status"));
+    return exit_ok;
+  }
+  f.watch_input(*in);
+  return follow_turn(c, f, session_id, o.format);
+}
+
+namespace {
+
 int run_send(const send_args& args) {
   const std::string text = join(args.text);
   if (text.empty()) return usage_error("send: give the text to send");
@@ -190,28 +218,8 @@ int run_send(const send_args& args) {
   client c(resolve_client_options(args.common));
   auto resolved = resolve_session(c, args.session);
   if (!resolved) return report(resolved.error());
-  const std::string& session_id = *resolved;
-  auto s = c.get(session_path(session_id));
-  if (!s) return report(s.error());
-  const auto& session = member(*s, "session");
-  // A --no-resume input to an idle session only waits in the queue: nothing to follow.
-  const bool follow = !args.detach && !(args.no_resume && str_of(session, "status") == "idle");
-  session_follower f(c, session_id);
-  if (follow) {
-    if (auto r = f.open(int_of(session, "last_seq")); !r) return report(r.error());
-  }
-  json::object body{{"text", text}, {"delivery", args.queue ? "queue" : "steer"}, {"resume", !args.no_resume}};
-  auto in = c.post(session_path(session_id) + "/inputs", body);
-  if (!in) return report(in.error());
-  if (args.common.json) print_json_line(*in);
-  const auto& input = member(*in, "input");
-  if (!follow) {
-    if (!args.common.json)
-      fmt::print("admitted {} ({}, {})\n", str_of(input, "id"), str_of(input, "delivery"), str_of(input, "status"));
-    return exit_ok;
-  }
-  f.watch_input(*in);
-  return follow_turn(c, f, session_id, args.common.format());
+  return send_and_follow(c, *resolved, session_path(*resolved) + "/inputs", text,
+                         {args.queue, args.no_resume, args.detach, args.common.format()});
 }
 
 // ---- attach ----

@@ -73,6 +73,19 @@ void add_run_command(CLI::App& app, int& exit_code);
 //   tether events SESSION [--after N] [--limit M] [--follow]
 void add_client_commands(CLI::App& app, int& exit_code);
 
+// The work layer's verbs (task_commands.cpp), with the client verbs' options:
+//   tether project new NAME --repo URL[#BRANCH]… [--description D]   prints its id
+//   tether project list
+//   tether task new TITLE [--description D] [--mode standard|ask|planning]
+//        [--status S] [--project P] [--parent T] [--profile P] [--message TEXT]
+//                                        prints its id; --message starts it
+//   tether task list [--project P] [--status S]
+//   tether task show TASK                status, plan, what it waits for, runs, comments
+//   tether task send TASK TEXT… [--queue] [--no-resume] [--detach]   like send
+//   tether task approve TASK             accepts the plan waiting for approval
+//   tether task reject TASK --reason R   rejects it, saying what to change
+void add_task_commands(CLI::App& app, int& exit_code);
+
 // `tether chat [SESSION]`: an interactive session (chat_command.cpp).
 void add_chat_command(CLI::App& app, int& exit_code);
 

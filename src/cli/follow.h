@@ -26,6 +26,7 @@
 #include <boost/json/value.hpp>
 
 #include "cli/client.h"
+#include "cli/common.h"
 #include "model/events.h"
 #include "util/result.h"
 
@@ -77,5 +78,27 @@ class session_follower {
 
 // The exit code for a finished turn (commands.h).
 int exit_code_for(turn_end end);
+
+// Prints the watched turn until it is over. Ctrl-C asks the server to
+// interrupt the session and keeps printing until the run finishes; a second
+// Ctrl-C leaves at once. Events up to `replayed_until` happened before the
+// stream was opened (attach): a running tool's time counts from their own
+// time; any later one counts from its arrival here. Returns the exit code
+// (client_commands.cpp).
+int follow_turn(client& c, session_follower& f, const std::string& session, output_format format,
+                std::int64_t replayed_until = 0);
+
+struct send_options {
+  bool queue = false;
+  bool no_resume = false;
+  bool detach = false;
+  output_format format = output_format::text;
+};
+// `tether send`'s work: posts {text, delivery, resume} to `target` (the
+// session's inputs, or a task's messages) and, unless detached (or the
+// input only waits in an idle session), prints the turn it starts;
+// returns the exit code (commands.h).
+int send_and_follow(client& c, const std::string& session, const std::string& target, const std::string& text,
+                    const send_options& o);
 
 }  // namespace tether::cli

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   tether::cli::add_mock_llm_command(app, exit_code);
   tether::cli::add_run_command(app, exit_code);
   tether::cli::add_client_commands(app, exit_code);
+  tether::cli::add_task_commands(app, exit_code);
   tether::cli::add_chat_command(app, exit_code);
   tether::cli::add_doctor_command(app, exit_code);
   tether::cli::add_serve_command(app, exit_code);

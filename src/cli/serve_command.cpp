@@ -127,6 +127,7 @@ int serve(const serve_args& args) {
     std::error_code cwd_ec;
     if (const auto cwd = fs::current_path(cwd_ec); !cwd_ec && cwd != cwd.root_path()) so.workspace_roots.push_back(cwd);
   }
+  so.work = &n.work();
   api::server srv(n.executor(), n.service(), n.store(), so);
   if (auto r = srv.start(); !r) {
     if (r.error() == http::server_errc::address_in_use) {

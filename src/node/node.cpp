@@ -23,6 +23,8 @@
 #include "runtime/native/tools/sandbox.h"
 #include "runtime/registry.h"
 #include "store/sqlite/sqlite_store.h"
+#include "work/agent_tools.h"
+#include "work/service.h"
 
 namespace tether::node {
 
@@ -55,11 +57,15 @@ struct node::impl {
   std::function<void(const std::string&)> note;  // node_options::note
   std::optional<mock::server> scripted;
   std::unique_ptr<store::event_store> store;
+  // The agents' work tools: the runtimes get them before the work service
+  // exists, which binds them once it does (work/agent_tools.h).
+  work::agent_tools work_tools;
   runtime::registry runtimes;  // every profile's runtime, built by its kind
   asio::io_context io;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
   std::vector<std::thread> threads;
   std::unique_ptr<session::session_service> service;
+  std::unique_ptr<work::work_service> work;
   std::unique_ptr<runtime::agent::tool_bridge> bridge;  // started with the first agent profile
   bool closed = false;
 
@@ -230,6 +236,7 @@ struct node::impl {
     n.compaction.reserve = std::min<std::int64_t>(n.compaction.reserve, prof.context_window / 4);
     n.prices = settings.prices;
     n.sandbox = sandbox_for(prof);
+    n.work = &work_tools;
     if (prof.scripted()) {
       auto base = scripted_base();
       if (!base) return base.error();
@@ -305,10 +312,13 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   for (int t = 0; t < std::max(1, o.threads); ++t) i->threads.emplace_back([io = &i->io] { io->run(); });
   i->service = std::make_unique<session::session_service>(i->io.get_executor(), *i->store, i->runtimes, real_clock(),
                                                           session::make_node_identity(o.name));
+  i->work = std::make_unique<work::work_service>(*i->store, *i->service, work::work_options{i->data / "workspaces"});
+  i->work_tools.bind(*i->work);
   return std::unique_ptr<node>(new node(std::move(i)));
 }
 
 session::session_service& node::service() { return *impl_->service; }
+work::work_service& node::work() { return *impl_->work; }
 store::event_store& node::store() { return *impl_->store; }
 const config::settings& node::settings() const { return impl_->settings; }
 const fs::path& node::data_dir() const { return impl_->data; }

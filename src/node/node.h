@@ -52,6 +52,10 @@
 #include "store/event_store.h"
 #include "util/result.h"
 
+namespace tether::work {
+class work_service;
+}
+
 namespace tether::node {
 
 struct node_options {
@@ -75,6 +79,8 @@ class node {
   node& operator=(const node&) = delete;
 
   [[nodiscard]] session::session_service& service();
+  // Tasks, projects and plans (work/service.h), over service().
+  [[nodiscard]] work::work_service& work();
   [[nodiscard]] store::event_store& store();
   [[nodiscard]] const config::settings& settings() const;
   [[nodiscard]] const std::filesystem::path& data_dir() const;

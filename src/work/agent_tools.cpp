@@ -153,7 +153,14 @@ bool is_work_tool(std::string_view name) {
   return std::any_of(all_tools().begin(), all_tools().end(), [&](const work_tool& t) { return t.name == name; });
 }
 
+boost::asio::awaitable<result<std::optional<store::task_row>>> agent_tools::task_of(session_id s) {
+  if (work_ == nullptr) co_return std::optional<store::task_row>();
+  co_return co_await work_->task_of_session(std::move(s));
+}
+
 boost::asio::awaitable<work_tool_outcome> agent_tools::run(store::task_row t, std::string name, json::value input) {
+  if (work_ == nullptr) co_return failed("the work tools are not ready yet");
+  work_service& work = *work_;
   const auto offered = tools_for(t).work;
   const auto it = std::find_if(offered.begin(), offered.end(), [&](const work_tool& w) { return w.name == name; });
   if (it == offered.end())
@@ -173,17 +180,17 @@ boost::asio::awaitable<work_tool_outcome> agent_tools::run(store::task_row t, st
       if (!parsed) co_return failed("base_revision_id is not a revision id (rev_…)");
       base = *parsed;
     } else {
-      auto detail = co_await work_.describe(t.id);
+      auto detail = co_await work.describe(t.id);
       if (!detail) co_return failed(describe_error(detail.error()));
       if (!detail->plan.empty()) base = detail->plan.back().id;
     }
-    auto rev = co_await work_.write_plan(t.id, std::move(*content), base, "agent");
+    auto rev = co_await work.write_plan(t.id, std::move(*content), base, "agent");
     if (!rev) co_return failed("the plan was not written: " + describe_error(rev.error()));
     co_return succeeded(fmt::format("Wrote plan revision {} ({}). Ask for approval with request_plan_approval.",
                                     rev->number, rev->id.str()));
   }
   if (name == "request_plan_approval") {
-    auto payload = co_await work_.approval_payload(t.id);
+    auto payload = co_await work.approval_payload(t.id);
     if (!payload) co_return failed(describe_error(payload.error()));
     co_return outcome{outcome::status::waiting, {}, "confirmation", json::value(std::move(*payload))};
   }
@@ -203,13 +210,16 @@ boost::asio::awaitable<work_tool_outcome> agent_tools::run(store::task_row t, st
     std::string done;
     if (patch.status && *patch.status != t.status) {
       // finish takes the shortest way through the lifecycle; update_task one step.
-      auto moved = finishing ? co_await work_.finish(t.id, *patch.status, "agent")
-                             : co_await work_.update_task(t.id, std::move(patch));
+      result<store::task_row> moved = make_error(util_errc::invalid_argument, "not moved");
+      if (finishing)  // not a ?: of two co_awaits, which g++ 12 miscompiles
+        moved = co_await work.finish(t.id, *patch.status, "agent");
+      else
+        moved = co_await work.update_task(t.id, std::move(patch));
       if (!moved) co_return failed(describe_error(moved.error()));
       done = fmt::format("The task is now {}.", model::to_string(moved->status));
     }
     if (!note->empty()) {
-      auto c = co_await work_.comment(t.id, "agent", std::move(*note));
+      auto c = co_await work.comment(t.id, "agent", std::move(*note));
       if (!c) co_return failed(describe_error(c.error()));
       done += done.empty() ? "Comment added." : " Comment added.";
     }
@@ -245,20 +255,20 @@ boost::asio::awaitable<work_tool_outcome> agent_tools::run(store::task_row t, st
     if (const auto* w = a.if_contains("with_plan"); w != nullptr && !w->is_bool())
       co_return failed("'with_plan' must be a boolean");
     if (const auto* w = a.if_contains("with_plan"); w != nullptr && w->as_bool()) {
-      auto detail = co_await work_.describe(t.id);
+      auto detail = co_await work.describe(t.id);
       if (!detail) co_return failed(describe_error(detail.error()));
       const auto accepted = std::find_if(detail->plan.begin(), detail->plan.end(),
                                          [](const store::revision_row& r) { return r.accepted; });
       if (accepted == detail->plan.end()) co_return failed("this task has no accepted plan to carry over");
       req.description += (req.description.empty() ? "" : "\n\n") + std::string("The plan:\n") + accepted->content;
     }
-    auto made = co_await work_.create_task(std::move(req));
+    auto made = co_await work.create_task(std::move(req));
     if (!made) co_return failed("the task was not created: " + describe_error(made.error()));
     co_return succeeded(fmt::format("Created task {} ({}){}.", made->task.id.str(), model::to_string(made->task.status),
                                     made->first ? "; its agent has started" : ""));
   }
   if (name == "list_projects") {
-    auto projects = co_await work_.list_projects(1000);
+    auto projects = co_await work.list_projects(1000);
     if (!projects) co_return failed(describe_error(projects.error()));
     json::array list;
     for (const auto& p : *projects) list.push_back(project_json(p));
@@ -274,7 +284,7 @@ boost::asio::awaitable<work_tool_outcome> agent_tools::run(store::task_row t, st
     auto repos = model::repositories_from_json(a.contains("repositories") ? a.at("repositories") : json::value());
     if (!repos) co_return failed(repos.error().message);
     req.repositories = std::move(*repos);
-    auto made = co_await work_.create_project(std::move(req));
+    auto made = co_await work.create_project(std::move(req));
     if (!made) co_return failed("the project was not created: " + describe_error(made.error()));
     co_return succeeded(fmt::format("Created project {} ({}).", made->id.str(), made->name));
   }

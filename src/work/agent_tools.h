@@ -77,14 +77,19 @@ toolbox tools_for(const store::task_row& t);
 std::span<const std::string_view> read_only_tools();
 bool is_work_tool(std::string_view name);
 
+// Made before the work service exists (runtimes are built first) and bound
+// to it once it does, before any turn runs: unbound, task_of() finds no task
+// and run() fails.
 class agent_tools {
  public:
-  explicit agent_tools(work_service& work) : work_(work) {}
+  void bind(work_service& work) { work_ = &work; }
+  // The task whose session this is, if any (none while unbound).
+  boost::asio::awaitable<result<std::optional<store::task_row>>> task_of(session_id s);
   // Runs tool `name` for the agent of `t`. A tool `t` is not offered fails.
   boost::asio::awaitable<work_tool_outcome> run(store::task_row t, std::string name, boost::json::value input);
 
  private:
-  work_service& work_;
+  work_service* work_ = nullptr;
 };
 
 }  // namespace tether::work

@@ -187,6 +187,10 @@ task<result<task_detail>> work_service::describe(task_id id) {
   co_return d;
 }
 
+task<result<std::optional<store::task_row>>> work_service::task_of_session(session_id s) {
+  co_return co_await store_.task_of_session(std::move(s));
+}
+
 task<result<std::vector<store::task_row>>> work_service::list_tasks(store::task_filter filter) {
   co_return co_await store_.list_tasks(std::move(filter));
 }
@@ -238,8 +242,10 @@ task<result<store::comment_row>> work_service::comment(task_id id, std::string a
   auto t = co_await task_row(id);
   if (!t) co_return t.error();
   const auto cid = comment_id::generate();
-  auto written = co_await store_.append(
-      store::single_event(t->session, model::task_commented{cid, std::move(author), std::move(text)}));
+  // Built before the co_await: g++ 12 destroys temporaries of a co_await's
+  // full-expression twice.
+  auto append = store::single_event(t->session, model::task_commented{cid, std::move(author), std::move(text)});
+  auto written = co_await store_.append(std::move(append));
   if (!written) co_return written.error();
   auto comments = co_await store_.list_comments(id);
   if (!comments) co_return comments.error();
@@ -274,9 +280,9 @@ task<result<store::revision_row>> work_service::write_plan(task_id id, std::stri
   auto t = co_await task_row(id);
   if (!t) co_return t.error();
   const auto rev = revision_id::generate();
-  auto written = co_await store_.append(store::single_event(
-      t->session, model::document_revised{"plan", rev, base.value_or(revision_id()), std::move(content),
-                                          std::move(author)}));
+  auto append = store::single_event(t->session, model::document_revised{"plan", rev, base.value_or(revision_id()),
+                                                                       std::move(content), std::move(author)});
+  auto written = co_await store_.append(std::move(append));
   if (!written) co_return written.error();
   auto revisions = co_await store_.list_revisions(id);
   if (!revisions) co_return revisions.error();

@@ -138,6 +138,7 @@ class work_service {
   };
   task<result<created>> create_task(task_request req);
   task<result<task_detail>> describe(task_id id);
+  task<result<std::optional<store::task_row>>> task_of_session(session_id s);
   task<result<std::vector<store::task_row>>> list_tasks(store::task_filter filter);
   task<result<store::task_row>> update_task(task_id id, task_patch patch);
   // Moves the task to `to` the shortest way through the lifecycle (one event

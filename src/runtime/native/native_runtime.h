@@ -27,6 +27,10 @@
 //      settles; all settle before the next step. An ask_user call records
 //      interaction.requested and makes the turn end `waiting` once the others
 //      settled;
+//      A session that is a task's (native_options::work) also gets the work
+//      tools of its task's mode, run by work/agent_tools.h; in ask mode and
+//      while a plan awaits approval, only the local tools that change
+//      nothing are offered (and a call of another fails, naming the mode);
 //   6. the loop continues while tools ran or steers are waiting, and ends on
 //      a final answer, a waiting interaction, an error, or max_steps (the last
 //      step is asked for a final answer with tools disabled).
@@ -62,6 +66,10 @@
 #include "runtime/native/tools/tool.h"
 #include "session/runtime.h"
 
+namespace tether::work {
+class agent_tools;
+}
+
 namespace tether::runtime::native {
 
 struct compaction_options {
@@ -83,6 +91,11 @@ struct native_options {
   // Where tools do blocking file work; empty: a pool of 2 threads owned by
   // the runtime.
   boost::asio::any_io_executor blocking;
+  // The work layer's tools (work/agent_tools.h), offered to the agent of a
+  // task's session by the task's work mode, which also decides whether the
+  // local tools that change files are offered; null: no session is a task's.
+  // Must outlive the runtime.
+  work::agent_tools* work = nullptr;
 };
 
 class native_runtime final : public session::runtime {

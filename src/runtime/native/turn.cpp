@@ -13,6 +13,7 @@
 #include "runtime/native/history.h"
 #include "store/errors.h"
 #include "util/metrics.h"
+#include "work/agent_tools.h"
 
 namespace tether::runtime::native {
 
@@ -79,6 +80,16 @@ asio::awaitable<turn_result> turn::run() {
     std::error_code ec;
     std::filesystem::create_directories(workspace_, ec);
     workspace_ = std::filesystem::weakly_canonical(workspace_, ec);
+  }
+  if (parts_.options.work != nullptr) {
+    auto t = co_await parts_.options.work->task_of(ctx_.session);
+    if (!t) co_return finish(turn_status::failed, "reading the session's task: " + t.error().message);
+    if (*t) {
+      const auto box = work::tools_for(**t);
+      read_only_ = box.read_only;
+      for (const auto& w : box.work) work_specs_.push_back(tool_spec{w.name, w.description, w.parameters});
+      task_ = std::move(*t);
+    }
   }
   bool promoted_already = false;  // the last boundary() ran at the end of the previous step
   for (std::int64_t step = 1;; ++step) {
@@ -178,7 +189,7 @@ model_request turn::request(bool final_step) const {
     }
     r.messages.push_back(std::move(m));
   }
-  r.tools = parts_.tools.specs();
+  r.tools = offered_specs();
   r.tools_enabled = !final_step;
   return r;
 }
@@ -403,13 +414,48 @@ asio::awaitable<result<bool>> turn::run_calls(local_calls calls) {
   co_return batch->waiting;
 }
 
+std::vector<tool_spec> turn::offered_specs() const {
+  std::vector<tool_spec> out;
+  const auto read_only = work::read_only_tools();
+  for (auto& s : parts_.tools.specs())
+    if (!read_only_ || std::find(read_only.begin(), read_only.end(), s.name) != read_only.end())
+      out.push_back(std::move(s));
+  out.insert(out.end(), work_specs_.begin(), work_specs_.end());
+  return out;
+}
+
 asio::awaitable<void> turn::run_call(call_id id, tool_use call, std::shared_ptr<call_batch> batch) {
   std::vector<model::payload> events;
+  const auto offered = offered_specs();
+  const bool known = std::any_of(offered.begin(), offered.end(), [&](const tool_spec& s) { return s.name == call.name; });
   const tool* t = parts_.tools.find(call.name);
-  if (t == nullptr) {
+  if (!known || (t == nullptr && !task_)) {
     std::string names;
-    for (const auto& s : parts_.tools.specs()) names += (names.empty() ? "" : ", ") + s.name;
-    events.emplace_back(model::tool_failed{id, "unknown tool '" + call.name + "'; the tools are: " + names});
+    for (const auto& s : offered) names += (names.empty() ? "" : ", ") + s.name;
+    std::string why = "unknown tool '" + call.name + "'";
+    if (t != nullptr || work::is_work_tool(call.name))
+      why = "'" + call.name + "' is not offered" +
+            (task_ ? " to a task in " + std::string(model::to_string(task_->mode)) + " mode" : std::string());
+    events.emplace_back(model::tool_failed{id, why + "; the tools are: " + names});
+    (void)co_await record(std::move(events));
+    co_return;
+  }
+  if (t == nullptr) {  // a work tool of the session's task
+    auto out = co_await parts_.options.work->run(*task_, call.name, call.input);
+    using work_status = work::work_tool_outcome::status;
+    if (out.what == work_status::succeeded) {
+      events.emplace_back(model::tool_succeeded{id, out.content, {}});
+    } else if (out.what == work_status::failed) {
+      events.emplace_back(model::tool_failed{id, out.content});
+    } else {
+      model::interaction_requested ev;
+      ev.interaction = interaction_id::generate();
+      ev.call = id;
+      ev.kind = out.interaction_kind;
+      ev.payload = std::move(out.interaction_payload);
+      events.emplace_back(std::move(ev));
+      batch->waiting = true;
+    }
     (void)co_await record(std::move(events));
     co_return;
   }

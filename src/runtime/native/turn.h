@@ -14,6 +14,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "runtime/native/native_runtime.h"
+#include "store/work_types.h"
 
 namespace tether::runtime::native {
 
@@ -53,6 +54,8 @@ class turn {
   boost::asio::awaitable<bool> sleep(std::chrono::milliseconds d);
 
   [[nodiscard]] model_request request(bool final_step) const;
+  // The local tools the session may use, then its task's work tools.
+  [[nodiscard]] std::vector<tool_spec> offered_specs() const;
   [[nodiscard]] bool stopped() const;
   void add_rows(const std::vector<model::event>& events);
   session::turn_result finish(session::turn_status s, std::string error = {});
@@ -68,6 +71,9 @@ class turn {
   bool compacted_for_overflow_ = false;
   std::mt19937_64 rng_;
   std::filesystem::path workspace_;
+  std::optional<store::task_row> task_;  // the task whose session this is, read at the turn's start
+  bool read_only_ = false;               // only the local tools that change nothing
+  std::vector<tool_spec> work_specs_;    // the work tools offered
 };
 
 }  // namespace tether::runtime::native
