@@ -164,9 +164,7 @@ result<void> check_repositories(std::vector<project_repository>& repos) {
 boost::json::array to_json(const std::vector<project_repository>& repos) {
   boost::json::array out;
   for (const auto& r : repos) {
-    boost::json::object o{{"url", r.url}, {"name", r.name}, {"primary", r.primary}};
-    if (!r.branch.empty()) o["branch"] = r.branch;
-    out.push_back(std::move(o));
+    out.push_back(boost::json::object{{"url", r.url}, {"name", r.name}, {"branch", r.branch}, {"primary", r.primary}});
   }
   return out;
 }

@@ -83,7 +83,7 @@ struct project_repository {
 };
 constexpr std::size_t max_repositories = 16;
 result<void> check_repositories(std::vector<project_repository>& repos);
-// [{"url","name","branch"?,"primary"}]: how the API and the store write them.
+// [{"url","name","branch","primary"}] (branch "" for the default): how the API and the store write them.
 boost::json::array to_json(const std::vector<project_repository>& repos);
 // Reads that array strictly (util_errc::invalid_argument naming the entry and
 // field: not an array, an entry not an object, a key other than url, name,

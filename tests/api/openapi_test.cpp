@@ -2,6 +2,8 @@
 
 #include "api/handler.h"
 #include "api/views.h"
+#include "api/work_routes.h"
+#include "api/work_views.h"
 
 #include <algorithm>
 #include <functional>
@@ -35,6 +37,15 @@ const std::map<std::string, std::set<std::string>>& api_routes() {
       {"/v1/sessions/{id}/executions", {"get"}},
       {"/v1/sessions/{id}/interactions", {"get"}},
       {"/v1/interactions/{id}/answer", {"post"}},
+      {"/v1/projects", {"get", "post"}},
+      {"/v1/projects/{id}", {"get", "patch"}},
+      {"/v1/tasks", {"get", "post"}},
+      {"/v1/tasks/{id}", {"get", "patch"}},
+      {"/v1/tasks/{id}/messages", {"post"}},
+      {"/v1/tasks/{id}/comments", {"post"}},
+      {"/v1/tasks/{id}/plan", {"get", "post"}},
+      {"/v1/tasks/{id}/approve", {"post"}},
+      {"/v1/tasks/{id}/reject", {"post"}},
       {"/v1/events", {"get"}},
       {"/v1/openapi.json", {"get"}},
       {"/metrics", {"get"}},
@@ -144,6 +155,14 @@ TEST(OpenApi, RequestBodiesRefuseUnknownFieldsAndNameExactlyTheFieldsTheServerAc
       {"create_session_request", names(create_session_fields)},
       {"create_input_request", names(create_input_fields)},
       {"answer_request", names(answer_fields)},
+      {"create_project_request", names(create_project_fields)},
+      {"update_project_request", names(update_project_fields)},
+      {"create_task_request", names(create_task_fields)},
+      {"update_task_request", names(update_task_fields)},
+      {"create_comment_request", names(create_comment_fields)},
+      {"write_plan_request", names(write_plan_fields)},
+      {"reject_request", names(reject_fields)},
+      {"confirmation_answer_request", names(confirmation_answer_fields)},
   };
   for (const auto& [schema, fields] : accepted) {
     const auto& s = schemas.at(schema).as_object();
@@ -227,6 +246,28 @@ TEST(OpenApi, AToolCallShowsItsKindAndExactlyTheFieldsOfItsSchema) {
   EXPECT_EQ(shown.at("kind"), "agent");
   EXPECT_EQ(shown.at("hosted"), false);
   EXPECT_EQ(keys_of(shown), properties_of(doc, "tool_call"));
+}
+
+TEST(OpenApi, TheWorkLayerViewsShowExactlyTheFieldsOfTheirSchemas) {
+  const auto doc = document();
+  store::task_row t;
+  t.id = task_id::generate();
+  t.session = session_id::generate();
+  EXPECT_EQ(keys_of(task_view(t)), properties_of(doc, "task"));
+  store::project_row p;
+  p.id = project_id::generate();
+  p.repositories = {{.url = "/srv/a", .name = "a", .primary = true}};
+  EXPECT_EQ(keys_of(project_view(p)), properties_of(doc, "project"));
+  EXPECT_EQ(keys_of(project_view(p).at("repositories").at(0).as_object()), properties_of(doc, "repository"));
+  store::revision_row r;
+  r.id = revision_id::generate();
+  EXPECT_EQ(keys_of(revision_view(r)), properties_of(doc, "revision"));
+  store::comment_row c;
+  c.id = comment_id::generate();
+  EXPECT_EQ(keys_of(comment_view(c)), properties_of(doc, "comment"));
+  work::task_detail d;
+  d.task = t;
+  EXPECT_EQ(keys_of(task_detail_view(d)), properties_of(doc, "task_detail"));
 }
 
 }  // namespace
