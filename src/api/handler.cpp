@@ -31,6 +31,22 @@ using task = boost::asio::awaitable<T>;
 
 http_reply json_reply(unsigned status, const json::value& v) { return http_reply{status, json::serialize(v)}; }
 
+std::vector<std::string_view> split_path(std::string_view target) {
+  if (auto q = target.find('?'); q != std::string_view::npos) target = target.substr(0, q);
+  std::vector<std::string_view> parts;
+  while (!target.empty()) {
+    if (target.front() == '/') {
+      target.remove_prefix(1);
+      continue;
+    }
+    auto slash = target.find('/');
+    parts.push_back(target.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    target.remove_prefix(slash);
+  }
+  return parts;
+}
+
 // A non-negative whole number, or nothing.
 std::optional<std::int64_t> whole_number(std::string_view text) {
   std::int64_t n = 0;
@@ -70,21 +86,6 @@ namespace {
 constexpr std::size_t list_limit = 100;
 
 
-std::vector<std::string_view> split_path(std::string_view target) {
-  if (auto q = target.find('?'); q != std::string_view::npos) target = target.substr(0, q);
-  std::vector<std::string_view> parts;
-  while (!target.empty()) {
-    if (target.front() == '/') {
-      target.remove_prefix(1);
-      continue;
-    }
-    auto slash = target.find('/');
-    parts.push_back(target.substr(0, slash));
-    if (slash == std::string_view::npos) break;
-    target.remove_prefix(slash);
-  }
-  return parts;
-}
 
 // ---- request bodies ----
 
@@ -416,7 +417,12 @@ task<http_reply> handle(const handler_context* ctx, http_request req) {
     if (!post) co_return method_not_allowed("POST");
     co_return co_await answer(ctx, std::string(parts[2]), std::move(req.body));
   }
-  if (auto work = co_await handle_work(ctx, req, parts)) co_return std::move(*work);
+  if (is_work_route(req.target)) {
+    std::string no_route = "no route " + req.method + " " + req.target;
+    auto work = co_await handle_work(ctx, std::move(req));
+    if (work) co_return std::move(*work);
+    co_return error_reply(make_error(api_errc::not_found, std::move(no_route)));
+  }
   if (route_is({"v1", "sessions"})) {
     if (post) co_return co_await create_session(ctx, std::move(req.body));
     if (get) co_return co_await list_sessions(ctx, req.target);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
@@ -56,6 +57,8 @@ struct handler_context {
 // Never fails: errors become JSON error replies (errors.h maps the codes).
 boost::asio::awaitable<http_reply> handle(const handler_context* ctx, http_request req);
 
+// The path's segments (the query dropped, empty segments skipped): views into `target`.
+std::vector<std::string_view> split_path(std::string_view target);
 // A JSON reply with this status.
 http_reply json_reply(unsigned status, const boost::json::value& v);
 // The raw value of query parameter `name` (nullopt when absent), and that

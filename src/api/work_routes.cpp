@@ -70,6 +70,19 @@ result<std::optional<Enum>> enum_field(const json::object& o, std::string_view n
 constexpr std::string_view statuses = "backlog, todo, in_progress, in_review, done, blocked, cancelled";
 constexpr std::string_view modes = "standard, ask, planning";
 
+// setup: the lifecycle commands, an array of strings.
+result<std::optional<std::vector<std::string>>> setup_field(const json::object& o) {
+  const auto* v = o.if_contains("setup");
+  if (v == nullptr || v->is_null()) return std::optional<std::vector<std::string>>();
+  if (!v->is_array()) return bad("field 'setup' must be an array of commands");
+  std::vector<std::string> out;
+  for (const auto& c : v->as_array()) {
+    if (!c.is_string()) return bad("field 'setup' must be an array of commands (strings)");
+    out.emplace_back(c.as_string());
+  }
+  return std::optional<std::vector<std::string>>(std::move(out));
+}
+
 result<std::optional<std::vector<model::project_repository>>> repos_field(const json::object& o) {
   const auto* v = o.if_contains("repositories");
   if (v == nullptr || v->is_null()) return std::optional<std::vector<model::project_repository>>();
@@ -80,7 +93,7 @@ result<std::optional<std::vector<model::project_repository>>> repos_field(const 
 
 // ---- projects ----
 
-task<http_reply> create_project(const handler_context* ctx, const std::string& body) {
+task<http_reply> create_project(const handler_context* ctx, std::string body) {
   auto o = body_of(body, create_project_fields);
   if (!o) co_return error_reply(o.error());
   work::project_request req;
@@ -96,12 +109,15 @@ task<http_reply> create_project(const handler_context* ctx, const std::string& b
   req.name = std::move(**name);
   req.description = description->value_or("");
   req.repositories = std::move(**repos);
+  auto setup = setup_field(*o);
+  if (!setup) co_return error_reply(setup.error());
+  req.setup = setup->value_or(std::vector<std::string>{});
   auto made = co_await ctx->work->create_project(std::move(req));
   if (!made) co_return error_reply(made.error());
   co_return json_reply(201, json::object{{"project", project_view(*made)}});
 }
 
-task<http_reply> update_project(const handler_context* ctx, project_id id, const std::string& body) {
+task<http_reply> update_project(const handler_context* ctx, project_id id, std::string body) {
   auto o = body_of(body, update_project_fields);
   if (!o) co_return error_reply(o.error());
   store::project_patch patch;
@@ -117,6 +133,9 @@ task<http_reply> update_project(const handler_context* ctx, project_id id, const
   patch.description = std::move(*description);
   patch.repositories = std::move(*repos);
   patch.expected_revision = *revision;
+  auto setup = setup_field(*o);
+  if (!setup) co_return error_reply(setup.error());
+  patch.setup = std::move(*setup);
   auto updated = co_await ctx->work->update_project(std::move(patch));
   if (!updated) co_return error_reply(updated.error());
   co_return json_reply(200, json::object{{"project", project_view(*updated)}});
@@ -124,7 +143,7 @@ task<http_reply> update_project(const handler_context* ctx, project_id id, const
 
 // ---- tasks ----
 
-task<http_reply> create_task(const handler_context* ctx, const std::string& body) {
+task<http_reply> create_task(const handler_context* ctx, std::string body) {
   auto o = body_of(body, create_task_fields);
   if (!o) co_return error_reply(o.error());
   work::task_request req;
@@ -167,10 +186,11 @@ task<http_reply> create_task(const handler_context* ctx, const std::string& body
   if (!made) co_return error_reply(made.error());
   json::object out{{"task", task_view(made->task)}};
   if (made->first) out["input"] = input_view(made->first->input);
+  if (made->first_error) out["message_error"] = made->first_error->message;
   co_return json_reply(201, out);
 }
 
-task<http_reply> list_tasks(const handler_context* ctx, const std::string& target) {
+task<http_reply> list_tasks(const handler_context* ctx, std::string target) {
   store::task_filter f;
   auto limit = query_number(target, "limit");
   if (!limit) co_return error_reply(limit.error());
@@ -197,7 +217,7 @@ task<http_reply> list_tasks(const handler_context* ctx, const std::string& targe
   co_return json_reply(200, json::object{{"tasks", std::move(tasks)}});
 }
 
-task<http_reply> update_task(const handler_context* ctx, task_id id, const std::string& body) {
+task<http_reply> update_task(const handler_context* ctx, task_id id, std::string body) {
   auto o = body_of(body, update_task_fields);
   if (!o) co_return error_reply(o.error());
   work::task_patch patch;
@@ -231,7 +251,7 @@ task<http_reply> update_task(const handler_context* ctx, task_id id, const std::
   co_return json_reply(200, json::object{{"task", task_view(*updated)}});
 }
 
-task<http_reply> send_message(const handler_context* ctx, task_id id, const std::string& body) {
+task<http_reply> send_message(const handler_context* ctx, task_id id, std::string body) {
   auto req = parse_input(body);
   if (!req) co_return error_reply(req.error());
   auto admitted = co_await ctx->work->send(std::move(id), std::move(*req));
@@ -240,7 +260,7 @@ task<http_reply> send_message(const handler_context* ctx, task_id id, const std:
   co_return json_reply(status, json::object{{"input", input_view(admitted->input)}});
 }
 
-task<http_reply> add_comment(const handler_context* ctx, task_id id, const std::string& body) {
+task<http_reply> add_comment(const handler_context* ctx, task_id id, std::string body) {
   auto o = body_of(body, create_comment_fields);
   if (!o) co_return error_reply(o.error());
   auto text = string_field(*o, "text");
@@ -252,7 +272,7 @@ task<http_reply> add_comment(const handler_context* ctx, task_id id, const std::
   co_return json_reply(201, json::object{{"comment", comment_view(*c)}});
 }
 
-task<http_reply> write_plan(const handler_context* ctx, task_id id, const std::string& body) {
+task<http_reply> write_plan(const handler_context* ctx, task_id id, std::string body) {
   auto o = body_of(body, write_plan_fields);
   if (!o) co_return error_reply(o.error());
   auto content = string_field(*o, "content");
@@ -273,7 +293,7 @@ task<http_reply> plan(const handler_context* ctx, task_id id) {
   co_return json_reply(200, json::object{{"revisions", std::move(revisions)}});
 }
 
-task<http_reply> decide(const handler_context* ctx, task_id id, const std::string& body, bool accept) {
+task<http_reply> decide(const handler_context* ctx, task_id id, std::string body, bool accept) {
   work::decision d;
   d.accept = accept;
   if (!accept) {
@@ -298,7 +318,7 @@ task<http_reply> decide(const handler_context* ctx, task_id id, const std::strin
 
 }  // namespace
 
-task<http_reply> answer_confirmation(const handler_context* ctx, interaction_id id, const json::object& body) {
+task<http_reply> answer_confirmation(const handler_context* ctx, interaction_id id, json::object body) {
   if (auto r = only_fields(body, confirmation_answer_fields); !r) co_return error_reply(r.error());
   auto accepted = bool_field(body, "accepted");
   auto reason = string_field(body, "reason");
@@ -314,8 +334,13 @@ task<http_reply> answer_confirmation(const handler_context* ctx, interaction_id 
   co_return json_reply(200, json::object{{"interaction", interaction_view(*row)}});
 }
 
-task<std::optional<http_reply>> handle_work(const handler_context* ctx, const http_request& req,
-                                            std::span<const std::string_view> parts) {
+bool is_work_route(std::string_view target) {
+  const auto parts = split_path(target);
+  return parts.size() >= 2 && parts[0] == "v1" && (parts[1] == "projects" || parts[1] == "tasks");
+}
+
+task<std::optional<http_reply>> handle_work(const handler_context* ctx, http_request req) {
+  const auto parts = split_path(req.target);  // views into req.target, which this frame owns
   if (parts.size() < 2 || parts[0] != "v1" || (parts[1] != "projects" && parts[1] != "tasks"))
     co_return std::nullopt;
   auto not_allowed = [](std::string_view allowed) {
@@ -326,7 +351,7 @@ task<std::optional<http_reply>> handle_work(const handler_context* ctx, const ht
     co_return error_reply(make_error(api_errc::unavailable, "the work layer is not running on this server"));
   if (parts[1] == "projects") {
     if (parts.size() == 2) {
-      if (m == "POST") co_return co_await create_project(ctx, req.body);
+      if (m == "POST") co_return co_await create_project(ctx, std::move(req.body));
       if (m != "GET") co_return not_allowed("GET or POST");
       auto limit = query_number(req.target, "limit");
       if (!limit) co_return error_reply(limit.error());
@@ -340,14 +365,14 @@ task<std::optional<http_reply>> handle_work(const handler_context* ctx, const ht
     if (parts.size() != 3) co_return std::nullopt;
     auto id = path_id<project_id>(parts[2], "project");
     if (!id) co_return error_reply(id.error());
-    if (m == "PATCH") co_return co_await update_project(ctx, *id, req.body);
+    if (m == "PATCH") co_return co_await update_project(ctx, *id, std::move(req.body));
     if (m != "GET") co_return not_allowed("GET or PATCH");
     auto p = co_await ctx->work->get_project(*id);
     if (!p) co_return error_reply(p.error());
     co_return json_reply(200, json::object{{"project", project_view(*p)}});
   }
   if (parts.size() == 2) {
-    if (m == "POST") co_return co_await create_task(ctx, req.body);
+    if (m == "POST") co_return co_await create_task(ctx, std::move(req.body));
     if (m == "GET") co_return co_await list_tasks(ctx, req.target);
     co_return not_allowed("GET or POST");
   }
@@ -359,7 +384,7 @@ task<std::optional<http_reply>> handle_work(const handler_context* ctx, const ht
   auto id = path_id<task_id>(parts[2], "task");
   if (!id) co_return error_reply(id.error());
   if (parts.size() == 3) {
-    if (m == "PATCH") co_return co_await update_task(ctx, *id, req.body);
+    if (m == "PATCH") co_return co_await update_task(ctx, *id, std::move(req.body));
     if (m != "GET") co_return not_allowed("GET or PATCH");
     auto d = co_await ctx->work->describe(*id);
     if (!d) co_return error_reply(d.error());
@@ -367,13 +392,13 @@ task<std::optional<http_reply>> handle_work(const handler_context* ctx, const ht
   }
   if (leaf == "plan") {
     if (m == "GET") co_return co_await plan(ctx, *id);
-    if (m == "POST") co_return co_await write_plan(ctx, *id, req.body);
+    if (m == "POST") co_return co_await write_plan(ctx, *id, std::move(req.body));
     co_return not_allowed("GET or POST");
   }
   if (m != "POST") co_return not_allowed("POST");
-  if (leaf == "messages") co_return co_await send_message(ctx, *id, req.body);
-  if (leaf == "comments") co_return co_await add_comment(ctx, *id, req.body);
-  co_return co_await decide(ctx, *id, req.body, leaf == "approve");
+  if (leaf == "messages") co_return co_await send_message(ctx, *id, std::move(req.body));
+  if (leaf == "comments") co_return co_await add_comment(ctx, *id, std::move(req.body));
+  co_return co_await decide(ctx, *id, std::move(req.body), leaf == "approve");
 }
 
 }  // namespace tether::api

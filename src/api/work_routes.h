@@ -1,9 +1,9 @@
 // The work layer's routes (DESIGN §6) under /v1/projects and /v1/tasks:
 //
-//   POST  /v1/projects                 {id?, name, description?, repositories}       201 {project}
+//   POST  /v1/projects                 {id?, name, description?, repositories, setup?}  201 {project}
 //   GET   /v1/projects                 ?limit=                                       {projects}
 //   GET   /v1/projects/{id}                                                          {project}
-//   PATCH /v1/projects/{id}            {name?, description?, repositories?, revision?}  {project}
+//   PATCH /v1/projects/{id}            {name?, description?, repositories?, setup?, revision?}  {project}
 //   POST  /v1/tasks                    {id?, title, description?, status?, mode?, priority?,
 //                                       project_id?, parent_task_id?, profile?, workspace?, message?}
 //                                                                                    201 {task, input?}
@@ -28,7 +28,7 @@
 
 #include <array>
 #include <optional>
-#include <span>
+#include <vector>
 #include <string_view>
 
 #include <boost/asio/awaitable.hpp>
@@ -37,9 +37,10 @@
 
 namespace tether::api {
 
-inline constexpr std::array<std::string_view, 4> create_project_fields{"id", "name", "description", "repositories"};
-inline constexpr std::array<std::string_view, 4> update_project_fields{"name", "description", "repositories",
-                                                                       "revision"};
+inline constexpr std::array<std::string_view, 5> create_project_fields{"id", "name", "description", "repositories",
+                                                                       "setup"};
+inline constexpr std::array<std::string_view, 5> update_project_fields{"name", "description", "repositories",
+                                                                       "setup", "revision"};
 inline constexpr std::array<std::string_view, 11> create_task_fields{
     "id",         "title",          "description", "status",    "mode",   "priority",
     "project_id", "parent_task_id", "profile",     "workspace", "message"};
@@ -51,11 +52,13 @@ inline constexpr std::array<std::string_view, 1> reject_fields{"reason"};
 inline constexpr std::array<std::string_view, 2> confirmation_answer_fields{"accepted", "reason"};
 
 // The reply of a work route, or nullopt when `parts` names none.
-boost::asio::awaitable<std::optional<http_reply>> handle_work(const handler_context* ctx, const http_request& req,
-                                                              std::span<const std::string_view> parts);
+// Whether the target is one of the work routes' (/v1/projects…, /v1/tasks…).
+bool is_work_route(std::string_view target);
+// The reply of a work route (nullopt: none matches the path).
+boost::asio::awaitable<std::optional<http_reply>> handle_work(const handler_context* ctx, http_request req);
 
 // POST /v1/interactions/{id}/answer of a confirmation.
 boost::asio::awaitable<http_reply> answer_confirmation(const handler_context* ctx, interaction_id id,
-                                                       const boost::json::object& body);
+                                                       boost::json::object body);
 
 }  // namespace tether::api

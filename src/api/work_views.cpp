@@ -17,13 +17,26 @@ json::value or_null(const std::optional<T>& v) {
   else
     return json::value(v->str());
 }
+json::array setup_json(const std::vector<std::string>& setup) {
+  json::array a;
+  for (const auto& c : setup) a.emplace_back(c);
+  return a;
+}
 }  // namespace
+
+json::object preparation_view(const store::preparation_row& p) {
+  json::object o = p.record;
+  o["seq"] = p.seq.value;
+  o["at"] = p.at;
+  return o;
+}
 
 json::object project_view(const store::project_row& p) {
   return {{"id", p.id.str()},
           {"name", p.name},
           {"description", p.description},
           {"repositories", model::to_json(p.repositories)},
+          {"setup", setup_json(p.setup)},
           {"revision", p.revision},
           {"created_at", p.created_at},
           {"updated_at", p.updated_at}};
@@ -76,9 +89,12 @@ json::object task_detail_view(const work::task_detail& d) {
   for (const auto& x : d.runs) runs.push_back(execution_view(x));
   json::array comments;
   for (const auto& c : d.comments) comments.push_back(comment_view(c));
+  json::array preparations;
+  for (const auto& p : d.preparations) preparations.push_back(preparation_view(p));
   return {{"task", task_view(d.task)},          {"plan", std::move(plan)},
           {"interactions", std::move(interactions)}, {"runs", std::move(runs)},
-          {"comments", std::move(comments)},    {"usage", usage_view(d.usage)}};
+          {"comments", std::move(comments)},    {"preparations", std::move(preparations)},
+          {"usage", usage_view(d.usage)}};
 }
 
 }  // namespace tether::api

@@ -14,7 +14,9 @@ boost::json::object project_view(const store::project_row& p);
 boost::json::object task_view(const store::task_row& t);
 boost::json::object revision_view(const store::revision_row& r);
 boost::json::object comment_view(const store::comment_row& c);
-// {task, plan: [Revision], interactions: [open Interaction], runs: [Execution], comments, usage}
+// A run's preparation: {session, workspace, steps, seq, at} (work/fingerprint.h to_json).
+boost::json::object preparation_view(const store::preparation_row& p);
+// {task, plan: [Revision], interactions: [open Interaction], runs: [Execution], comments, preparations, usage}
 boost::json::object task_detail_view(const work::task_detail& d);
 
 }  // namespace tether::api

@@ -123,6 +123,9 @@ result<void> read_native(profile& p, const toml::table& t, const std::string& wh
   auto window = integer(t, where, "context_window", p.context_window, 1'000);
   if (!window) return window.error();
   p.context_window = *window;
+  auto instructions = text(t, where, "instructions", "");
+  if (!instructions) return instructions.error();
+  p.instructions = *instructions;
   return read_tool_settings(p, t, where);
 }
 
@@ -243,7 +246,7 @@ const std::vector<runtime_kind>& runtime_kind_table() {
   static const std::vector<runtime_kind> kinds{
       {"native",
        {"provider", "base_url", "model", "api_key_env", "ca_file", "max_steps", "context_window", "sandbox", "network",
-        "env"},
+        "env", "instructions"},
        read_native},
       {"codex-exec", agent_keys, read_agent},
       {"claude-print", agent_keys, read_agent},

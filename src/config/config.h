@@ -105,6 +105,7 @@ struct profile {
   std::string ca_file;  // absolute path of PEM certificates trusted for https; empty: the system's only
   int max_steps = 50;
   std::int64_t context_window = 128'000;
+  std::string instructions;  // native: added to the system prompt (a change resets a task's session)
   runtime::native::sandbox_mode sandbox = runtime::native::sandbox_mode::workspace_write;
   bool network = false;
   std::vector<std::string> env;  // names of variables tools may see (never a profile's api_key_env)

@@ -15,7 +15,10 @@
 //   Ask: QUESTION | OPTION | …        ask             text, items
 //   Reply with the answer.            reply_answer
 //   Plan: STEP ; STEP ; …             plan            items
-//   Tool: NAME {JSON}                 tool            name, input (JSON, {} when absent)
+//   Tool: NAME {JSON}                 tool            name, input (JSON, {} when absent);
+//                                                     "{{answer}}" in its strings becomes the
+//                                                     latest answer (as `Reply with the answer.`
+//                                                     finds it; none yet: WAITING_FOR_ANSWER)
 //   Wait for file PATH                wait_for_file   path
 //   Stream slowly: MS                 stream_slowly   interval
 //   Fail with: KIND [once]            fail            fail, once

@@ -183,6 +183,20 @@ std::optional<std::string> answer_from_result(const std::string& raw, const opti
   return non_empty(strip_answered(text));
 }
 
+// Every "{{answer}}" in the strings of `v` replaced by `answer`.
+void put_answer(json::value& v, const std::string& answer) {
+  if (v.is_string()) {
+    std::string text(v.as_string());
+    for (auto at = text.find("{{answer}}"); at != std::string::npos; at = text.find("{{answer}}", at + answer.size()))
+      text.replace(at, 10, answer);
+    v = text;
+  } else if (v.is_array()) {
+    for (auto& e : v.as_array()) put_answer(e, answer);
+  } else if (v.is_object()) {
+    for (auto& kv : v.as_object()) put_answer(kv.value(), answer);
+  }
+}
+
 action_outcome perform(const conversation& c, const directive& d) {
   switch (d.kind) {
     case directive_kind::run:
@@ -195,8 +209,14 @@ action_outcome perform(const conversation& c, const directive& d) {
       return question_call(c, d.text, d.items);
     case directive_kind::plan:
       return plan_call(c, d.items);
-    case directive_kind::tool:
-      return named_call(c, d.name, d.input);
+    case directive_kind::tool: {
+      if (json::serialize(d.input).find("{{answer}}") == std::string::npos) return named_call(c, d.name, d.input);
+      const auto answer = latest_answer(c);
+      if (!answer) return std::string("WAITING_FOR_ANSWER");  // text is no progress: the next request tries again
+      json::value input = d.input;
+      put_answer(input, *answer);
+      return named_call(c, d.name, input);
+    }
     case directive_kind::wait_for_file: {
       const auto p = shell_quote(d.path);
       shell_hints hints;

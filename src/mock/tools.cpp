@@ -24,7 +24,7 @@ bool contains_nocase(std::string_view hay, std::string_view needle) {
 bool prefixed_name(std::string_view offered, std::string_view name) {
   if (offered.size() <= name.size() || !offered.ends_with(name)) return false;
   const auto head = offered.substr(0, offered.size() - name.size());
-  if (head.ends_with("__")) return true;
+  if (head.ends_with("__") || head == "tether_") return true;  // Tether's own MCP server: tether_finish
   return name.find('_') != std::string_view::npos && head.ends_with('_');
 }
 

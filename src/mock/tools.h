@@ -8,7 +8,8 @@
 //   plan      write_plan, tether_write_plan, update_plan, todowrite
 // first by exact name (in that order), then MCP-style prefixed names
 // ("mcp__tether__ask_user", "tether_write_plan" → "<server>_<name>" for names
-// that contain '_'), then case-insensitively ("TodoWrite").
+// that contain '_', and "tether_<name>" for any name of Tether's own server:
+// "tether_finish"), then case-insensitively ("TodoWrite").
 //
 // Arguments are filled from the tool's JSON schema:
 //   shell     `command` or `cmd` (or the only required string); an array

@@ -225,6 +225,7 @@ json::object encode_one(const document_revised& p) {
   if (!p.base.empty()) o["base_revision_id"] = p.base.str();
   return o;
 }
+json::object encode_one(const task_prepared& p) { return {{"record", p.record}}; }
 json::object encode_one(const document_accepted& p) {
   return {{"document", p.document}, {"revision_id", p.revision.str()}, {"actor", p.actor}};
 }
@@ -404,6 +405,13 @@ void decode_one(reader& r, document_revised& p) {
   p.base = r.id<revision_id>("base_revision_id", false);
   p.content = r.str("content");
   p.author = r.str("author", false);
+}
+void decode_one(reader& r, task_prepared& p) {
+  auto v = r.any("record");
+  if (v.is_object())
+    p.record = std::move(v.as_object());
+  else
+    r.fail("record", "not an object");
 }
 void decode_one(reader& r, document_accepted& p) {
   p.document = r.str("document");

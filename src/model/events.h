@@ -62,6 +62,10 @@
 //                                      written against: the latest one when
 //                                      stored), content, author
 //   document.accepted      durable     document, revision_id, actor
+//   task.prepared          durable     record: what was decided before a run
+//                                      (work/fingerprint.h to_json: session
+//                                      and workspace decisions, reasons,
+//                                      fingerprints) and done (steps)
 #pragma once
 
 #include <cstdint>
@@ -312,6 +316,10 @@ struct document_revised { TETHER_EVENT("document.revised", 1, durable)
   std::string author;
   bool operator==(const document_revised&) const = default;
 };
+struct task_prepared { TETHER_EVENT("task.prepared", 1, durable)
+  boost::json::object record;
+  bool operator==(const task_prepared&) const = default;
+};
 struct document_accepted { TETHER_EVENT("document.accepted", 1, durable)
   std::string document;
   revision_id revision;
@@ -326,7 +334,7 @@ using payload = std::variant<session_created, session_updated, session_reset, in
                              reasoning_delta, reasoning_ended, tool_called, tool_progress, tool_succeeded,
                              tool_failed, interaction_requested, interaction_resolved, runtime_bound, synthetic,
                              compaction_ended, task_created, task_updated, task_status_changed, task_commented,
-                             document_revised, document_accepted>;
+                             document_revised, document_accepted, task_prepared>;
 
 // Catalogue lookups over the variant above.
 std::string_view type_name(const payload& p);

@@ -11,6 +11,8 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/json.hpp>
 
 #include "mock/server.h"
 #include "node/data_dir.h"
@@ -47,6 +49,37 @@ void kill_leftovers(const fs::path& records) {
   for (const auto& p : report.problems) spdlog::warn("node: removed {}", p);
 }
 
+// A profile's session categories for a task's freshness decision
+// (work/fingerprint.h): what decides whether its agent session can go on.
+std::map<std::string, boost::json::value, std::less<>> session_config(const config::profile& p) {
+  namespace json = boost::json;
+  json::object agent{{"command", p.agent.command}, {"wire", p.agent.wire}};
+  json::array args;
+  for (const auto& a : p.agent.args) args.emplace_back(a);
+  agent["args"] = std::move(args);
+  json::object env;
+  for (const auto& name : p.env) {
+    const char* value = std::getenv(name.c_str());
+    env[name] = value != nullptr ? json::value(value) : json::value(nullptr);
+  }
+  for (const auto& [name, value] : p.agent.set_env) env[name] = value;
+  std::map<std::string, json::value, std::less<>> out;
+  out["runtime"] = json::object{{"runtime", p.runtime}};
+  out["runtime_config"] = json::object{{"max_steps", p.max_steps},
+                                       {"context_window", p.context_window},
+                                       {"network", p.network},
+                                       {"agent", std::move(agent)}};
+  out["model"] = json::object{{"model", p.model},
+                              {"base_url", p.base_url},
+                              {"scripted", p.scripted()},
+                              {"provider", runtime::native::to_string(p.provider)}};
+  out["instructions"] = json::object{{"instructions", p.instructions}};
+  out["environment"] = std::move(env);  // by presence only
+  out["secrets"] = json::object{{"api_key_env", p.api_key_env},
+                                {"present", !p.api_key_env.empty() && std::getenv(p.api_key_env.c_str()) != nullptr}};
+  return out;
+}
+
 struct node::impl {
   config::settings settings;
   std::optional<tether::node::data_dir> dir;  // locked for as long as the node lives (declared first: released last)
@@ -66,6 +99,7 @@ struct node::impl {
   std::vector<std::thread> threads;
   std::unique_ptr<session::session_service> service;
   std::unique_ptr<work::work_service> work;
+  asio::thread_pool work_pool{2};  // git and the setup commands of task workspaces (they block)
   std::unique_ptr<runtime::agent::tool_bridge> bridge;  // started with the first agent profile
   bool closed = false;
 
@@ -209,6 +243,7 @@ struct node::impl {
     auto b = tool_bridge();
     if (!b) return make_error(util_errc::invalid_argument, "profile " + prof.name + ": " + b.error().message);
     o.bridge = *b;
+    o.work = &work_tools;
     std::error_code ec;
     o.tether_program = fs::read_symlink("/proc/self/exe", ec);
     o.bwrap = agent_sandbox(prof);
@@ -237,6 +272,7 @@ struct node::impl {
     n.prices = settings.prices;
     n.sandbox = sandbox_for(prof);
     n.work = &work_tools;
+    n.instructions = prof.instructions;
     if (prof.scripted()) {
       auto base = scripted_base();
       if (!base) return base.error();
@@ -312,7 +348,16 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   for (int t = 0; t < std::max(1, o.threads); ++t) i->threads.emplace_back([io = &i->io] { io->run(); });
   i->service = std::make_unique<session::session_service>(i->io.get_executor(), *i->store, i->runtimes, real_clock(),
                                                           session::make_node_identity(o.name));
-  i->work = std::make_unique<work::work_service>(*i->store, *i->service, work::work_options{i->data / "workspaces"});
+  work::work_options wo;
+  wo.workspaces = i->data / "workspaces";
+  wo.profile_config = [settings = &i->settings](std::string_view name) {
+    auto p = settings->find(name.empty() ? std::string_view("default") : name);
+    return p ? session_config(*p) : std::map<std::string, boost::json::value, std::less<>>{};
+  };
+  wo.blocking = i->work_pool.get_executor();
+  const char* path = std::getenv("PATH");
+  wo.command_env = {std::string("PATH=") + (path != nullptr ? path : "/usr/bin:/bin"), "LANG=C.UTF-8"};
+  i->work = std::make_unique<work::work_service>(*i->store, *i->service, std::move(wo));
   i->work_tools.bind(*i->work);
   return std::unique_ptr<node>(new node(std::move(i)));
 }
@@ -336,6 +381,7 @@ void node::close() {
   if (impl_->closed) return;
   impl_->closed = true;
   run(impl_->service->stop());
+  impl_->work_pool.join();
   if (impl_->bridge) run(impl_->bridge->stop());
   impl_->store->stop();
   impl_->guard.reset();

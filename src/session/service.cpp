@@ -316,8 +316,12 @@ bool wakes(const boost::json::value& payload) {
 task<result<void>> session_service::impl::resolve(store::interaction_row row, boost::json::value answer) {
   // The waiting tool call returns the answer to the model with the chosen options' labels.
   std::string text = boost::json::serialize(model::with_labels(row.payload, answer));
-  const bool wake = wakes(row.payload);
-  co_return co_await write_resolution(std::move(row), {std::move(answer), std::move(text), {}, wake});
+  // Named, not a braced temporary in the co_await (g++ 12 destroys those twice).
+  resolution r;
+  r.answer = std::move(answer);
+  r.call_result = std::move(text);
+  r.wake = wakes(row.payload);
+  co_return co_await write_resolution(std::move(row), std::move(r));
 }
 
 task<result<void>> session_service::impl::write_resolution(store::interaction_row row, resolution r) {

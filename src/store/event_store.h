@@ -265,6 +265,8 @@ class event_store {
   virtual task<result<std::vector<comment_row>>> list_comments(task_id t) = 0;
   // Every revision of every document of the task, per document by number.
   virtual task<result<std::vector<revision_row>>> list_revisions(task_id t) = 0;
+  // What was decided before each of its runs (task.prepared), in order.
+  virtual task<result<std::vector<preparation_row>>> list_preparations(task_id t) = 0;
 
   // Whether writes are taken now (see Storage failures). Thread-safe and
   // cheap: no I/O. A store that cannot fail this way reports ok.

@@ -370,6 +370,12 @@ result<void> project(applying& a, model::document_revised& p) {
   return a.rows.insert_revision(t->id, p, number, a.seq, a.time);
 }
 
+result<void> project(applying& a, model::task_prepared& p) {
+  auto t = task_of(a, "task.prepared");
+  if (!t) return t.error();
+  return a.rows.insert_preparation(t->id, p, a.seq, a.time);
+}
+
 result<void> project(applying& a, model::document_accepted& p) {
   auto t = task_of(a, "document.accepted");
   if (!t) return t.error();
@@ -456,6 +462,10 @@ result<void> check_project(write_rows& rows, project_row& p) {
   if (blank || p.name.size() > 200) return reject("a project needs a name of 1 to 200 bytes");
   if (p.description.size() > 64U * 1024U) return reject("a project's description is over 64 KiB");
   if (auto r = model::check_repositories(p.repositories); !r) return reject(r.error().message);
+  if (p.setup.size() > 32) return reject("a project has at most 32 setup commands");
+  for (const auto& c : p.setup)
+    if (c.find_first_not_of(" \t\r\n") == std::string::npos || c.size() > 4096)
+      return reject("a setup command must be 1 to 4096 bytes, not blank");
   auto named = rows.project_named(p.name);
   if (!named) return named.error();
   if (*named && **named != p.id)
@@ -488,6 +498,7 @@ result<project_row> update_project(write_rows& rows, const project_patch& patch)
   if (patch.name) p.name = *patch.name;
   if (patch.description) p.description = *patch.description;
   if (patch.repositories) p.repositories = *patch.repositories;
+  if (patch.setup) p.setup = *patch.setup;
   TETHER_TRY(check_project(rows, p));
   p.revision += 1;
   p.updated_at = rows.now();

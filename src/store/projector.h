@@ -77,6 +77,7 @@
 //   document.revised     the next revision of the document (conflict unless
 //                        its base is the latest revision: none for the
 //                        first; rejected: blank content, reused id)
+//   task.prepared        the task's preparation record (before a run)
 //   document.accepted    the revision of this task's document is accepted
 //                        (not_found otherwise); a plan's becomes the task's
 //                        accepted plan

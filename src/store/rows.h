@@ -174,6 +174,8 @@ class write_rows {
   virtual result<bool> revision_of(const revision_id& r, const task_id& t, const std::string& document) = 0;
   virtual result<void> insert_revision(const task_id& t, const model::document_revised& p, std::int64_t number,
                                        std::int64_t seq, time_ms at) = 0;
+  virtual result<void> insert_preparation(const task_id& t, const model::task_prepared& p, std::int64_t seq,
+                                          time_ms at) = 0;
   // Marks `r` accepted; for the plan, it becomes the task's accepted plan.
   virtual result<void> accept_revision(const task_id& t, const model::document_accepted& p, time_ms at) = 0;
 

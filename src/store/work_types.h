@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/json/object.hpp>
+
 #include "model/task.h"
 #include "util/clock.h"
 #include "util/ids.h"
@@ -70,6 +72,7 @@ struct project_row {
   std::string name;  // unique among projects
   std::string description;
   std::vector<model::project_repository> repositories;  // checked (model::check_repositories)
+  std::vector<std::string> setup;                         // lifecycle commands run in a task's workspace
   std::int64_t revision = 1;                              // +1 per update
   time_ms created_at = 0;
   time_ms updated_at = 0;
@@ -81,7 +84,16 @@ struct project_patch {
   std::optional<std::string> name;
   std::optional<std::string> description;
   std::optional<std::vector<model::project_repository>> repositories;
+  std::optional<std::vector<std::string>> setup;
   std::optional<std::int64_t> expected_revision;  // set: the update is refused (conflict) unless it matches
+};
+
+// What was decided and done before a run of a task (task.prepared).
+struct preparation_row {
+  task_id task;
+  event_seq seq;
+  time_ms at = 0;
+  boost::json::object record;
 };
 
 }  // namespace tether::store

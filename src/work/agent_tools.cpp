@@ -54,7 +54,7 @@ const std::vector<work_tool>& all_tools() {
                  "Create a child task of this task, optionally in a project; with a message it starts at once.",
                  schema({{"title", str("A short title")},
                          {"description", str("What the task is about")},
-                         {"project_id", str("The project it belongs to (see list_projects)")},
+                         {"project_id", str("The project it belongs to: its id or its name (see list_projects)")},
                          {"mode", one_of("How its agent works", {"standard", "ask", "planning"})},
                          {"message", str("The first message to its agent; the task starts with it")},
                          {"with_plan", json::object{{"type", "boolean"},
@@ -241,9 +241,15 @@ boost::asio::awaitable<work_tool_outcome> agent_tools::run(store::task_row t, st
     req.profile = t.profile;
     req.actor = "agent";
     if (!project->empty()) {
-      auto p = project_id::parse(*project);
-      if (!p) co_return failed("project_id is not a project id (prj_…); see list_projects");
-      req.project = *p;
+      if (auto p = project_id::parse(*project)) {
+        req.project = *p;
+      } else {  // a project's name, as a person would give it
+        auto projects = co_await work.list_projects(1000);
+        if (!projects) co_return failed(describe_error(projects.error()));
+        for (const auto& candidate : *projects)
+          if (candidate.name == *project) req.project = candidate.id;
+        if (!req.project) co_return failed("there is no project named '" + *project + "'; see list_projects");
+      }
     } else if (t.project) {
       req.project = t.project;
     }
@@ -264,8 +270,10 @@ boost::asio::awaitable<work_tool_outcome> agent_tools::run(store::task_row t, st
     }
     auto made = co_await work.create_task(std::move(req));
     if (!made) co_return failed("the task was not created: " + describe_error(made.error()));
-    co_return succeeded(fmt::format("Created task {} ({}){}.", made->task.id.str(), model::to_string(made->task.status),
-                                    made->first ? "; its agent has started" : ""));
+    std::string started = made->first ? "; its agent has started" : "";
+    if (made->first_error) started = "; its first message was not sent: " + describe_error(*made->first_error);
+    co_return succeeded(
+        fmt::format("Created task {} ({}){}.", made->task.id.str(), model::to_string(made->task.status), started));
   }
   if (name == "list_projects") {
     auto projects = co_await work.list_projects(1000);

@@ -18,8 +18,10 @@
 //   update_task {status?, comment?}
 //       Moves the task (model/task.h's lifecycle) and/or comments on it.
 //   create_task {title, description?, project_id?, mode?, message?, with_plan?}
-//       A child task of this one, with this task's profile; message starts
-//       it; with_plan puts this task's accepted plan into its description.
+//       A child task of this one, with this task's profile, in project_id
+//       (an id or a project's name; default: this task's project); message
+//       starts it; with_plan puts this task's accepted plan into its
+//       description.
 //   list_projects {}
 //       The projects as JSON: id, name, description, repositories.
 //   create_project {name, description?, repositories}

@@ -90,6 +90,7 @@ task<result<store::project_row>> work_service::create_project(project_request re
   p.name = std::move(req.name);
   p.description = std::move(req.description);
   p.repositories = std::move(req.repositories);
+  p.setup = std::move(req.setup);
   co_return co_await store_.create_project(std::move(p));
 }
 
@@ -110,7 +111,7 @@ task<result<std::vector<store::project_row>>> work_service::list_projects(std::s
 
 // ---- tasks ----
 
-task<result<store::task_row>> work_service::task_row(const task_id& id) {
+task<result<store::task_row>> work_service::task_row(task_id id) {
   auto t = co_await store_.get_task(id);
   if (!t && t.error() == store::store_errc::not_found)
     co_return make_error(store::store_errc::not_found, "no task " + id.str());
@@ -156,8 +157,10 @@ task<result<work_service::created>> work_service::create_task(task_request req) 
     session::input_request first;
     first.prompt = std::move(req.message);
     auto admitted = co_await send(id, std::move(first));
-    if (!admitted) co_return admitted.error();
-    out.first = std::move(*admitted);
+    if (admitted)
+      out.first = std::move(*admitted);
+    else
+      out.first_error = admitted.error();
   }
   auto row = co_await task_row(id);
   if (!row) co_return row.error();
@@ -177,6 +180,9 @@ task<result<task_detail>> work_service::describe(task_id id) {
   if (!runs) co_return runs.error();
   auto comments = co_await store_.list_comments(id);
   if (!comments) co_return comments.error();
+  auto preparations = co_await store_.list_preparations(id);
+  if (!preparations) co_return preparations.error();
+  d.preparations = std::move(*preparations);
   for (auto& r : *revisions)
     if (r.document == "plan") d.plan.push_back(std::move(r));
   d.task = std::move(*t);
@@ -268,6 +274,10 @@ task<result<session::admission>> work_service::send(task_id id, session::input_r
       // A concurrent change of the status wins; the message still goes in.
       if (!written && written.error() != store::store_errc::conflict) co_return written.error();
     }
+  }
+  if (req.start == session::start_mode::resume && !sessions_.active(t->session)) {
+    auto prepared = co_await prepare(id);
+    if (!prepared) co_return prepared.error();
   }
   co_return co_await sessions_.admit(t->session, std::move(req));
 }

@@ -11,7 +11,8 @@
 //
 // Tasks. create_task() writes session.created and task.created in one
 // commit: the task and its session (its conversation) exist together or
-// not at all. The session's workspace is the one given (the API checks it
+// not at all. A first message that cannot be admitted leaves the task
+// created and says why (created::first_error). The session's workspace is the one given (the API checks it
 // against the server's roots), else workspaces/<task id>, made 0700. A task
 // request with a message admits it at once (send()).
 //
@@ -42,6 +43,18 @@
 // A confirmation is decided only against the revision it names: one written
 // since makes it stale (store_errc::conflict; the agent asks again).
 //
+// Before a run (prepare, called by send() when the message starts one: the
+// session is idle). The configuration's fingerprints (work/fingerprint.h)
+// are compared with the last run's: the session is reset when the model or
+// any session category changed (reasons: those categories) and reused
+// otherwise; the workspace is created, reused, refreshed (only the setup
+// commands changed: they run again) or replaced (repositories or strategy
+// changed), holding a clone of each of the project's repositories on its
+// branch (work/workspace.h). The decision, both fingerprint sets and what
+// was done are recorded as task.prepared before the message is admitted; a
+// workspace that cannot be made (a clone fails) records nothing more and
+// fails the send (invalid_argument, git's or the command's last line).
+//
 // Errors: util_errc::invalid_argument (a field, naming it), not_found
 // (store_errc: an unknown task or project), conflict, the session layer's
 // and the store's.
@@ -49,12 +62,16 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include "model/task.h"
 #include "session/service.h"
@@ -69,6 +86,16 @@ using task = boost::asio::awaitable<T>;
 struct work_options {
   std::filesystem::path workspaces;  // where tasks' workspaces are made (DATA/workspaces)
   std::size_t max_text_bytes = 256U * 1024U;  // descriptions, comments, plans, messages
+  // The session categories a profile's configuration sets (runtime,
+  // runtime_config, model, instructions, environment, secrets: see
+  // work/fingerprint.h), as JSON, for the freshness decision before each
+  // run; the node fills them from its configuration. Unset: only the task's
+  // own categories count.
+  std::function<std::map<std::string, boost::json::value, std::less<>>(std::string_view profile)> profile_config;
+  // Where git and the setup commands run (they block); unset: inline.
+  boost::asio::any_io_executor blocking;
+  // The environment of git and the setup commands ("NAME=value"; PATH at least).
+  std::vector<std::string> command_env;
 };
 
 struct task_request {
@@ -102,6 +129,7 @@ struct project_request {
   std::string name;
   std::string description;
   std::vector<model::project_repository> repositories;
+  std::vector<std::string> setup;  // lifecycle commands run in each task's workspace
 };
 
 // A task with what belongs to it, read together.
@@ -111,6 +139,7 @@ struct task_detail {
   std::vector<store::interaction_row> open_interactions;  // pending questions and confirmations
   std::vector<store::execution_row> runs;                 // its session's executions, in order
   std::vector<store::comment_row> comments;
+  std::vector<store::preparation_row> preparations;  // the freshness decision before each run, in order
   model::usage usage;  // of all its runs
 };
 
@@ -135,6 +164,9 @@ class work_service {
   struct created {
     store::task_row task;
     std::optional<session::admission> first;  // the first message, when one was given
+    // Why the first message was not admitted (its workspace could not be
+    // prepared, …): the task exists all the same, idle.
+    std::optional<tether::error> first_error;
   };
   task<result<created>> create_task(task_request req);
   task<result<task_detail>> describe(task_id id);
@@ -159,8 +191,14 @@ class work_service {
   // The task's open plan confirmation, if any.
   task<result<std::optional<store::interaction_row>>> open_confirmation(task_id id);
 
+  // ---- runs ----
+  // The freshness decision and the workspace before a run (see above);
+  // returns the task.prepared record.
+  task<result<boost::json::object>> prepare(task_id id);
+  task<result<std::vector<store::preparation_row>>> preparations(task_id id);
+
  private:
-  task<result<store::task_row>> task_row(const task_id& id);
+  task<result<store::task_row>> task_row(task_id id);
   store::event_store& store_;
   session::session_service& sessions_;
   work_options options_;

@@ -75,6 +75,7 @@ bool same(const task_status_changed& a, const task_status_changed& b) { return a
 bool same(const task_commented& a, const task_commented& b) { return a == b; }
 bool same(const document_revised& a, const document_revised& b) { return a == b; }
 bool same(const document_accepted& a, const document_accepted& b) { return a == b; }
+bool same(const task_prepared& a, const task_prepared& b) { return a == b; }
 
 bool same_payload(const payload& a, const payload& b) {
   if (a.index() != b.index()) return false;
@@ -160,6 +161,7 @@ std::vector<payload> full_samples() {
                        .content = "1. a\n2. b",
                        .author = "agent"},
       document_accepted{.document = "plan", .revision = revision_id::trusted("rev_2"), .actor = "user"},
+      task_prepared{.record = json::parse(R"({"session":{"decision":"reset","reasons":["model"]}})").as_object()},
   };
 }
 

@@ -4,6 +4,9 @@
 // the API refuses.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "server/harness.h"
 
 namespace tether::e2e {
@@ -59,6 +62,47 @@ std::vector<std::string> tool_names(const json::value& request) {
 }
 
 bool has(const std::vector<std::string>& v, std::string_view s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+// A bare repository dir/NAME.git whose branch BRANCH holds README = TEXT
+// (made with git from this machine; the URL is a local path).
+std::string bare_repo(const std::filesystem::path& dir, const std::string& name, const std::string& branch,
+                      const std::string& text) {
+  const auto src = dir / ("src-" + name);
+  const auto bare = dir / (name + ".git");
+  const std::string cmd = "set -e; git init -q -b " + branch + " '" + src.string() + "' && cd '" + src.string() +
+                          "' && printf '%s' '" + text + "' > README && git add README && git -c user.name=t "
+                          "-c user.email=t@example.com commit -qm init && git clone -q --bare '" + src.string() +
+                          "' '" + bare.string() + "'";
+  if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot make the repository " + name);
+  return bare.string();
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The last preparation of the task: {session:{decision,reasons,…}, workspace:{…}, steps}.
+json::value last_preparation(cluster& c, const std::string& task) {
+  const auto d = detail(c, task);
+  const auto& list = d.at("preparations").as_array();
+  if (list.empty()) throw std::runtime_error("no preparation");
+  return list.back();
+}
+
+std::string decision(const json::value& prep, std::string_view side) { return str(prep.at(side), "decision"); }
+std::vector<std::string> reasons(const json::value& prep, std::string_view side) {
+  std::vector<std::string> out;
+  for (const auto& r : prep.at(side).at("reasons").as_array()) out.emplace_back(r.as_string());
+  return out;
+}
+
+// Sends and waits until the task's session is idle again.
+void say(cluster& c, const std::string& task, const std::string& session, const std::string& text) {
+  auto r = c.call("POST", "/v1/tasks/" + task + "/messages", json::object{{"text", text}});
+  if (r.status != 202) throw std::runtime_error("message: " + std::to_string(r.status) + " " + r.body);
+  c.wait_idle(session);
+}
 
 // The planning script: a draft with two numbered steps, then (after the
 // rejection) a revision with three whose steps the implementation follows.
@@ -174,8 +218,8 @@ TEST(Work, AskModeAnswersWithoutAnyToolThatChangesFiles) {
 
 TEST(Work, TheAgentCreatesAChildTaskInTheExistingProjectAndItRunsToDone) {
   cluster c;
-  auto p = c.call("POST", "/v1/projects",
-                  json::object{{"name", "api"}, {"repositories", json::array{"https://git.example/team/api.git"}}});
+  const auto repo = bare_repo(c.dir(), "api", "main", "the api");
+  auto p = c.call("POST", "/v1/projects", json::object{{"name", "api"}, {"repositories", json::array{repo}}});
   ASSERT_EQ(p.status, 201U) << p.body;
   const std::string project = str(p.json.at("project"), "id");
   const std::string child_message = "Tool: finish {\\\"status\\\":\\\"done\\\",\\\"summary\\\":\\\"child done\\\"}";
@@ -200,6 +244,91 @@ TEST(Work, TheAgentCreatesAChildTaskInTheExistingProjectAndItRunsToDone) {
   for (const auto& m : c.messages(str(t, "session")))
     if (str(m, "role") == "tool" && str(m, "text").find(project) != std::string::npos) listed = true;
   EXPECT_TRUE(listed);
+}
+
+TEST(Work, TheWorkspaceHoldsEveryRepositoryAtItsBranchAndIsReusedRefreshedOrReplaced) {
+  cluster c;
+  const auto api = bare_repo(c.dir(), "api", "main", "api on main");
+  const auto web = bare_repo(c.dir(), "web", "dev", "web on dev");
+  auto p = c.call("POST", "/v1/projects",
+                  json::object{{"name", "shop"},
+                               {"repositories", json::array{json::object{{"url", api}, {"branch", "main"}},
+                                                            json::object{{"url", web}, {"branch", "dev"}}}},
+                               {"setup", json::array{"echo one >> setup.log"}}});
+  ASSERT_EQ(p.status, 201U) << p.body;
+  const std::string project = str(p.json.at("project"), "id");
+  const auto t = new_task(c, json::object{{"title", "in a workspace"}, {"project_id", project},
+                                          {"message", "Reply with exactly: FIRST"}});
+  const std::string id = str(t, "id");
+  const std::string session = str(t, "session");
+  c.wait_idle(session);
+  const auto ws = std::filesystem::path(str(c.session(session), "workspace"));
+  EXPECT_EQ(read_file(ws / "api" / "README"), "api on main");
+  EXPECT_EQ(read_file(ws / "web" / "README"), "web on dev");
+  EXPECT_EQ(read_file(ws / "setup.log"), "one\n");
+  auto first = last_preparation(c, id);
+  EXPECT_EQ(decision(first, "session"), "fresh");
+  EXPECT_EQ(decision(first, "workspace"), "create");
+  EXPECT_TRUE(first.at("session").at("before").is_null());
+  for (const char* cat : {"runtime", "model", "instructions", "task_overrides", "workspace_config", "secrets"})
+    EXPECT_TRUE(std::string_view(str(first.at("session").at("now"), cat)).starts_with("v1:sha256:")) << cat;
+
+  say(c, id, session, "Reply with exactly: SECOND");
+  auto second = last_preparation(c, id);
+  EXPECT_EQ(decision(second, "session"), "reuse");
+  EXPECT_EQ(decision(second, "workspace"), "reuse");
+  EXPECT_EQ(read_file(ws / "setup.log"), "one\n") << "nothing ran again";
+  EXPECT_EQ(second.at("session").at("before"), first.at("session").at("now"));
+
+  auto setup = c.call("PATCH", "/v1/projects/" + project,
+                      json::object{{"setup", json::array{"echo one >> setup.log", "echo two >> setup.log"}}});
+  ASSERT_EQ(setup.status, 200U) << setup.body;
+  say(c, id, session, "Reply with exactly: THIRD");
+  auto third = last_preparation(c, id);
+  EXPECT_EQ(decision(third, "workspace"), "refresh");
+  EXPECT_EQ(reasons(third, "workspace"), std::vector<std::string>{"lifecycle_commands"});
+  EXPECT_EQ(decision(third, "session"), "reuse");
+  EXPECT_EQ(read_file(ws / "setup.log"), "one\none\ntwo\n") << "the setup ran again in the same workspace";
+
+  const auto docs = bare_repo(c.dir(), "docs", "main", "the docs");
+  auto repos = c.call("PATCH", "/v1/projects/" + project,
+                      json::object{{"repositories", json::array{json::object{{"url", api}, {"branch", "main"}},
+                                                                json::object{{"url", docs}}}}});
+  ASSERT_EQ(repos.status, 200U) << repos.body;
+  say(c, id, session, "Reply with exactly: FOURTH");
+  auto fourth = last_preparation(c, id);
+  EXPECT_EQ(decision(fourth, "workspace"), "replace");
+  EXPECT_EQ(reasons(fourth, "workspace"), std::vector<std::string>{"repositories"});
+  EXPECT_TRUE(std::filesystem::exists(ws / "docs" / "README"));
+  EXPECT_FALSE(std::filesystem::exists(ws / "web")) << "the old checkout is gone";
+  EXPECT_EQ(c.last_answer(session), "FOURTH");
+}
+
+TEST(Work, AChangedModelOrInstructionsResetsTheTaskSessionWithThoseReasons) {
+  cluster c;
+  const auto t = new_task(c, json::object{{"title", "fresh"}, {"message", "Remember the phrase: OLD-CONTEXT"}});
+  const std::string id = str(t, "id");
+  const std::string session = str(t, "session");
+  c.wait_idle(session);
+  say(c, id, session, "Recall the phrase.");
+  EXPECT_EQ(c.last_answer(session), "OLD-CONTEXT") << "an unchanged configuration reuses the session";
+  EXPECT_EQ(decision(last_preparation(c, id), "session"), "reuse");
+
+  // The same profile, another model and instructions: a restart with the new configuration.
+  const auto cfg = c.dir() / "tether.toml";
+  std::string text = read_file(cfg);
+  text.replace(text.find("model = \"scripted\""), 18, "model = \"scripted-2\"");
+  text += "instructions = \"Be brief.\"\n";
+  std::ofstream(cfg) << text;
+  c.kill_server(SIGTERM);
+  c.start_server();
+  say(c, id, session, "Recall the phrase.");
+  const auto prep = last_preparation(c, id);
+  EXPECT_EQ(decision(prep, "session"), "reset");
+  EXPECT_EQ(reasons(prep, "session"), (std::vector<std::string>{"model", "instructions"}));
+  EXPECT_EQ(decision(prep, "workspace"), "reuse");
+  EXPECT_EQ(c.last_answer(session), "NO_PHRASE") << "the new context has none of the old messages";
+  EXPECT_EQ(c.session(session).at("generation").as_int64(), 1);
 }
 
 TEST(Work, TheApiRefusesStaleWritesBadMovesAndUnknownIds) {

@@ -153,6 +153,10 @@ class forwarding_store : public store::event_store {
     on_read();
     return inner_->list_comments(std::move(t));
   }
+  store::task<result<std::vector<store::preparation_row>>> list_preparations(task_id t) override {
+    on_read();
+    return inner_->list_preparations(std::move(t));
+  }
   store::task<result<std::vector<store::revision_row>>> list_revisions(task_id t) override {
     on_read();
     return inner_->list_revisions(std::move(t));

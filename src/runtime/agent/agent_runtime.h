@@ -65,6 +65,10 @@
 #include "runtime/native/providers/pricing.h"
 #include "session/runtime.h"
 
+namespace tether::work {
+class agent_tools;
+}
+
 namespace tether::runtime::agent {
 
 class tool_bridge;
@@ -80,6 +84,9 @@ struct agent_options {
   std::filesystem::path data_dir;
   runtime::native::price_table prices = runtime::native::price_table::defaults();
   tool_bridge* bridge = nullptr;         // null: the agent gets no Tether tools
+  // The work layer's tools for the agent of a task's session, beside
+  // ask_user on the bridge (work/agent_tools.h); null: only ask_user.
+  work::agent_tools* work = nullptr;
   std::filesystem::path tether_program;  // `tether mcp` runs this binary
   std::chrono::milliseconds grace{2000};
   std::size_t max_line_bytes = 8U << 20U;

@@ -19,6 +19,7 @@
 #include "runtime/agent/prompt.h"
 #include "runtime/agent/tool_bridge.h"
 #include "runtime/agent/turn_recorder.h"
+#include "work/agent_tools.h"
 
 namespace tether::runtime::agent {
 
@@ -132,6 +133,11 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
 
   auto dirs = prepare_dirs(o_.data_dir, ctx.session, ctx.workspace);
   if (!dirs) co_return co_await rec->fail(dirs.error().message, {});
+  if (o_.work != nullptr) {
+    auto t = co_await o_.work->task_of(ctx.session);
+    if (!t) co_return co_await rec->fail("reading the session's task: " + t.error().message, {});
+    rec->set_task(o_.work, std::move(*t));
+  }
 
   run_ticket ticket;
   launch_input in;
@@ -144,11 +150,11 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   in.settings = &o_.settings;
   if (o_.bridge != nullptr) {
     std::weak_ptr<turn_recorder> weak = rec;
-    ticket = o_.bridge->open(ex, {turn_recorder::ask_user_spec()},
+    ticket = o_.bridge->open(ex, rec->tool_specs(),
                              [weak](std::string tool, json::value args) -> asio::awaitable<tool_reply> {
                                auto r = weak.lock();
                                if (!r) co_return tool_reply{"this turn is over", true};
-                               co_return co_await r->ask_user(std::move(tool), std::move(args));
+                               co_return co_await r->call(std::move(tool), std::move(args));
                              });
     in.mcp =
         mcp_server{o_.tether_program,

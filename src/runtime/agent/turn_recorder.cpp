@@ -6,6 +6,7 @@
 
 #include "runtime/native/tools/ask_user.h"
 #include "session/errors.h"
+#include "work/agent_tools.h"
 
 namespace tether::runtime::agent {
 
@@ -23,6 +24,12 @@ constexpr std::size_t max_tool_output_bytes = 64U * 1024U;
 constexpr std::string_view asked_reply =
     R"({"status":"waiting_for_user","message":"The question was sent to the user. End your turn now: do not call )"
     R"(more tools and do not keep working. The user's answer will arrive as your next message."})";
+
+// What request_plan_approval returns to an agent program: the decision
+// arrives later, as the call's result in the next turn's input.
+constexpr std::string_view approval_reply =
+    R"({"status":"waiting_for_approval","message":"The plan was sent for approval. End your turn now: do not call )"
+    R"(more tools and do not keep working. The decision will arrive as your next message."})";
 
 std::string capped(std::string s, std::size_t limit) {
   if (s.size() <= limit) return s;
@@ -138,6 +145,52 @@ asio::awaitable<tool_reply> turn_recorder::ask_user(std::string tool, json::valu
   if (!r) co_return tool_reply{"Tether could not record the question: " + r.error().message, true};
   asked_ = true;
   co_return tool_reply{std::string(asked_reply), false};
+}
+
+void turn_recorder::set_task(work::agent_tools* tools, std::optional<store::task_row> task) {
+  work_ = tools;
+  task_ = std::move(task);
+}
+
+std::vector<tool_spec> turn_recorder::tool_specs() const {
+  std::vector<tool_spec> out{ask_user_spec()};
+  if (work_ == nullptr || !task_) return out;
+  for (auto& w : work::tools_for(*task_).work)
+    out.push_back(tool_spec{std::move(w.name), std::move(w.description), json::value(std::move(w.parameters))});
+  return out;
+}
+
+asio::awaitable<tool_reply> turn_recorder::call(std::string tool, json::value args) {
+  if (tool == "ask_user" || work_ == nullptr || !task_ || !work::is_work_tool(tool))
+    co_return co_await ask_user(std::move(tool), std::move(args));
+  if (finished_) co_return tool_reply{"this turn is over", true};
+  if (asked_) co_return tool_reply{"a question already waits for the user's answer; end your turn now", true};
+  const auto id = call_id::generate();
+  std::vector<model::payload> called;
+  called.emplace_back(model::tool_called{id, tool, args, model::tool_kind::agent});
+  if (auto r = co_await record(std::move(called)); !r)
+    co_return tool_reply{"Tether could not record the call: " + r.error().message, true};
+  auto out = co_await work_->run(*task_, tool, std::move(args));
+  std::vector<model::payload> settled;
+  tool_reply reply{out.content, out.what == work::work_tool_outcome::status::failed};
+  switch (out.what) {
+    case work::work_tool_outcome::status::succeeded:
+      settled.emplace_back(model::tool_succeeded{id, out.content, {}});
+      break;
+    case work::work_tool_outcome::status::failed:
+      settled.emplace_back(model::tool_failed{id, out.content});
+      break;
+    case work::work_tool_outcome::status::waiting:
+      // Like a question: the call stays open until the decision settles it.
+      settled.emplace_back(model::interaction_requested{interaction_id::generate(), id, out.interaction_kind,
+                                                        std::move(out.interaction_payload)});
+      reply = tool_reply{std::string(approval_reply), false};
+      break;
+  }
+  if (auto r = co_await record(std::move(settled)); !r)
+    co_return tool_reply{"Tether could not record the result: " + r.error().message, true};
+  if (out.what == work::work_tool_outcome::status::waiting) asked_ = true;
+  co_return reply;
 }
 
 asio::awaitable<turn_result> turn_recorder::fail(std::string why, std::string stderr_tail) {

@@ -27,6 +27,11 @@
 #include "runtime/agent/tool_bridge.h"
 #include "runtime/native/providers/pricing.h"
 #include "session/runtime.h"
+#include "store/work_types.h"
+
+namespace tether::work {
+class agent_tools;
+}
 
 namespace tether::runtime::agent {
 
@@ -62,6 +67,16 @@ class turn_recorder {
   boost::asio::awaitable<tool_reply> ask_user(std::string tool, boost::json::value args);
   static tool_spec ask_user_spec();
 
+  // The task whose session this turn is (none: not a task's), whose work
+  // tools (work/agent_tools.h) the agent gets beside ask_user.
+  void set_task(work::agent_tools* tools, std::optional<store::task_row> task);
+  // What `tether mcp` lists: ask_user, then the task's work tools.
+  [[nodiscard]] std::vector<tool_spec> tool_specs() const;
+  // A call through `tether mcp`: ask_user, or a work tool of the task,
+  // recorded as an agent tool call (tool.called before it runs, then its
+  // result). request_plan_approval records the confirmation like a question.
+  boost::asio::awaitable<tool_reply> call(std::string tool, boost::json::value args);
+
   // step.failed with "PROGRAM: why" (redacted) and the stderr tail; the turn failed.
   boost::asio::awaitable<session::turn_result> fail(std::string why, std::string stderr_tail);
   // step.ended with the usage priced; completed, or waiting after a question.
@@ -94,6 +109,8 @@ class turn_recorder {
   bool done_ = false;
   bool asked_ = false;
   bool finished_ = false;
+  work::agent_tools* work_ = nullptr;
+  std::optional<store::task_row> task_;
 };
 
 }  // namespace tether::runtime::agent

@@ -21,6 +21,7 @@
 #include "runtime/agent/errors.h"
 #include "runtime/agent/prompt.h"
 #include "runtime/agent/turn_recorder.h"
+#include "work/agent_tools.h"
 #include "runtime/agent/warm_registry.h"
 
 namespace tether::runtime::agent {
@@ -120,7 +121,11 @@ class warm_runtime final : public session::runtime {
 
  private:
   // On the process's strand: spawns it and opens the agent session.
-  asio::awaitable<result<void>> start(process_ptr p, agent_dirs dirs, std::optional<std::string> resume);
+  // `tools`: what the process's `tether mcp` lists for its whole life (the
+  // work tools of the session's task by its mode; a plan's acceptance
+  // resets the session, which ends the process).
+  asio::awaitable<result<void>> start(process_ptr p, agent_dirs dirs, std::optional<std::string> resume,
+                                      std::vector<tool_spec> tools);
   asio::awaitable<void> deliver_steers(link_ptr l, std::shared_ptr<turn_recorder> rec, process_ptr p);
   asio::awaitable<turn_result> end(link_ptr l, std::shared_ptr<turn_recorder> rec, process_ptr p,
                                    std::optional<tether::error> broken, bool record_failed);
@@ -130,7 +135,8 @@ class warm_runtime final : public session::runtime {
   std::shared_ptr<warm_registry> registry_;
 };
 
-asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs, std::optional<std::string> resume) {
+asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs, std::optional<std::string> resume,
+                                                  std::vector<tool_spec> tools) {
   launch_input in;
   in.program = o_.program;
   in.home = dirs.home;
@@ -140,7 +146,7 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
   in.settings = &o_.settings;
   if (o_.bridge != nullptr) {
     std::weak_ptr<warm_process> weak = p;
-    p->ticket = o_.bridge->open(p->strand, {turn_recorder::ask_user_spec()},
+    p->ticket = o_.bridge->open(p->strand, std::move(tools),
                                 [weak](std::string tool, json::value args) -> asio::awaitable<tool_reply> {
                                   auto self = weak.lock();
                                   if (!self || !self->turn) co_return tool_reply{"no turn of this session runs", true};
@@ -149,7 +155,7 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
                                   // Named before the co_await (GCC 12, see on_process).
                                   auto ask = [rec, tool = std::move(tool), args = std::move(args)]() mutable
                                       -> asio::awaitable<tool_reply> {
-                                    co_return co_await rec->ask_user(std::move(tool), std::move(args));
+                                    co_return co_await rec->call(std::move(tool), std::move(args));
                                   };
                                   co_return co_await asio::co_spawn(ex, std::move(ask), asio::use_awaitable);
                                 });
@@ -222,6 +228,11 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
   if (host->stop_token().stop_requested()) co_return rec->interrupted();
   auto dirs = prepare_dirs(o_.data_dir, ctx.session, ctx.workspace);
   if (!dirs) co_return co_await rec->fail(dirs.error().message, {});
+  if (o_.work != nullptr) {
+    auto t = co_await o_.work->task_of(ctx.session);
+    if (!t) co_return co_await rec->fail("reading the session's task: " + t.error().message, {});
+    rec->set_task(o_.work, std::move(*t));
+  }
 
   auto l = std::make_shared<turn_link>(ex);
   const auto idle = std::chrono::milliseconds(o_.settings.idle_timeout_ms);
@@ -233,7 +244,9 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
     std::optional<std::string> resume;
     if (can_resume(ctx, kind)) resume = ctx.binding->external_session_id;
     asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
-    auto launch = [this, p, d = *dirs, resume](warm_process&) { return start(p, d, resume); };
+    auto launch = [this, p, d = *dirs, resume, tools = rec->tool_specs()](warm_process&) {
+      return start(p, d, resume, tools);
+    };
     auto started = co_await on_process(p, std::move(launch));
     if (!started && resume && started.error() == agent_errc::resume_refused) {
       spdlog::info("agent: {} has no session {} to resume ({}): a new process starts a new one with the whole transcript",
@@ -242,7 +255,9 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
       p = co_await registry_->open(ctx.session, ctx.generation, host->stop_token());
       if (!p) co_return rec->interrupted();
       asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
-      auto relaunch = [this, p, d = *dirs](warm_process&) { return start(p, d, std::nullopt); };
+      auto relaunch = [this, p, d = *dirs, tools = rec->tool_specs()](warm_process&) {
+        return start(p, d, std::nullopt, tools);
+      };
       started = co_await on_process(p, std::move(relaunch));
     }
     if (!started) co_return co_await end(l, rec, p, started.error(), false);

@@ -82,6 +82,7 @@ struct native_options {
   provider_options provider;
   std::filesystem::path data_dir;  // spill files and image blobs live under it
   std::string system_prompt;       // empty: a built-in prompt naming the workspace
+  std::string instructions;        // the profile's: added to the system prompt
   int max_steps = 50;
   retry_options retry;
   compaction_options compaction;

@@ -178,6 +178,7 @@ model_request turn::request(bool final_step) const {
   chat_message system;
   system.role = chat_role::system;
   system.text = parts_.options.system_prompt.empty() ? default_system_prompt(workspace_) : parts_.options.system_prompt;
+  if (!parts_.options.instructions.empty()) system.text += "\n\n" + parts_.options.instructions;
   r.messages.push_back(std::move(system));
   for (auto& m : build_history(rows_, parts_.options.data_dir / "blobs")) {
     if (m.role == chat_role::assistant) {

@@ -95,5 +95,7 @@ result<std::vector<task_row>> list_tasks(connection& db, const task_filter& f);
 result<std::vector<comment_row>> list_comments(connection& db, const task_id& t);
 // Per document, by number.
 result<std::vector<revision_row>> list_revisions(connection& db, const task_id& t);
+// In seq order.
+result<std::vector<preparation_row>> list_preparations(connection& db, const task_id& t);
 
 }  // namespace tether::store::sqlite

@@ -7,7 +7,7 @@ namespace tether::store::sqlite {
 namespace {
 
 #define TETHER_PROJECT_SELECT \
-  "SELECT id, name, description, repositories, revision, created_at, updated_at FROM projects "
+  "SELECT id, name, description, repositories, revision, created_at, updated_at, setup FROM projects "
 
 result<project_row> project_from(const query& q) {
   project_row r;
@@ -20,6 +20,9 @@ result<project_row> project_from(const query& q) {
   r.revision = q.int64(4);
   r.created_at = q.int64(5);
   r.updated_at = q.int64(6);
+  auto setup = decode_setup(r.id.str(), q.text(7));
+  if (!setup) return setup.error();
+  r.setup = std::move(*setup);
   return r;
 }
 
@@ -78,7 +81,25 @@ result<revision_row> revision_from(const query& q) {
   return r;
 }
 
+result<preparation_row> preparation_from(const query& q) {
+  preparation_row r;
+  r.task = task_id::trusted(q.text(0));
+  r.seq = event_seq{q.int64(1)};
+  r.at = q.int64(3);
+  boost::system::error_code ec;
+  auto v = boost::json::parse(q.text(2), ec);
+  if (ec || !v.is_object()) return make_error(store_errc::corrupt, "a preparation of " + r.task.str() + " is not JSON");
+  r.record = std::move(v.as_object());
+  return r;
+}
+
 }  // namespace
+
+result<std::vector<preparation_row>> list_preparations(connection& db, const task_id& t) {
+  auto q = db.prepare("SELECT task_id, seq, data, at FROM task_preparations WHERE task_id = ? ORDER BY seq");
+  q.bind(t);
+  return collect<preparation_row>(q, preparation_from);
+}
 
 result<project_row> get_project(connection& db, const project_id& id) {
   auto q = db.prepare(TETHER_PROJECT_SELECT "WHERE id = ?");

@@ -74,6 +74,8 @@ class sqlite_rows final : public write_rows {
   result<void> insert_revision(const task_id& t, const model::document_revised& p, std::int64_t number,
                                std::int64_t seq, time_ms at) override;
   result<void> accept_revision(const task_id& t, const model::document_accepted& p, time_ms at) override;
+  result<void> insert_preparation(const task_id& t, const model::task_prepared& p, std::int64_t seq,
+                                  time_ms at) override;
   result<std::optional<project_row>> load_project(const project_id& p) override;
   result<std::optional<project_id>> project_named(const std::string& name) override;
   result<void> put_project(const project_row& p) override;
@@ -91,5 +93,8 @@ class sqlite_rows final : public write_rows {
 
 // A project's stored repositories (JSON text); corrupt when they do not read back.
 result<std::vector<model::project_repository>> decode_repositories(std::string_view project, std::string_view text);
+// Its setup commands (a JSON array of strings); corrupt when they do not read back.
+result<std::vector<std::string>> decode_setup(std::string_view project, std::string_view text);
+std::string encode_setup(const std::vector<std::string>& setup);
 
 }  // namespace tether::store::sqlite

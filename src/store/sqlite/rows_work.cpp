@@ -125,15 +125,17 @@ result<void> sqlite_rows::accept_revision(const task_id& t, const model::documen
 
 result<std::optional<project_row>> sqlite_rows::load_project(const project_id& p) {
   auto q = db_->prepare(
-      "SELECT name, description, repositories, revision, created_at, updated_at FROM projects WHERE id = ?");
+      "SELECT name, description, repositories, revision, created_at, updated_at, setup FROM projects WHERE id = ?");
   q.bind(p);
   auto row = q.step();
   if (!row) return row.error();
   if (!*row) return std::optional<project_row>();
   auto repos = decode_repositories(p.str(), q.text(2));
   if (!repos) return repos.error();
-  return std::optional<project_row>(
-      project_row{p, q.text(0), q.text(1), std::move(*repos), q.int64(3), q.int64(4), q.int64(5)});
+  auto setup = decode_setup(p.str(), q.text(6));
+  if (!setup) return setup.error();
+  return std::optional<project_row>(project_row{p, q.text(0), q.text(1), std::move(*repos), std::move(*setup),
+                                                q.int64(3), q.int64(4), q.int64(5)});
 }
 
 result<std::optional<project_id>> sqlite_rows::project_named(const std::string& name) {
@@ -147,11 +149,38 @@ result<std::optional<project_id>> sqlite_rows::project_named(const std::string& 
 
 result<void> sqlite_rows::put_project(const project_row& p) {
   auto q = db_->prepare(
-      "INSERT INTO projects(id, name, description, repositories, revision, created_at, updated_at) "
-      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(id) DO UPDATE SET name = ?2, description = ?3, "
-      "repositories = ?4, revision = ?5, updated_at = ?7");
+      "INSERT INTO projects(id, name, description, repositories, revision, created_at, updated_at, setup) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT(id) DO UPDATE SET name = ?2, description = ?3, "
+      "repositories = ?4, revision = ?5, updated_at = ?7, setup = ?8");
   const std::string repos = boost::json::serialize(model::to_json(p.repositories));
-  return q.bind(p.id, p.name, p.description, repos, p.revision, p.created_at, p.updated_at).run();
+  return q.bind(p.id, p.name, p.description, repos, p.revision, p.created_at, p.updated_at, encode_setup(p.setup))
+      .run();
+}
+
+result<void> sqlite_rows::insert_preparation(const task_id& t, const model::task_prepared& p, std::int64_t seq,
+                                             time_ms at) {
+  auto q = db_->prepare("INSERT INTO task_preparations(task_id, seq, data, at) VALUES(?, ?, ?, ?)");
+  return q.bind(t, seq, boost::json::serialize(p.record), at).run();
+}
+
+std::string encode_setup(const std::vector<std::string>& setup) {
+  boost::json::array a;
+  for (const auto& c : setup) a.emplace_back(c);
+  return boost::json::serialize(a);
+}
+
+result<std::vector<std::string>> decode_setup(std::string_view project, std::string_view text) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(text, ec);
+  if (ec || !v.is_array())
+    return make_error(store_errc::corrupt, "project " + std::string(project) + ": setup is not a JSON array");
+  std::vector<std::string> out;
+  for (const auto& c : v.as_array()) {
+    if (!c.is_string())
+      return make_error(store_errc::corrupt, "project " + std::string(project) + ": a setup command is not a string");
+    out.emplace_back(c.as_string());
+  }
+  return out;
 }
 
 result<std::vector<model::project_repository>> decode_repositories(std::string_view project, std::string_view text) {

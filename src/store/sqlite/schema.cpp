@@ -258,8 +258,9 @@ ALTER TABLE executions ADD COLUMN agent_state TEXT NOT NULL DEFAULT '';
     migration{10, R"sql(
 ALTER TABLE executions ADD COLUMN model TEXT NOT NULL DEFAULT '';
 )sql"},
-    // The work layer: tasks (one per task session), their comments and
-    // document revisions, and projects (repositories as a JSON array).
+    // The work layer: tasks (one per task session), their comments,
+    // document revisions and run preparations (the freshness decisions,
+    // JSON), and projects (repositories and setup commands as JSON arrays).
     // Timestamps that may be unset are NULL.
     migration{11, R"sql(
 CREATE TABLE projects(
@@ -267,6 +268,7 @@ CREATE TABLE projects(
   name         TEXT NOT NULL UNIQUE,
   description  TEXT NOT NULL DEFAULT '',
   repositories TEXT NOT NULL,
+  setup        TEXT NOT NULL DEFAULT '[]',
   revision     INTEGER NOT NULL,
   created_at   INTEGER NOT NULL,
   updated_at   INTEGER NOT NULL
@@ -313,6 +315,13 @@ CREATE TABLE documents(
   seq         INTEGER NOT NULL,
   created_at  INTEGER NOT NULL,
   UNIQUE(task_id, name, number)
+);
+CREATE TABLE task_preparations(
+  task_id TEXT NOT NULL REFERENCES tasks(id),
+  seq     INTEGER NOT NULL,
+  data    TEXT NOT NULL,
+  at      INTEGER NOT NULL,
+  PRIMARY KEY(task_id, seq)
 );
 )sql"},
 };

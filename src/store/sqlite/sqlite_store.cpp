@@ -222,6 +222,11 @@ class sqlite_event_store final : public event_store {
         [t = std::move(t)](connection& db) { return sqlite::list_revisions(db, t); });
   }
 
+  task<result<std::vector<preparation_row>>> list_preparations(task_id t) override {
+    return on_reader<std::vector<preparation_row>>(
+        [t = std::move(t)](connection& db) { return sqlite::list_preparations(db, t); });
+  }
+
   // ---- lifecycle ----
 
   [[nodiscard]] store_health health() const override { return commit_.health(); }
