@@ -178,6 +178,7 @@ json::value to_json(const cell_result& r) {
   json::array run_ids;
   for (const auto& id : r.run_ids) run_ids.emplace_back(id);
   o["runIds"] = std::move(run_ids);
+  o["configFreshness"] = r.config_freshness;
   o["nonce"] = r.nonce;
   o["startedAt"] = iso8601(r.started_at_ms);
   o["finishedAt"] = iso8601(r.finished_at_ms);
@@ -248,6 +249,8 @@ result<cell_result> cell_result_from_json(const json::value& v) {
   c.model = r.opt_str("model");
   c.session_id = r.opt_str("sessionId");
   r.each("runIds", [&](json_reader& e) { c.run_ids.push_back(e.self_str()); });
+  if (const auto* o = v.if_object(); o != nullptr)
+    if (const auto* f = o->if_contains("configFreshness"); f != nullptr && f->is_object()) c.config_freshness = *f;
   c.nonce = r.opt_str("nonce");
   c.started_at_ms = r.time("startedAt");
   c.finished_at_ms = r.time("finishedAt");

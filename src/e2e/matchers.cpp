@@ -395,6 +395,14 @@ matcher_result judge(const matcher_spec& raw, const observation& o, const templa
       return same_agent_process(spec, o);
     case matcher_kind::new_agent_process:
       return new_agent_process(spec, o);
+    case matcher_kind::task_status:
+    case matcher_kind::plan_revisions:
+    case matcher_kind::project_count:
+    case matcher_kind::workspace_repos:
+    case matcher_kind::freshness_decision:
+    case matcher_kind::context_absent:
+    case matcher_kind::workspace_files:
+      return judge_work(spec, o);
   }
   auto r = start(spec, "unknown matcher");
   return fail(r, "unknown matcher kind");

@@ -36,6 +36,22 @@
 //                       process: each has an agent_process and all their
 //                       pids are equal (a named run that was not observed,
 //                       no run at all, or a run without a process fails)
+//   task_status         the cell's task (of = "task", the default) has
+//                       status `status`; of = "children": it has at least
+//                       one child task and every child has it
+//   plan_revisions      the cell's task's plan has `count` revisions
+//   project_count       the server has `count` projects
+//   workspace_repos     the task's workspace (of = "children": its first
+//                       child task's) holds a checkout of each of `repos`
+//                       ("NAME@BRANCH": the directory NAME on branch BRANCH)
+//   freshness_decision  the preparation before run `run` (1-based; omitted:
+//                       the last) decided `session` and `workspace`, with
+//                       `reasons` (the session's, then the workspace's)
+//   workspace_files     the task's workspace holds `count` files (any depth,
+//                       .git directories not counted)
+//   context_absent      no model request made after the plan was approved
+//                       carries `text` (the scripted model's request log;
+//                       fails when no approval or no log was observed)
 //   new_agent_process   the last run was served by an agent process whose
 //                       pid differs from that of every earlier run's
 //                       process (earlier runs without one are skipped; it
@@ -57,6 +73,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <boost/json/array.hpp>
 
 #include "e2e/suite.h"
 
@@ -95,6 +113,20 @@ struct observed_interaction {
   std::string status;  // pending | answered | …
 };
 
+// What the work layer showed (task cells).
+struct observed_work {
+  bool has_task = false;
+  std::string task_status;
+  std::vector<std::string> child_statuses;
+  std::int64_t plan_revisions = 0;
+  std::int64_t project_count = -1;   // -1: not read
+  std::int64_t workspace_files = -1;  // -1: not read
+  std::map<std::string, std::string> repo_branches;        // checkout directory → its branch ("" when none)
+  std::map<std::string, std::string> child_repo_branches;  // the same in the first child task's workspace
+  boost::json::array preparations;                  // the task's, as the API shows them
+  std::optional<std::vector<std::string>> requests_after_approval;  // nullopt: no approval or no log
+};
+
 struct observation {
   std::vector<observed_message> messages;  // every generation, in order
   std::vector<observed_run> runs;          // in start order
@@ -105,7 +137,9 @@ struct observation {
   std::string environment;
   // workspace file → bytes, for the files the matchers name (absent: missing)
   std::map<std::string, std::string> files;
+  observed_work work;
 };
+
 
 struct matcher_result {
   std::string kind;
@@ -115,6 +149,11 @@ struct matcher_result {
   std::string actual;
   std::string why;  // empty when passed
 };
+
+// The work matchers (matchers_work.cpp).
+matcher_result judge_work(const matcher_spec& spec, const observation& o);
+// The checkout directories the matchers' workspace_repos name.
+std::vector<std::string> repos_to_check(const std::vector<matcher_spec>& matchers);
 
 std::string normalize(std::string_view text);
 // `text` cut to `limit` bytes at a UTF-8 boundary, with "…" when cut.

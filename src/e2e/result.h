@@ -151,6 +151,10 @@ struct cell_result {
   llm_billing llm;
   runtime_billing runtime_cost;
   std::string artifacts;  // relative to the result file's directory
+  // A task cell's freshness decision before its last run (configFreshness:
+  // {session, workspace} each {decision, reasons, categories, fingerprints},
+  // and runs: how many runs were prepared); null for other cells.
+  boost::json::value config_freshness;
 };
 
 // Fills llm/runtime billing from `usage` and the durations (the rules: a run

@@ -24,16 +24,69 @@ key_list step_keys(step_kind k) {
     case step_kind::send:
       return {"do", "text", "delivery"};
     case step_kind::wait:
-      return {"do", "for", "count", "path", "timeout_ms"};
+      return {"do", "for", "count", "path", "status", "timeout_ms"};
     case step_kind::answer:
       return {"do", "option", "other"};
     case step_kind::restart:
       return {"do", "mode"};
     case step_kind::sleep:
       return {"do", "ms"};
+    case step_kind::create_project:
+    case step_kind::update_project:
+      return {"do", "name", "repositories", "setup"};
+    case step_kind::create_task:
+      return {"do", "title", "mode", "project", "text"};
+    case step_kind::reject:
+      return {"do", "reason"};
+    case step_kind::create_repositories:
+      return {"do", "repositories"};
+    case step_kind::reconfigure:
+      return {"do", "model", "instructions"};
     default:
       return {"do"};
   }
+}
+
+// repositories = [{ name, branch?, content? }, …]
+result<void> read_repositories(const table_reader& r, step& s) {
+  const auto* node = r.node("repositories");
+  if (node == nullptr) return ok();
+  const auto* arr = node->as_array();
+  if (arr == nullptr || arr->empty()) return r.fail("\"repositories\" must be a non-empty array of tables");
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    const auto* t = (*arr)[i].as_table();
+    if (t == nullptr) return r.fail(fmt::format("repositories[{}] must be a table {{ name, branch?, content? }}", i));
+    const table_reader item(*t, fmt::format("repositories[{}]", i));
+    TETHER_TRY(item.only({"name", "branch", "content"}));
+    repo_spec repo;
+    TETHER_TRY(assign(repo.name, item.id("name")));
+    TETHER_TRY(assign(repo.branch, item.text_or("branch", repo.branch)));
+    TETHER_TRY(assign(repo.content, item.has("content") ? item.template_text("content") : result<std::string>("")));
+    s.repositories.push_back(std::move(repo));
+  }
+  s.has_repositories = true;
+  return ok();
+}
+
+result<void> read_project_step(const table_reader& r, step& s) {
+  TETHER_TRY(assign(s.name, r.template_text("name")));
+  TETHER_TRY(read_repositories(r, s));
+  if (s.kind == step_kind::create_project && !s.has_repositories)
+    return r.fail("create_project needs \"repositories\"");
+  if (r.has("setup")) {
+    TETHER_TRY(assign(s.setup, r.texts("setup")));
+    s.has_setup = true;
+  }
+  return ok();
+}
+
+result<void> read_task_step(const table_reader& r, step& s) {
+  static constexpr std::array work_modes{std::string_view("standard"), std::string_view("ask"),
+                                         std::string_view("planning")};
+  TETHER_TRY(assign(s.title, r.text("title")));
+  TETHER_TRY(assign(s.work_mode, r.one_of("mode", s.work_mode, work_modes)));
+  TETHER_TRY(assign(s.project, r.has("project") ? r.template_text("project") : result<std::string>("")));
+  return assign(s.text, r.has("text") ? r.template_text("text") : result<std::string>(""));
 }
 
 result<void> read_wait(const table_reader& r, step& s) {
@@ -44,6 +97,9 @@ result<void> read_wait(const table_reader& r, step& s) {
   s.target = *t;
   if (r.has("count") && s.target != wait_target::runs) return r.fail("\"count\" belongs to for = \"runs\" only");
   if (r.has("path") && s.target != wait_target::file) return r.fail("\"path\" belongs to for = \"file\" only");
+  if (r.has("status") && s.target != wait_target::task && s.target != wait_target::children)
+    return r.fail("\"status\" belongs to for = \"task\" or \"children\" only");
+  if (s.target == wait_target::task || s.target == wait_target::children) TETHER_TRY(assign(s.status, r.text("status")));
   if (s.target == wait_target::runs) TETHER_TRY(assign(s.count, r.integer("count", 0)));
   if (s.target == wait_target::file) TETHER_TRY(assign(s.path, r.path("path")));
   std::int64_t timeout = 0;
@@ -81,6 +137,29 @@ result<void> read_step_fields(const table_reader& r, step& s) {
       s.duration = std::chrono::milliseconds(ms);
       return ok();
     }
+    case step_kind::create_project:
+    case step_kind::update_project:
+      return read_project_step(r, s);
+    case step_kind::create_task:
+      return read_task_step(r, s);
+    case step_kind::reject:
+      return assign(s.reason, r.template_text("reason"));
+    case step_kind::create_repositories:
+      TETHER_TRY(read_repositories(r, s));
+      return s.has_repositories ? ok() : r.fail("create_repositories needs \"repositories\"");
+    case step_kind::reconfigure:
+      if (!r.has("model") && !r.has("instructions")) return r.fail("reconfigure needs \"model\" or \"instructions\"");
+      if (r.has("model")) {
+        std::string model;
+        TETHER_TRY(assign(model, r.text("model")));
+        s.model = std::move(model);
+      }
+      if (r.has("instructions")) {
+        std::string instructions;
+        TETHER_TRY(assign(instructions, r.raw_text("instructions")));
+        s.instructions = std::move(instructions);
+      }
+      return ok();
     default:
       return ok();
   }
@@ -130,6 +209,18 @@ key_list matcher_keys(matcher_kind k) {
     case matcher_kind::usage_reported:
     case matcher_kind::new_agent_process:
       return {"kind"};
+    case matcher_kind::task_status:
+      return {"kind", "status", "of"};
+    case matcher_kind::plan_revisions:
+    case matcher_kind::project_count:
+    case matcher_kind::workspace_files:
+      return {"kind", "count"};
+    case matcher_kind::workspace_repos:
+      return {"kind", "repos", "of"};
+    case matcher_kind::freshness_decision:
+      return {"kind", "run", "session", "workspace", "reasons"};
+    case matcher_kind::context_absent:
+      return {"kind", "text"};
   }
   return {"kind"};
 }
@@ -149,9 +240,17 @@ result<void> read_templates(const table_reader& r, matcher_spec& m) {
 // Every field a matcher kind takes is required but `run` and `runs`.
 result<void> read_matcher_field(const table_reader& r, std::string_view key, matcher_spec& m) {
   if (key == "run") return assign(m.run, r.integer_or(key, 0, 1));
+  if (key == "of") {
+    static constexpr std::array of{std::string_view("task"), std::string_view("children")};
+    return assign(m.of, r.one_of(key, m.of, of));
+  }
+  if (key == "session") return assign(m.session, r.text(key));
+  if (key == "workspace") return assign(m.workspace, r.text(key));
   if (key == "runs") return r.has(key) ? assign(m.runs, r.distinct_integers(key, 1)) : ok();
   if (key == "text") return assign(m.text, r.template_text(key));
   if (key == "texts") return read_templates(r, m);
+  if (key == "repos") return assign(m.texts, r.texts(key));                 // "api@main"
+  if (key == "reasons") return assign(m.texts, r.texts(key, true));  // category names; [] when none changed
   if (key == "count") return assign(m.count, r.integer(key, 0));
   if (key == "path") return assign(m.path, r.path(key));
   if (key == "status") return assign(m.status, r.text(key));
@@ -198,8 +297,16 @@ result<std::vector<T>> read_list(const table_reader& r, const std::string& where
 
 result<void> check_steps(const table_reader& r, const case_def& c) {
   if (c.steps.empty()) return r.fail("the case has no steps");
-  if (c.steps.front().kind != step_kind::create_session)
-    return r.fail(fmt::format("the first step must be create_session (it is {})", to_string(c.steps.front().kind)));
+  // The session comes first: create_session, or create_task after the projects it needs.
+  auto first = std::find_if(c.steps.begin(), c.steps.end(), [](const step& s) {
+    return s.kind != step_kind::create_project && s.kind != step_kind::create_repositories;
+  });
+  if (first == c.steps.end() || (first->kind != step_kind::create_session && first->kind != step_kind::create_task))
+    return r.fail(fmt::format("the first step must be create_session, or create_task after create_project and "
+                              "create_repositories steps (it is {})",
+                              to_string(first == c.steps.end() ? c.steps.back().kind : first->kind)));
+  if (c.mode == "task" && first->kind != step_kind::create_task) return r.fail("a task case starts with create_task");
+  if (c.mode == "chat" && first->kind != step_kind::create_session) return r.fail("a chat case starts with create_session");
   return ok();
 }
 
@@ -229,7 +336,7 @@ result<case_def> read_case(const toml::table& t, const std::string& origin, std:
   const table_reader r(t, where);
   TETHER_TRY(r.only({"id", "title", "mode", "steps", "matchers", "not_applicable"}));
   TETHER_TRY(assign(c.title, r.text("title")));
-  static constexpr std::array modes{std::string_view("chat")};
+  static constexpr std::array modes{std::string_view("chat"), std::string_view("task")};
   TETHER_TRY(assign(c.mode, r.one_of("mode", c.mode, modes)));
   TETHER_TRY(assign(c.steps, read_list<step>(r, where, "steps", "step", read_step)));
   TETHER_TRY(check_steps(r, c));

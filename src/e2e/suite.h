@@ -73,8 +73,33 @@
 
 namespace tether::e2e {
 
-enum class step_kind { create_session, send, wait, stop, reset, answer, restart, sleep };
-enum class wait_target { idle, waiting, running, runs, file };
+enum class step_kind {
+  create_session,
+  send,
+  wait,
+  stop,
+  reset,
+  answer,
+  restart,
+  sleep,
+  // the work layer (DESIGN §6)
+  create_project,
+  create_task,
+  approve,
+  reject,
+  update_project,
+  create_repositories,
+  reconfigure,
+};
+enum class wait_target { idle, waiting, running, runs, file, task, children };
+
+// A repository the cell makes for a project: a local bare repository whose
+// `branch` holds one commit with README = `content` (a template).
+struct repo_spec {
+  std::string name;
+  std::string branch = "main";
+  std::string content;
+};
 enum class restart_mode { graceful, kill };
 
 struct step {
@@ -94,6 +119,26 @@ struct step {
   restart_mode mode = restart_mode::graceful;
   // sleep
   std::chrono::milliseconds duration{0};
+  // create_project, update_project: the project's name (a template); its
+  // repositories and setup commands (update: each only when given)
+  std::string name;
+  std::vector<repo_spec> repositories;
+  bool has_repositories = false;
+  std::vector<std::string> setup;
+  bool has_setup = false;
+  // create_task: its title, work mode and project (a project's name); its
+  // first message is `text` (a template; empty: none)
+  std::string title;
+  std::string work_mode = "standard";
+  std::string project;
+  // reject: why (a template)
+  std::string reason;
+  // wait for = "task" | "children": the status to reach
+  std::string status;
+  // reconfigure: the profile's model and instructions for the next server
+  // start (each only when given; the server restarts gracefully)
+  std::optional<std::string> model;
+  std::optional<std::string> instructions;
 };
 
 enum class matcher_kind {
@@ -111,6 +156,14 @@ enum class matcher_kind {
   usage_reported,
   same_agent_process,
   new_agent_process,
+  // the work layer
+  task_status,
+  plan_revisions,
+  project_count,
+  workspace_repos,
+  freshness_decision,
+  context_absent,
+  workspace_files,
 };
 
 struct matcher_spec {
@@ -124,12 +177,15 @@ struct matcher_spec {
   std::int64_t run = 0;            // run_status: the 1-based run it judges; 0 (omitted): every run
   std::vector<std::int64_t> runs;  // same_agent_process: the 1-based runs it judges; empty (omitted): every run
   std::string value;               // runtime, environment (template)
+  std::string of = "task";         // task_status: "task" (the cell's) or "children" (its child tasks)
+  std::string session;             // freshness_decision: the session's decision
+  std::string workspace;           // freshness_decision: the workspace's decision
 };
 
 struct case_def {
   std::string id;
   std::string title;
-  std::string mode = "chat";  // the work mode; later: task, plan, project
+  std::string mode = "chat";  // chat (a session) or task (the cell's session is a task's)
   std::vector<step> steps;
   std::vector<matcher_spec> matchers;
   // runtime kind → why the case cannot apply to it (its cells are not run)
@@ -219,9 +275,11 @@ struct template_values {
   std::string nonce;    // 12 hex digits + "-" + attempt, e.g. "a1b2c3d4e5f6-1"
   std::string cell;     // suite.profile.environment.case
   std::string runtime;  // the cell's profile's runtime kind, e.g. "codex-exec"
+  std::string repos;    // where the cell's repositories are (create_repositories), an absolute path
 };
 // {nonce} → nonce; {marker} → "MARK-" + nonce; {markerN} → "MARK<N>-" + nonce;
 // {phrase} → "phrase-" + nonce; {cell} → cell; {runtime} → runtime;
+// {repos} → repos (the directory holding the cell's NAME.git repositories);
 // {{ → {, }} → }.
 // A `{` starts a name that runs to the next `}`; when another `{` or the end
 // of the text comes first, that `{` is literal text ("a { b" stays as is), and
@@ -230,8 +288,9 @@ struct template_values {
 result<std::string> expand(std::string_view text, const template_values& v);
 // The names a template uses that expand() does not know (for load errors).
 std::vector<std::string> unknown_template_names(std::string_view text);
-// A step or matcher with every string expanded: a step's text, option, other
-// and path; a matcher's text, texts, path, content and value (so a file
+// A step or matcher with every string expanded: a step's text, option, other,
+// path, name, project, reason, repositories' contents and setup commands; a
+// matcher's text, texts, path, content and value (so a file
 // path may carry `{marker}` too). The first unknown name is the error.
 result<step> expand_step(const step& s, const template_values& v);
 result<matcher_spec> expand_matcher(const matcher_spec& m, const template_values& v);

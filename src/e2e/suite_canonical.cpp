@@ -32,6 +32,7 @@ json::object step_json(const step& s) {
       o["timeout_ms"] = s.timeout.count();
       if (s.target == wait_target::runs) o["count"] = s.count;
       if (s.target == wait_target::file) o["path"] = s.path;
+      if (s.target == wait_target::task || s.target == wait_target::children) o["status"] = s.status;
       break;
     case step_kind::answer:
       if (!s.option.empty() || s.other.empty()) o["option"] = s.option;
@@ -42,6 +43,38 @@ json::object step_json(const step& s) {
       break;
     case step_kind::sleep:
       o["ms"] = s.duration.count();
+      break;
+    case step_kind::create_project:
+    case step_kind::update_project: {
+      o["name"] = s.name;
+      if (s.has_repositories) {
+        json::array repos;
+        for (const auto& r : s.repositories)
+          repos.push_back(json::object{{"name", r.name}, {"branch", r.branch}, {"content", r.content}});
+        o["repositories"] = std::move(repos);
+      }
+      if (s.has_setup) o["setup"] = json::array(s.setup.begin(), s.setup.end());
+      break;
+    }
+    case step_kind::create_task:
+      o["title"] = s.title;
+      o["mode"] = s.work_mode;
+      o["project"] = s.project;
+      o["text"] = s.text;
+      break;
+    case step_kind::reject:
+      o["reason"] = s.reason;
+      break;
+    case step_kind::create_repositories: {
+      json::array repos;
+      for (const auto& r : s.repositories)
+        repos.push_back(json::object{{"name", r.name}, {"branch", r.branch}, {"content", r.content}});
+      o["repositories"] = std::move(repos);
+      break;
+    }
+    case step_kind::reconfigure:
+      if (s.model) o["model"] = *s.model;
+      if (s.instructions) o["instructions"] = *s.instructions;
       break;
     default:
       break;
@@ -62,6 +95,10 @@ json::object matcher_json(const matcher_spec& m) {
     if (key == "value") o["value"] = m.value;
     if (key == "run") o["run"] = m.run;
     if (key == "runs") o["runs"] = json::array(m.runs.begin(), m.runs.end());
+    if (key == "repos" || key == "reasons") o[key] = json::array(m.texts.begin(), m.texts.end());
+    if (key == "of") o["of"] = m.of;
+    if (key == "session") o["session"] = m.session;
+    if (key == "workspace") o["workspace"] = m.workspace;
   }
   return o;
 }

@@ -44,6 +44,7 @@ std::optional<std::string> template_value(std::string_view name, const template_
   if (name == "phrase") return "phrase-" + v.nonce;
   if (name == "cell") return v.cell;
   if (name == "runtime") return v.runtime;
+  if (name == "repos") return v.repos;
   if (name.size() == 7 && name.starts_with("marker") && name[6] >= '1' && name[6] <= '9')
     return "MARK" + std::string(1, name[6]) + "-" + v.nonce;
   return std::nullopt;
@@ -92,7 +93,10 @@ result<void> expand_in_place(std::string& text, const template_values& v) {
 
 result<step> expand_step(const step& s, const template_values& v) {
   step out = s;
-  for (auto* field : {&out.text, &out.option, &out.other, &out.path}) TETHER_TRY(expand_in_place(*field, v));
+  for (auto* field : {&out.text, &out.option, &out.other, &out.path, &out.name, &out.project, &out.reason})
+    TETHER_TRY(expand_in_place(*field, v));
+  for (auto& r : out.repositories) TETHER_TRY(expand_in_place(r.content, v));
+  for (auto& c : out.setup) TETHER_TRY(expand_in_place(c, v));
   return out;
 }
 

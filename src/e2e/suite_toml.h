@@ -26,20 +26,29 @@ namespace tether::e2e::detail {
 template <class E>
 using names = std::pair<E, std::string_view>;
 
-inline constexpr std::array<names<step_kind>, 8> step_names{{{step_kind::create_session, "create_session"},
-                                                             {step_kind::send, "send"},
-                                                             {step_kind::wait, "wait"},
-                                                             {step_kind::stop, "stop"},
-                                                             {step_kind::reset, "reset"},
-                                                             {step_kind::answer, "answer"},
-                                                             {step_kind::restart, "restart"},
-                                                             {step_kind::sleep, "sleep"}}};
-inline constexpr std::array<names<wait_target>, 5> wait_names{{{wait_target::idle, "idle"},
+inline constexpr std::array<names<step_kind>, 15> step_names{{{step_kind::create_session, "create_session"},
+                                                              {step_kind::send, "send"},
+                                                              {step_kind::wait, "wait"},
+                                                              {step_kind::stop, "stop"},
+                                                              {step_kind::reset, "reset"},
+                                                              {step_kind::answer, "answer"},
+                                                              {step_kind::restart, "restart"},
+                                                              {step_kind::sleep, "sleep"},
+                                                              {step_kind::create_project, "create_project"},
+                                                              {step_kind::create_task, "create_task"},
+                                                              {step_kind::approve, "approve"},
+                                                              {step_kind::reject, "reject"},
+                                                              {step_kind::update_project, "update_project"},
+                                                              {step_kind::create_repositories, "create_repositories"},
+                                                              {step_kind::reconfigure, "reconfigure"}}};
+inline constexpr std::array<names<wait_target>, 7> wait_names{{{wait_target::idle, "idle"},
                                                                {wait_target::waiting, "waiting"},
                                                                {wait_target::running, "running"},
                                                                {wait_target::runs, "runs"},
-                                                               {wait_target::file, "file"}}};
-inline constexpr std::array<names<matcher_kind>, 14> matcher_names{
+                                                               {wait_target::file, "file"},
+                                                               {wait_target::task, "task"},
+                                                               {wait_target::children, "children"}}};
+inline constexpr std::array<names<matcher_kind>, 21> matcher_names{
     {{matcher_kind::message_exact, "message_exact"},
      {matcher_kind::message_occurrences, "message_occurrences"},
      {matcher_kind::message_ordered, "message_ordered"},
@@ -53,7 +62,14 @@ inline constexpr std::array<names<matcher_kind>, 14> matcher_names{
      {matcher_kind::environment, "environment"},
      {matcher_kind::usage_reported, "usage_reported"},
      {matcher_kind::same_agent_process, "same_agent_process"},
-     {matcher_kind::new_agent_process, "new_agent_process"}}};
+     {matcher_kind::new_agent_process, "new_agent_process"},
+     {matcher_kind::task_status, "task_status"},
+     {matcher_kind::plan_revisions, "plan_revisions"},
+     {matcher_kind::project_count, "project_count"},
+     {matcher_kind::workspace_repos, "workspace_repos"},
+     {matcher_kind::freshness_decision, "freshness_decision"},
+     {matcher_kind::context_absent, "context_absent"},
+     {matcher_kind::workspace_files, "workspace_files"}}};
 inline constexpr std::array providers{std::string_view("openai-chat"), std::string_view("openai-responses"),
                                       std::string_view("anthropic")};
 
@@ -191,7 +207,7 @@ class table_reader {
     return has(key) ? integer(key, min) : result<std::int64_t>(fallback);
   }
 
-  [[nodiscard]] result<std::vector<std::string>> texts(std::string_view key) const {
+  [[nodiscard]] result<std::vector<std::string>> texts(std::string_view key, bool may_be_empty = false) const {
     const auto* node = t_.get(key);
     if (node == nullptr) return fail(fmt::format("missing \"{}\"", key));
     const auto* arr = node->as_array();
@@ -203,7 +219,7 @@ class table_reader {
         return fail(fmt::format("\"{}\" must be an array of non-empty strings", key));
       out.push_back(*v);
     }
-    if (out.empty()) return fail(fmt::format("\"{}\" must not be empty", key));
+    if (out.empty() && !may_be_empty) return fail(fmt::format("\"{}\" must not be empty", key));
     return out;
   }
 

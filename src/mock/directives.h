@@ -23,6 +23,11 @@
 //   Stream slowly: MS                 stream_slowly   interval
 //   Fail with: KIND [once]            fail            fail, once
 //
+// A request whose last message is a tool result saying
+// {"status":"waiting_for_approval"} (Tether's request_plan_approval through
+// `tether mcp`) is answered WAITING_FOR_APPROVAL: the decision arrives as a
+// later message, after which the directives go on.
+//
 // A line that starts like a directive but cannot be read (an unknown failure
 // kind, a Tool line with bad JSON, …) becomes `invalid` with a message: the
 // model answers that message when it reaches the line, so a test fails with a

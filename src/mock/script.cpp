@@ -315,6 +315,20 @@ bool is_title_request(const conversation& c) {
   return false;
 }
 
+// The last message is a tool result saying a human must act first (Tether's
+// request_plan_approval through `tether mcp`: {"status":"waiting_for_approval"}):
+// the decision comes as a later message, so the turn ends here.
+bool waits_for_approval(const conversation& c) {
+  if (c.messages.empty() || c.messages.back().role != role::tool_result) return false;
+  boost::system::error_code ec;
+  auto v = json::parse(c.messages.back().text, ec);
+  if (ec) return false;
+  if (auto inner = content_text(v)) v = json::parse(*inner, ec);
+  const auto* o = !ec ? v.if_object() : nullptr;
+  const auto* status = o != nullptr ? o->if_contains("status") : nullptr;
+  return status != nullptr && status->is_string() && status->get_string() == "waiting_for_approval";
+}
+
 decision decide(const conversation& c) {
   decision d;
   if (is_title_request(c)) {
@@ -336,6 +350,10 @@ decision decide(const conversation& c) {
     } else if (dir.kind == directive_kind::stream_slowly) {
       d.delta_interval = dir.interval;
     }
+  }
+  if (waits_for_approval(c)) {
+    d.output.text = "WAITING_FOR_APPROVAL";  // text is no progress: the next request goes on
+    return d;
   }
   const auto done = progress(c, *instruction);
   std::size_t skipped = 0;

@@ -51,12 +51,20 @@ std::string model_base_url(const profile_def& p, const std::string& mock_url) {
   return claude ? mock_url : mock_url + "/v1";
 }
 
+}  // namespace
+
 result<void> write_config(const cell_env& env) {
+  profile_def p = env.plan->profile;
+  if (env.model_override) p.model = *env.model_override;
+  std::string text = server_config(p, env.mock_url, env.workspace, env.values.cell);
+  if (env.instructions) text += "instructions = " + toml_string(*env.instructions) + "\n";
   std::ofstream f(env.dir / "config.toml");
-  f << server_config(env.plan->profile, env.mock_url, env.workspace, env.values.cell);
+  f << text;
   if (!f) return make_error(e2e_errc::io, "cannot write " + (env.dir / "config.toml").string());
   return ok();
 }
+
+namespace {
 
 result<void> start_mock(cell_env& env) {
   auto p = child_process::start({env.plan->tether_binary, "mock-llm", "--listen", "127.0.0.1:0", "--record",
@@ -81,6 +89,7 @@ result<void> set_up(cell_env& env) {
   env.dir = env.plan->scratch_root / env.values.nonce;
   env.data = env.dir / "data";
   env.workspace = env.dir / "workspace";
+  env.values.repos = (env.dir / "repos").string();
   fs::create_directories(env.data, ec);
   fs::create_directories(env.workspace, ec);
   if (ec) return make_error(e2e_errc::infrastructure, "cannot create " + env.dir.string() + ": " + ec.message());
@@ -172,6 +181,30 @@ void classify_error(cell_result& r, const error& e) {
 }
 
 // The steps, then what was seen; an error ends the case early.
+// The last preparation as the record carries it (result.h).
+boost::json::value config_freshness(const json::array& preparations) {
+  if (preparations.empty() || !preparations.back().is_object()) return nullptr;
+  const auto& last = preparations.back().as_object();
+  json::object out;
+  for (const char* side : {"session", "workspace"}) {
+    const auto* part = last.if_contains(side);
+    if (part == nullptr || !part->is_object()) continue;
+    const auto& p = part->as_object();
+    json::object o;
+    o["decision"] = p.contains("decision") ? p.at("decision") : json::value(nullptr);
+    o["reasons"] = p.contains("reasons") ? p.at("reasons") : json::value(json::array());
+    json::array categories;
+    if (const auto* now = p.if_contains("now"); now != nullptr && now->is_object())
+      for (const auto& kv : now->as_object()) categories.emplace_back(kv.key());
+    o["categories"] = std::move(categories);
+    o["fingerprints"] = p.contains("now") ? p.at("now") : json::value(nullptr);
+    o["before"] = p.contains("before") ? p.at("before") : json::value(nullptr);
+    out[side] = std::move(o);
+  }
+  out["runs"] = preparations.size();
+  return out;
+}
+
 result<void> drive(cell_env& env, cell_result& r) {
   TETHER_TRY(set_up(env));
   for (const auto& s : env.plan->kase->steps) TETHER_TRY(run_step(env, s));
@@ -182,6 +215,7 @@ result<void> drive(cell_env& env, cell_result& r) {
   for (const auto& u : r.usage) r.run_ids.push_back(u.run_id);
   auto seen = observe(env, *env.plan->kase, *runs);
   if (!seen) return seen.error();
+  r.config_freshness = config_freshness(seen->work.preparations);
   r.matchers = evaluate(env.plan->kase->matchers, *seen, env.values);
   judge(r, *env.plan);
   return ok();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,14 @@ struct cell_env {
   std::unique_ptr<client::api_client> api;
   std::string session;
   std::vector<sent_input> inputs;
+  // task cells (work_steps.cpp): the cell's task, its projects by name, and
+  // how many scripted-model requests there were when its plan was approved
+  std::string task;
+  std::map<std::string, std::string> projects;
+  std::optional<std::size_t> requests_at_approval;
+  // reconfigure: what the configuration says instead of the profile
+  std::optional<std::string> model_override;
+  std::optional<std::string> instructions;
   int server_starts = 0;
 };
 
@@ -48,12 +57,23 @@ std::int64_t steady_us_now();
 
 // cell.cpp
 result<void> start_server(cell_env& env);
+// Writes DIR/config.toml for the cell's profile (with the reconfigure overrides).
+result<void> write_config(const cell_env& env);
 // SIGTERM (graceful) or SIGKILL, then waits; false when it had to be killed after 10 s.
 bool stop_server(cell_env& env, restart_mode mode);
 
 // steps.cpp
 // Runs one step with every template of it expanded (expand_step).
 result<void> run_step(cell_env& env, const step& s);
+// work_steps.cpp: the work layer's steps (create_project, create_task,
+// approve, reject, update_project; send and wait in a task cell) and what a
+// task cell observes of the work layer.
+result<void> run_work_step(cell_env& env, const step& s);
+bool is_work_step(const cell_env& env, const step& s);
+result<void> observe_work(cell_env& env, const case_def& c, observation& o);
+// The scripted model's recorded requests (GET /_mock/requests), each as its body's text.
+result<std::vector<std::string>> mock_requests(cell_env& env);
+
 // `executions` as list_executions() read them.
 result<observation> observe(cell_env& env, const case_def& c, const boost::json::array& executions);
 // One entry per sent input: the run that took it up and its times.

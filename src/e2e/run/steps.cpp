@@ -223,6 +223,7 @@ result<void> run_step(cell_env& env, const step& raw) {
   auto expanded = expand_step(raw, env.values);  // every string of it, the wait's path included
   if (!expanded) return expanded.error();
   const step& s = *expanded;
+  if (is_work_step(env, s)) return run_work_step(env, s);
   if (s.kind != step_kind::create_session && env.session.empty())
     return make_error(e2e_errc::invalid_definition, "a step before create_session");
   switch (s.kind) {
@@ -242,8 +243,9 @@ result<void> run_step(cell_env& env, const step& raw) {
       return restart(env, s);
     case step_kind::sleep:
       return sleep_for(env, s.duration);
+    default:
+      return ok();  // the work steps went to run_work_step
   }
-  return ok();
 }
 
 result<json::array> list_executions(cell_env& env) { return list(env, "executions", "executions"); }
@@ -303,6 +305,7 @@ result<observation> observe(cell_env& env, const case_def& c, const json::array&
   for (const auto& i : *interactions)
     if (i.is_object())
       o.interactions.push_back({str(i.as_object().if_contains("id")), str(i.as_object().if_contains("status"))});
+  TETHER_TRY(observe_work(env, c, o));
   return o;
 }
 

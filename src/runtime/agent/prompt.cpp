@@ -47,11 +47,14 @@ std::string clipped(std::string s) {
   return s;
 }
 
-// Call ids of the question tool (ask_user, whichever runtime asked).
+// Call ids of the calls a human answers (ask_user and request_plan_approval,
+// whichever runtime made them): their results are the human's words.
 std::set<std::string> question_calls(const std::vector<message_row>& rows) {
   std::set<std::string> out;
   for (const auto& r : rows)
-    if (r.role == message_role::tool_call && r.tool.find("ask_user") != std::string::npos) out.insert(r.id);
+    if (r.role == message_role::tool_call &&
+        (r.tool.find("ask_user") != std::string::npos || r.tool.find("request_plan_approval") != std::string::npos))
+      out.insert(r.id);
   return out;
 }
 
