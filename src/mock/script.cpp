@@ -319,14 +319,10 @@ bool is_title_request(const conversation& c) {
 // request_plan_approval through `tether mcp`: {"status":"waiting_for_approval"}):
 // the decision comes as a later message, so the turn ends here.
 bool waits_for_approval(const conversation& c) {
-  if (c.messages.empty() || c.messages.back().role != role::tool_result) return false;
-  boost::system::error_code ec;
-  auto v = json::parse(c.messages.back().text, ec);
-  if (ec) return false;
-  if (auto inner = content_text(v)) v = json::parse(*inner, ec);
-  const auto* o = !ec ? v.if_object() : nullptr;
-  const auto* status = o != nullptr ? o->if_contains("status") : nullptr;
-  return status != nullptr && status->is_string() && status->get_string() == "waiting_for_approval";
+  // Found as text: agent programs wrap a tool's result in their own framing
+  // (codex: "Wall time: …\nOutput:" before it; MCP content blocks, escaped JSON).
+  return !c.messages.empty() && c.messages.back().role == role::tool_result &&
+         c.messages.back().text.find("waiting_for_approval") != std::string::npos;
 }
 
 decision decide(const conversation& c) {

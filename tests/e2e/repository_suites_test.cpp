@@ -58,10 +58,22 @@ TEST_F(repository_suites, every_suite_runs_on_the_nine_agent_profiles_and_the_th
   }
 }
 
-TEST_F(repository_suites, acp_codex_skips_exactly_the_cases_that_assert_usage) {
+// A case only the native runtime can run (every agent kind has a reason).
+bool native_only(const case_def& c) {
+  for (const auto kind : runtime_kinds)
+    if (kind != "native" && kind != "acp" && !c.not_applicable.contains(std::string(kind))) return false;
+  return true;
+}
+
+TEST_F(repository_suites, acp_codex_skips_exactly_the_cases_that_assert_usage_besides_the_native_only_ones) {
   std::size_t skipped = 0;
+  std::size_t native = 0;
   for (const auto& s : cat_.suites)
     for (const auto& c : s.cases) {
+      if (native_only(c)) {
+        ++native;
+        continue;
+      }
       const bool na = c.not_applicable.contains("acp-codex");
       EXPECT_EQ(na, asserts_usage(c)) << s.id << "." << c.id;
       if (!na) continue;
@@ -69,13 +81,14 @@ TEST_F(repository_suites, acp_codex_skips_exactly_the_cases_that_assert_usage) {
       EXPECT_NE(c.not_applicable.at("acp-codex").find("no token usage"), std::string::npos) << c.id;
     }
   EXPECT_EQ(skipped, 3U);
+  EXPECT_EQ(native, 2U) << "task-work's ask-mode and config-freshness";
 }
 
 TEST_F(repository_suites, the_warm_kinds_run_every_case_the_per_turn_kinds_run) {
   for (const auto& s : cat_.suites)
     for (const auto& c : s.cases)
       for (const auto kind : warm_runtime_kinds) {
-        if (kind == "acp-codex" && asserts_usage(c)) continue;
+        if ((kind == "acp-codex" && asserts_usage(c)) || native_only(c)) continue;
         EXPECT_FALSE(c.not_applicable.contains(std::string(kind))) << s.id << "." << c.id << " on " << kind;
       }
 }

@@ -59,7 +59,7 @@ void acp_turn::merge(tool& t, const json::object& u) {
   if (auto title = str(u, "title"); !title.empty()) t.title = std::move(title);
   if (auto kind = str(u, "kind"); !kind.empty()) t.kind = std::move(kind);
   if (const auto* input = u.if_contains("rawInput"); input != nullptr && !input->is_null()) t.input = *input;
-  t.hidden = dialect::is_tether_question(t.title);
+  t.hidden = dialect::is_tether_tool(t.title);
 }
 
 void acp_turn::flush_text(std::vector<agent_event>& out) {

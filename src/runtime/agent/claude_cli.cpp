@@ -85,7 +85,7 @@ class claude_mapper final : public line_mapper {
         text += str(block, "text");
       } else if (kind == "tool_use") {
         const auto name = str(block, "name");
-        if (dialect::is_tether_question(name)) {
+        if (dialect::is_tether_tool(name)) {
           skipped_.insert(str(block, "id"));
           continue;
         }

@@ -49,8 +49,9 @@ boost::asio::awaitable<void> claude_session_written(std::string config, std::str
 
 // Tools that only look: what approve_reads lets the agent use.
 constexpr std::string_view claude_read_tools = "Read Glob Grep LS";
-// Tether's own tools (the question), usable under every policy.
-constexpr std::string_view claude_tether_tools = "mcp__tether__ask_user";
+// Tether's own tools (ask_user and the work tools: every tool of its MCP
+// server), usable under every policy.
+constexpr std::string_view claude_tether_tools = "mcp__tether";
 
 // Whether `tool` is one of the space-separated names of `list`.
 bool claude_tool_listed(std::string_view list, std::string_view tool);

@@ -129,7 +129,7 @@ std::string answer_line(const json::object& msg, config::agent_permissions polic
     return json::serialize(json::object{{"type", "control_response"}, {"response", std::move(r)}});
   }
   const auto tool = str(*req, "tool_name");
-  const bool allow = dialect::is_tether_question(tool) || policy == agent_permissions::approve_all ||
+  const bool allow = dialect::is_tether_tool(tool) || policy == agent_permissions::approve_all ||
                      (policy == agent_permissions::approve_reads && claude_tool_listed(claude_read_tools, tool));
   json::object decision;
   if (allow) {

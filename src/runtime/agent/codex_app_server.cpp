@@ -219,7 +219,7 @@ void thread_state::item(const json::object& it, bool completed) {
     if (completed) push(tool_end{id, str(it, "status") == "completed", str(it, "status")});
   } else if (kind == "mcpToolCall") {
     const auto tool = str(it, "server") + "." + str(it, "tool");
-    if (dialect::is_tether_question(tool)) return;  // recorded through the bridge
+    if (dialect::is_tether_tool(tool)) return;  // recorded through the bridge
     if (first) {
       const auto* args = it.if_contains("arguments");
       push(tool_start{id, tool, args != nullptr ? *args : json::value(json::object{})});

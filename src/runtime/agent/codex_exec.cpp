@@ -81,7 +81,7 @@ class codex_mapper final : public line_mapper {
       if (completed) out.emplace_back(tool_end{id, str(*it, "status") == "completed", str(*it, "status")});
     } else if (kind == "mcp_tool_call") {
       const auto tool = str(*it, "server") + "." + str(*it, "tool");
-      if (dialect::is_tether_question(tool)) return;  // recorded through the bridge
+      if (dialect::is_tether_tool(tool)) return;  // recorded through the bridge
       if (!completed || !started_.contains(id)) {
         started_.insert(id);
         const auto* args = it->if_contains("arguments");

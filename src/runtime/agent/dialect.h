@@ -115,10 +115,19 @@ class dialect {
   // Writes the agent's configuration under in.home; the command line.
   virtual result<launch> prepare(const launch_input& in) const = 0;
   [[nodiscard]] virtual std::unique_ptr<line_mapper> mapper() const = 0;
-  // Whether a tool call of the agent is Tether's own question tool (recorded
-  // through the bridge, so not mapped again).
-  [[nodiscard]] static bool is_tether_question(std::string_view tool) {
-    return tool.find("tether") != std::string_view::npos && tool.find("ask_user") != std::string_view::npos;
+  // Whether a tool call of the agent is one of Tether's own tools through
+  // `tether mcp` (ask_user, the work tools: recorded through the bridge, so
+  // not mapped again): its name carries "tether" and ends with the tool's
+  // ("mcp__tether__finish", "tether.finish", "tether_finish").
+  [[nodiscard]] static bool is_tether_tool(std::string_view tool) {
+    if (tool.find("tether") == std::string_view::npos) return false;
+    for (const std::string_view name : {"ask_user", "write_plan", "request_plan_approval", "update_task",
+                                        "create_task", "list_projects", "create_project", "finish"})
+      if (tool.ends_with(name) && tool.size() > name.size()) {
+        const char sep = tool[tool.size() - name.size() - 1];
+        if (sep == '_' || sep == '.' || sep == '/' || sep == ':') return true;
+      }
+    return false;
   }
 };
 

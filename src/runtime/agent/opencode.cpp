@@ -99,7 +99,7 @@ turn_usage step_usage(const json::object& part) {
 void tool_events(const json::object& part, tool_calls_seen& seen, std::vector<agent_event>& out) {
   const auto id = str(part, "callID");
   const auto name = str(part, "tool");
-  if (dialect::is_tether_question(name)) return;
+  if (dialect::is_tether_tool(name)) return;
   const auto* state = object_at(part, "state");
   if (state == nullptr) return;
   const auto status = str(*state, "status");
