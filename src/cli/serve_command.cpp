@@ -120,13 +120,7 @@ int serve(const serve_args& args) {
   so.max_connections_per_peer = args.max_connections_per_peer;
   spdlog::info("serve: {} descriptors", api::raise_descriptor_limit());
   so.data_dir = n.data_dir();
-  if (n.settings().workspace_roots) {
-    so.workspace_roots = *n.settings().workspace_roots;
-  } else {
-    so.workspace_roots = {n.data_dir() / "workspaces"};
-    std::error_code cwd_ec;
-    if (const auto cwd = fs::current_path(cwd_ec); !cwd_ec && cwd != cwd.root_path()) so.workspace_roots.push_back(cwd);
-  }
+  so.workspace_roots = n.workspace_roots();
   so.work = &n.work();
   api::server srv(n.executor(), n.service(), n.store(), so);
   if (auto r = srv.start(); !r) {

@@ -80,6 +80,14 @@ std::map<std::string, boost::json::value, std::less<>> session_config(const conf
   return out;
 }
 
+std::vector<fs::path> roots_of(const config::settings& settings, const fs::path& data) {
+  if (settings.workspace_roots) return *settings.workspace_roots;
+  std::vector<fs::path> roots{data / "workspaces"};
+  std::error_code ec;
+  if (const auto cwd = fs::current_path(ec); !ec && cwd != cwd.root_path()) roots.push_back(cwd);
+  return roots;
+}
+
 struct node::impl {
   config::settings settings;
   std::optional<tether::node::data_dir> dir;  // locked for as long as the node lives (declared first: released last)
@@ -355,6 +363,7 @@ result<std::unique_ptr<node>> node::open(node_options o) {
     return p ? session_config(*p) : std::map<std::string, boost::json::value, std::less<>>{};
   };
   wo.blocking = i->work_pool.get_executor();
+  wo.local_roots = roots_of(i->settings, i->data);
   const char* path = std::getenv("PATH");
   wo.command_env = {std::string("PATH=") + (path != nullptr ? path : "/usr/bin:/bin"), "LANG=C.UTF-8"};
   i->work = std::make_unique<work::work_service>(*i->store, *i->service, std::move(wo));
@@ -364,6 +373,8 @@ result<std::unique_ptr<node>> node::open(node_options o) {
 
 session::session_service& node::service() { return *impl_->service; }
 work::work_service& node::work() { return *impl_->work; }
+
+std::vector<fs::path> node::workspace_roots() const { return roots_of(impl_->settings, impl_->data); }
 store::event_store& node::store() { return *impl_->store; }
 const config::settings& node::settings() const { return impl_->settings; }
 const fs::path& node::data_dir() const { return impl_->data; }

@@ -81,6 +81,10 @@ class node {
   [[nodiscard]] session::session_service& service();
   // Tasks, projects and plans (work/service.h), over service().
   [[nodiscard]] work::work_service& work();
+  // Where a session's workspace may be (configuration `workspace_roots`; by
+  // default DATA/workspaces and the directory the process started in), and
+  // where an agent's project may name local repositories.
+  [[nodiscard]] std::vector<std::filesystem::path> workspace_roots() const;
   [[nodiscard]] store::event_store& store();
   [[nodiscard]] const config::settings& settings() const;
   [[nodiscard]] const std::filesystem::path& data_dir() const;

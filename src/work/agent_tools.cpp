@@ -159,12 +159,12 @@ boost::asio::awaitable<result<std::optional<store::task_row>>> agent_tools::task
 }
 
 boost::asio::awaitable<work_tool_outcome> agent_tools::run(store::task_row t, std::string name, json::value input) {
-  if (work_ == nullptr) co_return failed("the work tools are not ready yet");
-  work_service& work = *work_;
   const auto offered = tools_for(t).work;
   const auto it = std::find_if(offered.begin(), offered.end(), [&](const work_tool& w) { return w.name == name; });
   if (it == offered.end())
     co_return failed(fmt::format("{} is not available to a task in {} mode", name, model::to_string(t.mode)));
+  if (work_ == nullptr) co_return failed("the work tools are not ready yet");
+  work_service& work = *work_;
   auto args = arguments(*it, std::move(input));
   if (!args) co_return failed(args.error().message);
   const json::object& a = *args;
@@ -234,6 +234,14 @@ boost::asio::awaitable<work_tool_outcome> agent_tools::run(store::task_row t, st
     auto message = str_of("message");
     for (auto* r : {&title, &description, &project, &mode, &message})
       if (!*r) co_return failed(r->error().message);
+    store::task_filter mine;  // named: a braced temporary in a co_await is destroyed twice by g++ 12
+    mine.parent = t.id;
+    mine.limit = work.options().max_children + 1;
+    auto siblings = co_await work.list_tasks(std::move(mine));
+    if (!siblings) co_return failed(describe_error(siblings.error()));
+    if (siblings->size() >= work.options().max_children)
+      co_return failed(fmt::format("this task already has {} child tasks, the most it may have",
+                                   work.options().max_children));
     req.title = std::move(*title);
     req.description = std::move(*description);
     req.message = std::move(*message);
@@ -292,6 +300,8 @@ boost::asio::awaitable<work_tool_outcome> agent_tools::run(store::task_row t, st
     auto repos = model::repositories_from_json(a.contains("repositories") ? a.at("repositories") : json::value());
     if (!repos) co_return failed(repos.error().message);
     req.repositories = std::move(*repos);
+    if (auto allowed = work.check_agent_repositories(req.repositories); !allowed)
+      co_return failed(allowed.error().message);
     auto made = co_await work.create_project(std::move(req));
     if (!made) co_return failed("the project was not created: " + describe_error(made.error()));
     co_return succeeded(fmt::format("Created project {} ({}).", made->id.str(), made->name));

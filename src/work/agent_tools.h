@@ -21,12 +21,14 @@
 //       A child task of this one, with this task's profile, in project_id
 //       (an id or a project's name; default: this task's project); message
 //       starts it; with_plan puts this task's accepted plan into its
-//       description.
+//       description. At most work_options::max_children per task.
 //   list_projects {}
 //       The projects as JSON: id, name, description, repositories.
 //   create_project {name, description?, repositories}
 //       repositories: URLs (or {url, name?, branch?, primary?}). A name in
-//       use fails naming the existing project's id, to use instead.
+//       use fails naming the existing project's id, to use instead. A local
+//       repository (a path, file://) must lie under the server's workspace
+//       roots (work_options::local_roots).
 //   finish {status, summary}
 //       status done, blocked or in_review: the task moves there (through the
 //       lifecycle) and the summary becomes a comment.

@@ -109,6 +109,14 @@ task<result<json::object>> work_service::prepare(task_id id) {
   json::value record = to_json(s, session_before, session_now, w, workspace_before, workspace_now);
   json::object out = std::move(record.as_object());
   out["steps"] = std::move(steps);
+  // The agent session the run starts from (an agent program's, kept across
+  // runs until a reset; null for the native runtime or after a reset): the
+  // next run's preparation shows the one this run left.
+  json::value agent = nullptr;
+  if (session->binding && s.decision != session_decision::reset)
+    agent = json::object{{"runtime", session->binding->runtime},
+                         {"external_session_id", session->binding->external_session_id}};
+  out["agent_session"] = std::move(agent);
   auto append = store::single_event(t->session, model::task_prepared{out});
   auto written = co_await store_.append(std::move(append));
   if (!written) co_return written.error();

@@ -94,6 +94,29 @@ task<result<store::project_row>> work_service::create_project(project_request re
   co_return co_await store_.create_project(std::move(p));
 }
 
+result<void> work_service::check_agent_repositories(const std::vector<model::project_repository>& repos) const {
+  for (const auto& r : repos) {
+    std::string_view url = r.url;
+    const bool file_url = url.starts_with("file://");
+    if (file_url) url.remove_prefix(7);
+    const bool local = file_url || url.starts_with('/') || url.starts_with('.') ||
+                       (url.find("://") == std::string_view::npos && url.find(':') == std::string_view::npos);
+    if (!local) continue;
+    std::error_code ec;
+    const auto path = std::filesystem::weakly_canonical(std::filesystem::path(url), ec);
+    bool under = false;
+    for (const auto& root : options_.local_roots) {
+      const auto base = std::filesystem::weakly_canonical(root, ec);
+      const auto rel = path.lexically_relative(base);
+      if (!rel.empty() && *rel.begin() != "..") under = true;
+    }
+    if (!under)
+      return invalid("repository '" + r.url +
+                     "': an agent may name a local repository only under the server's workspace roots");
+  }
+  return ok();
+}
+
 task<result<store::project_row>> work_service::update_project(store::project_patch patch) {
   if (patch.name) TETHER_CO_TRY(check_field("name", *patch.name, 200, true));
   if (patch.description) TETHER_CO_TRY(check_field("description", *patch.description, options_.max_text_bytes, false));
@@ -316,7 +339,7 @@ task<result<boost::json::object>> work_service::approval_payload(task_id id) {
   const auto* latest = latest_plan(*revisions);
   if (latest == nullptr) co_return invalid("the task has no plan yet: write one with write_plan first");
   co_return json::object{{"document", "plan"},      {"task_id", id.str()},          {"revision_id", latest->id.str()},
-                         {"number", latest->number}, {"content", latest->content}, {"continuation", "on_accept"}};
+                         {"number", latest->number}, {"content", latest->content}, {"continuation", "on_answer"}};
 }
 
 task<result<std::optional<store::interaction_row>>> work_service::open_confirmation(task_id id) {
@@ -350,7 +373,12 @@ task<result<void>> work_service::decide(interaction_id interaction, decision d) 
     co_return make_error(store::store_errc::conflict,
                          "the plan has changed since " + interaction.str() + " asked; the agent must ask again");
 
+  // The continuation policy: on_answer (the default) wakes the agent either
+  // way; on_accept only for an acceptance; never records the decision only.
+  const auto* policy = row->payload.is_object() ? row->payload.as_object().if_contains("continuation") : nullptr;
+  const std::string continuation = policy != nullptr && policy->is_string() ? std::string(policy->as_string()) : "";
   session::session_service::resolution r;
+  r.wake = continuation != "never" && (d.accept || continuation != "on_accept");
   if (!d.accept) {
     r.answer = json::object{{"accepted", false}, {"revision_id", latest->id.str()}, {"reason", d.reason}};
     r.call_result = fmt::format(

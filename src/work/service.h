@@ -3,11 +3,14 @@
 // call this; it writes the work layer's events into each task's own session
 // and drives that session through session::session_service.
 //
-//   work_service work(store, sessions, {.workspaces = data / "workspaces"});
-//   auto t = co_await work.create_task({.title = "fix the build", .message = "go"});   // starts it
-//   co_await work.send(t->id, {.prompt = "also the docs"});     // steers it while it runs
-//   auto plan = co_await work.write_plan(t->id, "1. …", base, "agent");
-//   co_await work.decide(interaction, {.accept = true});        // the plan handoff
+//   work_service work(store, sessions, options);
+//   task_request req;                                  // named: g++ 12 destroys a braced temporary
+//   req.title = "fix the build";                       // in a co_await expression twice
+//   req.message = "go";
+//   auto t = co_await work.create_task(std::move(req));            // starts it
+//   co_await work.send(t->task.id, std::move(steer));              // steers it while it runs
+//   auto plan = co_await work.write_plan(t->task.id, "1. …", base, "agent");
+//   co_await work.decide(interaction, std::move(accept));          // the plan handoff
 //
 // Tasks. create_task() writes session.created and task.created in one
 // commit: the task and its session (its conversation) exist together or
@@ -31,7 +34,9 @@
 // base is store_errc::conflict. request_approval() is what the agent's
 // request_plan_approval tool makes: a "confirmation" interaction bound to
 // the latest revision, {document, revision_id, number, content,
-// continuation: "on_accept"}. decide() answers it:
+// continuation: "on_answer"}. decide() answers it, waking the agent as the
+// continuation says (on_answer: either way; on_accept: only when accepted;
+// never: the decision is recorded and heard on the next run):
 //   accept  the revision is accepted (document.accepted), the task moves to
 //           in_progress, the session is reset and the implementation's first
 //           input — the accepted plan — is admitted, all in one commit with
@@ -51,7 +56,8 @@
 // commands changed: they run again) or replaced (repositories or strategy
 // changed), holding a clone of each of the project's repositories on its
 // branch (work/workspace.h). The decision, both fingerprint sets and what
-// was done are recorded as task.prepared before the message is admitted; a
+// was done (and the agent session the run starts from) are recorded as
+// task.prepared before the message is admitted; a
 // workspace that cannot be made (a clone fails) records nothing more and
 // fails the send (invalid_argument, git's or the command's last line).
 //
@@ -96,6 +102,13 @@ struct work_options {
   boost::asio::any_io_executor blocking;
   // The environment of git and the setup commands ("NAME=value"; PATH at least).
   std::vector<std::string> command_env;
+  // Where a project an agent creates may name local repositories (a path or
+  // file:// URL): under one of these (the server's workspace roots), so an
+  // agent cannot have Tether clone any repository of the machine into its
+  // workspace. Empty: agents may name no local repository.
+  std::vector<std::filesystem::path> local_roots;
+  // Child tasks one task may have (agents create them).
+  std::size_t max_children = 50;
 };
 
 struct task_request {
@@ -156,6 +169,10 @@ class work_service {
 
   // ---- projects ----
   task<result<store::project_row>> create_project(project_request req);
+  // What an agent's create_project may not do (see local_roots): ok, or
+  // invalid_argument naming the repository.
+  [[nodiscard]] result<void> check_agent_repositories(const std::vector<model::project_repository>& repos) const;
+  [[nodiscard]] const work_options& options() const { return options_; }
   task<result<store::project_row>> update_project(store::project_patch patch);
   task<result<store::project_row>> get_project(project_id id);
   task<result<std::vector<store::project_row>>> list_projects(std::size_t limit);

@@ -37,7 +37,7 @@ TEST(server_config, a_native_profile_names_its_provider_and_the_mocks_v1) {
   EXPECT_TRUE(has_line(c, "provider = \"anthropic\"")) << c;
   EXPECT_TRUE(has_line(c, "base_url = \"http://127.0.0.1:4000/v1\"")) << c;
   EXPECT_TRUE(has_line(c, "api_key_env = \"SOME_KEY\"")) << c;
-  EXPECT_TRUE(has_line(c, "workspace_roots = [\"/w\"]")) << c;
+  EXPECT_TRUE(has_line(c, "workspace_roots = [\"/w\", \"/repos\"]")) << c;  // the cell's repositories beside it
   EXPECT_EQ(c.find("idle_timeout_ms"), std::string::npos) << c;
 }
 

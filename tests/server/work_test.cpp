@@ -331,6 +331,22 @@ TEST(Work, AChangedModelOrInstructionsResetsTheTaskSessionWithThoseReasons) {
   EXPECT_EQ(c.session(session).at("generation").as_int64(), 1);
 }
 
+TEST(Work, AnAgentCannotHaveTetherCloneALocalRepositoryOutsideTheWorkspaceRoots) {
+  cluster c;
+  const auto outside = bare_repo(c.dir(), "secret", "main", "not for agents");
+  const std::string script = "Tool: create_project {\"name\":\"grab\",\"repositories\":[\"" + outside +
+                             "\"]}\nReply with exactly: TRIED";
+  const auto t = new_task(c, json::object{{"title", "grab"}, {"message", script}});
+  c.wait_idle(str(t, "session"));
+  EXPECT_EQ(c.last_answer(str(t, "session")), "TRIED");
+  bool refused = false;
+  for (const auto& m : c.messages(str(t, "session")))
+    if (str(m, "role") == "tool" && str(m, "text").find("only under the server's workspace roots") != std::string::npos)
+      refused = true;
+  EXPECT_TRUE(refused) << "the create_project call failed naming the rule";
+  EXPECT_TRUE(c.call("GET", "/v1/projects").json.at("projects").as_array().empty());
+}
+
 TEST(Work, TheApiRefusesStaleWritesBadMovesAndUnknownIds) {
   cluster c;
   const auto t = new_task(c, json::object{{"title", "refusals"}});

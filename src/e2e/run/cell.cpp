@@ -226,7 +226,10 @@ result<void> drive(cell_env& env, cell_result& r) {
 std::string server_config(const profile_def& p, const std::string& mock_url, const fs::path& workspace,
                           std::string_view cell) {
   std::string out = "# " + std::string(cell) + "\n";
-  out += "workspace_roots = [" + toml_string(workspace.string()) + "]\n";
+  // The cell's repositories (create_repositories) are a root too: an agent
+  // may name a local repository only under one.
+  out += "workspace_roots = [" + toml_string(workspace.string()) + ", " +
+         toml_string((workspace.parent_path() / "repos").string()) + "]\n";
   out += "[profiles.default]\n";
   out += "runtime = " + toml_string(p.runtime) + "\n";
   if (p.runtime == "native") out += "provider = " + toml_string(p.provider) + "\n";
