@@ -81,7 +81,7 @@ TEST_F(repository_suites, acp_codex_skips_exactly_the_cases_that_assert_usage_be
       EXPECT_NE(c.not_applicable.at("acp-codex").find("no token usage"), std::string::npos) << c.id;
     }
   EXPECT_EQ(skipped, 3U);
-  EXPECT_EQ(native, 2U) << "task-work's ask-mode and config-freshness";
+  EXPECT_EQ(native, 1U) << "task-work's config-freshness";
 }
 
 TEST_F(repository_suites, the_warm_kinds_run_every_case_the_per_turn_kinds_run) {

@@ -147,7 +147,8 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   in.prompt = render_prompt(ctx, kind);
   if (can_resume(ctx, kind)) in.resume = ctx.binding->external_session_id;
   in.endpoint = o_.endpoint;
-  in.settings = &o_.settings;
+  const auto settings = rec->settings_for(o_.settings);  // lives until the turn returns
+  in.settings = &settings;
   if (o_.bridge != nullptr) {
     std::weak_ptr<turn_recorder> weak = rec;
     ticket = o_.bridge->open(ex, rec->tool_specs(),

@@ -160,6 +160,14 @@ std::vector<tool_spec> turn_recorder::tool_specs() const {
   return out;
 }
 
+config::agent_settings turn_recorder::settings_for(const config::agent_settings& settings) const {
+  config::agent_settings out = settings;
+  if (work_ != nullptr && task_ && work::tools_for(*task_).read_only &&
+      out.permissions == config::agent_permissions::approve_all)
+    out.permissions = config::agent_permissions::approve_reads;
+  return out;
+}
+
 asio::awaitable<tool_reply> turn_recorder::call(std::string tool, json::value args) {
   if (tool == "ask_user" || work_ == nullptr || !task_ || !work::is_work_tool(tool))
     co_return co_await ask_user(std::move(tool), std::move(args));

@@ -48,6 +48,9 @@ struct warm_process {
   session_id session;
   std::int64_t generation = 0;
 
+  // The profile's settings as this process runs with them (its task's mode
+  // may make them read-only); outlives conn, which points at them.
+  config::agent_settings settings;
   // On the strand:
   std::unique_ptr<process::child> proc;
   std::unique_ptr<agent_connection> conn;

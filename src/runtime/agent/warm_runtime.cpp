@@ -143,7 +143,7 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
   in.workspace = dirs.workspace;
   in.resume = resume;
   in.endpoint = o_.endpoint;
-  in.settings = &o_.settings;
+  in.settings = &p->settings;
   if (o_.bridge != nullptr) {
     std::weak_ptr<warm_process> weak = p;
     p->ticket = o_.bridge->open(p->strand, std::move(tools),
@@ -174,7 +174,7 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
   spdlog::debug("agent: {} process of {} runs as pid {}{}", dialect_->kind(), p->session.str(), p->pid,
                 resume ? " (resuming " + *resume + ")" : std::string());
   connect_options co;
-  co.settings = &o_.settings;
+  co.settings = &p->settings;
   co.workspace = dirs.workspace;
   co.model = o_.endpoint.model;
   co.mcp = in.mcp;
@@ -244,6 +244,7 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
     std::optional<std::string> resume;
     if (can_resume(ctx, kind)) resume = ctx.binding->external_session_id;
     asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
+    p->settings = rec->settings_for(o_.settings);
     auto launch = [this, p, d = *dirs, resume, tools = rec->tool_specs()](warm_process&) {
       return start(p, d, resume, tools);
     };
@@ -255,6 +256,7 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
       p = co_await registry_->open(ctx.session, ctx.generation, host->stop_token());
       if (!p) co_return rec->interrupted();
       asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
+      p->settings = rec->settings_for(o_.settings);
       auto relaunch = [this, p, d = *dirs, tools = rec->tool_specs()](warm_process&) {
         return start(p, d, std::nullopt, tools);
       };
