@@ -208,13 +208,16 @@ boost::asio::awaitable<work_tool_outcome> agent_tools::run(store::task_row t, st
       patch.status = *s;
     }
     std::string done;
+    if (finishing) {  // the status and the summary in one commit
+      if (!patch.status || (*patch.status != model::task_status::done && *patch.status != model::task_status::blocked &&
+                            *patch.status != model::task_status::in_review))
+        co_return failed("finish needs a status: done, blocked or in_review");
+      auto moved = co_await work.finish(t.id, *patch.status, "agent", std::move(*note));
+      if (!moved) co_return failed(describe_error(moved.error()));
+      co_return succeeded(fmt::format("The task is now {}. Summary recorded.", model::to_string(moved->status)));
+    }
     if (patch.status && *patch.status != t.status) {
-      // finish takes the shortest way through the lifecycle; update_task one step.
-      result<store::task_row> moved = make_error(util_errc::invalid_argument, "not moved");
-      if (finishing)  // not a ?: of two co_awaits, which g++ 12 miscompiles
-        moved = co_await work.finish(t.id, *patch.status, "agent");
-      else
-        moved = co_await work.update_task(t.id, std::move(patch));
+      auto moved = co_await work.update_task(t.id, std::move(patch));  // one step of the lifecycle
       if (!moved) co_return failed(describe_error(moved.error()));
       done = fmt::format("The task is now {}.", model::to_string(moved->status));
     }

@@ -252,14 +252,17 @@ task<result<store::task_row>> work_service::update_task(task_id id, task_patch p
   co_return co_await task_row(id);
 }
 
-task<result<store::task_row>> work_service::finish(task_id id, model::task_status to, std::string actor) {
+task<result<store::task_row>> work_service::finish(task_id id, model::task_status to, std::string actor,
+                                                   std::string summary) {
+  TETHER_CO_TRY(check_field("summary", summary, options_.max_text_bytes, false));
   auto t = co_await task_row(id);
   if (!t) co_return t.error();
-  if (t->status == to) co_return t;
-  if (!path_to(t->status, to))
+  if (t->status != to && !path_to(t->status, to))
     co_return invalid(fmt::format("a task in {} cannot get to {}", model::to_string(t->status), model::to_string(to)));
   std::vector<model::payload> moves;
   append_moves(moves, t->status, to, actor, "");
+  if (!blank(summary)) moves.emplace_back(model::task_commented{comment_id::generate(), actor, std::move(summary)});
+  if (moves.empty()) co_return t;
   store::append_request append{t->session, std::move(moves), std::nullopt, 0};
   auto written = co_await store_.append(std::move(append));
   if (!written) co_return written.error();

@@ -191,8 +191,9 @@ class work_service {
   task<result<std::vector<store::task_row>>> list_tasks(store::task_filter filter);
   task<result<store::task_row>> update_task(task_id id, task_patch patch);
   // Moves the task to `to` the shortest way through the lifecycle (one event
-  // per step, one commit): invalid_argument when there is no way.
-  task<result<store::task_row>> finish(task_id id, model::task_status to, std::string actor);
+  // per step) and adds `summary` as a comment, in one commit: whoever sees
+  // the final status sees the summary. invalid_argument when there is no way.
+  task<result<store::task_row>> finish(task_id id, model::task_status to, std::string actor, std::string summary = {});
   task<result<store::comment_row>> comment(task_id id, std::string author, std::string text);
   task<result<session::admission>> send(task_id id, session::input_request req);
 

@@ -73,7 +73,8 @@ run task approve "$task"
 grep -q "approved the plan of $task" <<<"$out" || fail "approve printed: $out"
 for _ in $(seq 1 200); do
   run task show "$task" --json
-  python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); sys.exit(0 if d["task"]["status"]=="done" else 1)' <<<"$out" && break
+  python3 -c 'import json,sys; d=json.loads(sys.stdin.read())
+sys.exit(0 if d["task"]["status"]=="done" and all(r["status"]=="finished" for r in d["runs"]) else 1)' <<<"$out" && break
   sleep 0.05
 done
 python3 - "$out" <<'PY' || fail "task show --json: $out"

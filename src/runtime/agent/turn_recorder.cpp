@@ -162,7 +162,9 @@ std::vector<tool_spec> turn_recorder::tool_specs() const {
 
 config::agent_settings turn_recorder::settings_for(const config::agent_settings& settings) const {
   config::agent_settings out = settings;
-  if (work_ != nullptr && task_ && work::tools_for(*task_).read_only &&
+  // Ask mode only: under codex's read-only sandbox the planning tools
+  // (write_plan through `tether mcp`) are refused too.
+  if (work_ != nullptr && task_ && task_->mode == model::work_mode::ask &&
       out.permissions == config::agent_permissions::approve_all)
     out.permissions = config::agent_permissions::approve_reads;
   return out;

@@ -72,10 +72,11 @@ class turn_recorder {
   void set_task(work::agent_tools* tools, std::optional<store::task_row> task);
   // What `tether mcp` lists: ask_user, then the task's work tools.
   [[nodiscard]] std::vector<tool_spec> tool_specs() const;
-  // `settings` as this turn's agent runs with them: a task in ask mode, or
-  // planning before its plan is accepted, may only read (approve_reads, or
-  // deny_all when the profile says so) — the agent's own file and shell
-  // tools are refused by the agent's permission policy.
+  // `settings` as this turn's agent runs with them: a task in ask mode may
+  // only read (approve_reads, or deny_all when the profile says so) — the
+  // agent's own file and shell tools are refused by its permission policy.
+  // Planning before acceptance is not restricted for agent programs (codex's
+  // read-only sandbox refuses its MCP calls too).
   [[nodiscard]] config::agent_settings settings_for(const config::agent_settings& settings) const;
   // A call through `tether mcp`: ask_user, or a work tool of the task,
   // recorded as an agent tool call (tool.called before it runs, then its
