@@ -6,13 +6,13 @@
 
 namespace tether::store::sqlite {
 
-namespace {
-
-result<bool> exists(connection& db, std::string_view sql, std::string_view id) {
+result<bool> row_exists(connection& db, std::string_view sql, std::string_view id) {
   auto q = db.prepare(sql);
   q.bind(id);
   return q.step();
 }
+
+namespace {
 
 // The owner and status of a row looked up by id (`sql` selects session_id,
 // status and, for inputs, prompt).
@@ -49,7 +49,7 @@ result<std::optional<session_head>> sqlite_rows::load_session(const session_id& 
 }
 
 result<bool> sqlite_rows::session_exists(const session_id& s) {
-  return exists(*db_, "SELECT 1 FROM sessions WHERE id = ?", s.str());
+  return row_exists(*db_, "SELECT 1 FROM sessions WHERE id = ?", s.str());
 }
 
 result<std::int64_t> sqlite_rows::insert_session(const session_id& s, const model::session_created& p, time_ms at) {
@@ -124,7 +124,7 @@ result<void> sqlite_rows::insert_message(const session_id& s, const new_message&
 }
 
 result<bool> sqlite_rows::message_id_used(std::string_view id) {
-  return exists(*db_, "SELECT 1 FROM messages WHERE id = ? AND role IN ('user', 'assistant')", id);
+  return row_exists(*db_, "SELECT 1 FROM messages WHERE id = ? AND role IN ('user', 'assistant')", id);
 }
 
 result<std::optional<input_id_use>> sqlite_rows::input_id_in_use(const input_id& id) {
@@ -142,7 +142,7 @@ result<std::optional<input_id_use>> sqlite_rows::input_id_in_use(const input_id&
 }
 
 result<bool> sqlite_rows::input_exists(std::string_view id) {
-  return exists(*db_, "SELECT 1 FROM inputs WHERE id = ?", id);
+  return row_exists(*db_, "SELECT 1 FROM inputs WHERE id = ?", id);
 }
 
 result<void> sqlite_rows::insert_input(const session_id& s, const model::input_admitted& p, std::int64_t seq) {
@@ -190,7 +190,7 @@ result<void> sqlite_rows::set_open_step(const std::string& execution, std::optio
 }
 
 result<bool> sqlite_rows::call_exists(const call_id& id) {
-  return exists(*db_, "SELECT 1 FROM tool_calls WHERE id = ?", id.str());
+  return row_exists(*db_, "SELECT 1 FROM tool_calls WHERE id = ?", id.str());
 }
 
 result<void> sqlite_rows::insert_call(const session_id& s, const std::optional<std::string>& execution,
@@ -210,7 +210,7 @@ result<void> sqlite_rows::settle_call(const call_id& id, std::string_view status
 }
 
 result<bool> sqlite_rows::interaction_exists(const interaction_id& id) {
-  return exists(*db_, "SELECT 1 FROM interactions WHERE id = ?", id.str());
+  return row_exists(*db_, "SELECT 1 FROM interactions WHERE id = ?", id.str());
 }
 
 result<void> sqlite_rows::insert_interaction(const session_id& s, const model::interaction_requested& p,

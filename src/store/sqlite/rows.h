@@ -91,6 +91,9 @@ class sqlite_rows final : public write_rows {
   const tether::clock& clock_;
 };
 
+// Whether `sql` (one `?`, bound to `id`) returns a row: the existence checks.
+result<bool> row_exists(connection& db, std::string_view sql, std::string_view id);
+
 // A project's stored repositories (JSON text); corrupt when they do not read back.
 result<std::vector<model::project_repository>> decode_repositories(std::string_view project, std::string_view text);
 // Its setup commands (a JSON array of strings); corrupt when they do not read back.

@@ -7,12 +7,6 @@ namespace tether::store::sqlite {
 
 namespace {
 
-result<bool> exists(connection& db, std::string_view sql, std::string_view id) {
-  auto q = db.prepare(sql);
-  q.bind(id);
-  return q.step();
-}
-
 std::optional<std::string> nonempty(const std::string& s) {
   return s.empty() ? std::nullopt : std::optional<std::string>(s);
 }
@@ -30,7 +24,7 @@ result<std::optional<task_head>> sqlite_rows::task_of(const session_id& s) {
   return std::optional<task_head>(task_head{task_id::trusted(q.text(0)), *status});
 }
 
-result<bool> sqlite_rows::task_exists(const task_id& t) { return exists(*db_, "SELECT 1 FROM tasks WHERE id = ?", t.str()); }
+result<bool> sqlite_rows::task_exists(const task_id& t) { return row_exists(*db_, "SELECT 1 FROM tasks WHERE id = ?", t.str()); }
 
 result<void> sqlite_rows::insert_task(const session_id& s, const model::task_created& p, time_ms at) {
   const model::stamp_change st = model::stamp(model::task_status::backlog, p.status);
@@ -75,7 +69,7 @@ result<void> sqlite_rows::set_task_status(const task_id& t, model::task_status t
 }
 
 result<bool> sqlite_rows::comment_exists(const comment_id& c) {
-  return exists(*db_, "SELECT 1 FROM task_comments WHERE id = ?", c.str());
+  return row_exists(*db_, "SELECT 1 FROM task_comments WHERE id = ?", c.str());
 }
 
 result<void> sqlite_rows::insert_comment(const task_id& t, const model::task_commented& p, std::int64_t seq,
@@ -97,7 +91,7 @@ result<std::optional<revision_head>> sqlite_rows::latest_revision(const task_id&
 }
 
 result<bool> sqlite_rows::revision_exists(const revision_id& r) {
-  return exists(*db_, "SELECT 1 FROM documents WHERE revision_id = ?", r.str());
+  return row_exists(*db_, "SELECT 1 FROM documents WHERE revision_id = ?", r.str());
 }
 
 result<bool> sqlite_rows::revision_of(const revision_id& r, const task_id& t, const std::string& document) {
