@@ -22,6 +22,7 @@ struct common_args {
   std::string token;
   std::string data;
   std::string config;
+  std::string store;  // doctor: the store to check (default: the config's)
   bool json = false;
 
   [[nodiscard]] output_format format() const { return json ? output_format::json : output_format::text; }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cmath>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -34,6 +35,7 @@
 #include "cli/common.h"
 #include "cli/version.h"
 #include "config/config.h"
+#include "store/postgres/postgres_store.h"
 #include "process/run_to_end.h"
 #include "runtime/agent/programs.h"
 #include "runtime/native/tools/sandbox.h"
@@ -307,6 +309,43 @@ void check_profiles(std::vector<check>& out, const config::settings& settings) {
   }
 }
 
+// The configured store: SQLite (nothing to reach), or a PostgreSQL database:
+// the connection, the schema version and the database's clock against ours.
+void check_store(std::vector<check>& out, const std::string& setting) {
+  if (setting.empty() || setting == "sqlite") {
+    out.push_back({"store", status::ok, "SQLite in the data directory"});
+    return;
+  }
+  if (!store::is_postgres_url(setting)) {
+    out.push_back({"store", status::broken, "store must be \"sqlite\" or a postgres:// URL"});
+    return;
+  }
+  const auto where = store::redacted_url(setting);
+  auto c = store::check_postgres(setting);
+  if (!c) {
+    out.push_back({"store", status::broken, c.error().message});
+    return;
+  }
+  out.push_back({"store", status::ok, fmt::format("PostgreSQL {} at {}", c->server_version, where)});
+  const int mine = store::postgres_schema_version();
+  if (c->schema_version > mine)
+    out.push_back({"store schema", status::broken,
+                   fmt::format("version {} is newer than this Tether's ({}): upgrade Tether", c->schema_version, mine)});
+  else if (c->schema_version == 0)
+    out.push_back({"store schema", status::ok, "none yet: the first `serve` creates it"});
+  else
+    out.push_back({"store schema", status::ok,
+                   fmt::format("version {}{}", c->schema_version,
+                               c->schema_version < mine ? fmt::format(" (the next `serve` migrates it to {})", mine)
+                                                        : std::string())});
+  // Leases use the database's clock, so skew does not break them; a large
+  // one still makes logs and event times confusing to read.
+  const auto skew = std::abs(c->clock_skew_ms);
+  out.push_back({"store clock", skew > 5'000 ? status::warn : status::ok,
+                 fmt::format("the database's clock is {} ms {} this machine's", skew,
+                             c->clock_skew_ms >= 0 ? "ahead of" : "behind")});
+}
+
 int run_doctor(const common_args& args, bool all_runtimes) {
   std::vector<check> out;
   out.push_back({"tether", status::ok, version_line()});
@@ -347,6 +386,7 @@ int run_doctor(const common_args& args, bool all_runtimes) {
   check_sandbox(out, settings ? &*settings : nullptr);
   check_server(out, args);
   out.push_back({"sqlite", status::ok, fmt::format("{} (linked)", sqlite3_libversion())});
+  check_store(out, !args.store.empty() ? args.store : settings ? settings->store : std::string());
   const bool agents = check_agents(out, settings ? &*settings : nullptr, all_runtimes);
   check_program(out, "node", "the agent CLIs need it", agents);
   check_program(out, "npm", "installs the agent CLIs", agents);
@@ -372,6 +412,7 @@ void add_doctor_command(CLI::App& app, int& exit_code) {
   auto all = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("doctor", "Check what is installed, configured and reachable");
   add_common_options(*cmd, *args);
+  cmd->add_option("--store", args->store, "the store to check (a postgres:// URL; default: the config's store)");
   cmd->add_flag("--all-runtimes", *all,
                 "Run a turn through every installed agent runtime, not only the ones a profile uses");
   cmd->callback([args, all, &exit_code] { exit_code = run_doctor(*args, *all); });

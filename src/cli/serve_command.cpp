@@ -38,6 +38,7 @@ namespace fs = std::filesystem;
 struct serve_args {
   std::string config;
   std::string data;
+  std::string store;
   std::string listen = "127.0.0.1:7420";
   std::string node = "serve";
   std::size_t max_body_bytes = 1U << 20U;
@@ -92,6 +93,7 @@ int serve(const serve_args& args) {
   node::node_options o;
   o.config = args.config;
   o.data_dir = args.data;
+  o.store = args.store;
   o.name = args.node;
   o.note = [](const std::string& line) { spdlog::info("serve: {}", line); };
   auto opened = node::node::open(o);
@@ -172,8 +174,13 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("serve", "Run the HTTP API until SIGTERM or SIGINT");
   cmd->add_option("--config", args->config, "the TOML configuration (default: $TETHER_CONFIG, else built-in defaults)");
   cmd->add_option("--data", args->data, "data directory (default: the config's data_dir, else ./tether-data)");
+  cmd->add_option("--store", args->store,
+                  "the event store: a PostgreSQL URL (postgres://…) shared with other nodes (default: the config's "
+                  "store, else SQLite in the data directory)");
   cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0 picks a free one)")->capture_default_str();
-  cmd->add_option("--node", args->node, "this node's name for leases (unique among live servers on one store)")
+  cmd->add_option("--node", args->node,
+                  "this node's name for leases (unique among live servers on one store; on a shared store the default "
+                  "is the host's name)")
       ->capture_default_str();
   cmd->add_option("--max-body-bytes", args->max_body_bytes, "request bodies larger than this get 413")
       ->capture_default_str();

@@ -394,11 +394,27 @@ result<settings> parse(std::string_view toml_text) {
   } catch (const toml::parse_error& e) {
     return bad(fmt::format("line {}, column {}: {}", e.source().begin.line, e.source().begin.column, e.description()));
   }
-  TETHER_TRY(only_keys(doc, "the file", {"data_dir", "profiles", "prices", "workspace_roots"}));
+  TETHER_TRY(only_keys(doc, "the file", {"data_dir", "store", "leases", "profiles", "prices", "workspace_roots"}));
   settings s;
   auto data_dir = text(doc, "the file", "data_dir", "");
   if (!data_dir) return data_dir.error();
   s.data_dir = *data_dir;
+  auto store = text(doc, "the file", "store", "");
+  if (!store) return store.error();
+  s.store = *store;
+  if (const auto* node = doc.get("leases")) {
+    const auto* t = node->as_table();
+    if (t == nullptr) return bad("[leases] must be a table");
+    TETHER_TRY(only_keys(*t, "leases", {"ttl_ms", "renew_ms", "scan_ms"}));
+    auto ttl = integer(*t, "leases", "ttl_ms", s.leases.ttl_ms, 500);
+    if (!ttl) return ttl.error();
+    auto renew = integer(*t, "leases", "renew_ms", *ttl / 3, 100);
+    if (!renew) return renew.error();
+    if (*renew >= *ttl) return bad("leases.renew_ms must be less than leases.ttl_ms");
+    auto scan = integer(*t, "leases", "scan_ms", 0, 0);
+    if (!scan) return scan.error();
+    s.leases = {*ttl, *renew, *scan};
+  }
   auto roots = workspace_roots(doc);
   if (!roots) return roots.error();
   s.workspace_roots = std::move(*roots);

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <filesystem>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -114,8 +115,21 @@ struct profile {
   [[nodiscard]] bool scripted() const { return scripted_model; }
 };
 
+// How long a node's claim on a session lasts without renewal, how often it
+// renews it, and how often it looks for sessions of dead nodes (0: the
+// node's default, 15 s on SQLite, 1 s on a shared store).
+struct lease_settings {
+  std::int64_t ttl_ms = 30'000;
+  std::int64_t renew_ms = 10'000;
+  std::int64_t scan_ms = 0;
+};
+
 struct settings {
   std::string data_dir;  // empty: default_data_dir()
+  // The event store: empty for SQLite in the data directory, or a
+  // PostgreSQL URL (postgres://…) shared by several nodes.
+  std::string store;
+  lease_settings leases;
   // Directories a session's workspace must lie under; absent: the server's
   // defaults (the data directory's workspaces/ and the directory it was
   // started in). An empty array allows only the default workspace.

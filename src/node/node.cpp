@@ -1,6 +1,9 @@
 #include "node/node.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -24,6 +27,7 @@
 #include "runtime/native/tools/process_records.h"
 #include "runtime/native/tools/sandbox.h"
 #include "runtime/registry.h"
+#include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
 #include "work/agent_tools.h"
 #include "work/service.h"
@@ -297,6 +301,39 @@ struct node::impl {
   }
 };
 
+namespace {
+
+// The store a node uses: SQLite in its data directory (no setting, or
+// "sqlite"), or a PostgreSQL database shared with other nodes.
+result<std::unique_ptr<store::event_store>> open_store(const std::string& setting, const fs::path& data) {
+  if (setting.empty() || setting == "sqlite") {
+    store::sqlite_options so;
+    so.path = (data / "tether.db").string();
+    return store::open_sqlite_store(so);
+  }
+  if (store::is_postgres_url(setting)) {
+    store::postgres_options po;
+    po.url = setting;
+    return store::open_postgres_store(po);
+  }
+  return make_error(util_errc::invalid_argument,
+                    "store must be \"sqlite\" or a PostgreSQL URL (postgres://…), not \"" +
+                        store::redacted_url(setting) + "\"");
+}
+
+// Leases are owned by "<name>/<incarnation>", and a lease of another
+// incarnation of the same name counts as dead: on a shared store the
+// default name ("node", or serve's "serve") must differ between machines,
+// so there it is the host's name.
+std::string node_name(const std::string& wanted, bool shared) {
+  if (!shared || (wanted != "node" && wanted != "serve")) return wanted;
+  std::array<char, 256> host{};
+  if (::gethostname(host.data(), host.size() - 1) != 0 || host[0] == '\0') return wanted;
+  return std::string(host.data());
+}
+
+}  // namespace
+
 node::node(std::unique_ptr<impl> i) : impl_(std::move(i)) {}
 
 node::~node() { close(); }
@@ -345,17 +382,26 @@ result<std::unique_ptr<node>> node::open(node_options o) {
     if (auto r = i->add_profile(o, prof); !r) return r.error();
   }
 
-  store::sqlite_options so;
-  so.path = (i->data / "tether.db").string();
-  auto st = store::open_sqlite_store(so);
+  const std::string store_setting = !o.store.empty() ? o.store : i->settings.store;
+  auto st = open_store(store_setting, i->data);
   if (!st) return st.error();
   i->store = std::move(st).value();
+  const bool shared = i->store->shared();
   kill_leftovers(i->data / "run" / "procs");
 
   i->guard.emplace(i->io.get_executor());
   for (int t = 0; t < std::max(1, o.threads); ++t) i->threads.emplace_back([io = &i->io] { io->run(); });
+  session::session_options so;
+  so.lease_ttl_ms = i->settings.leases.ttl_ms;
+  so.lease_renew_ms = i->settings.leases.renew_ms;
+  // On a shared store a dead node's sessions are looked for every second,
+  // so they are taken over within the lease period and a second.
+  so.recovery_interval_ms = i->settings.leases.scan_ms > 0 ? i->settings.leases.scan_ms
+                            : shared                        ? 1'000
+                                                            : so.recovery_interval_ms;
   i->service = std::make_unique<session::session_service>(i->io.get_executor(), *i->store, i->runtimes, real_clock(),
-                                                          session::make_node_identity(o.name));
+                                                          session::make_node_identity(node_name(o.name, shared)),
+                                                          so);
   work::work_options wo;
   wo.workspaces = i->data / "workspaces";
   wo.profile_config = [settings = &i->settings](std::string_view name) {

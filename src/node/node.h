@@ -61,6 +61,7 @@ namespace tether::node {
 struct node_options {
   std::string config;         // TOML file; empty: $TETHER_CONFIG, else built-in defaults
   std::string data_dir;       // empty: the config's data_dir, else config::default_data_dir()
+  std::string store;          // empty: the config's store, else SQLite in the data directory
   std::string name = "node";  // node name for leases (unique among live processes)
   int threads = 2;            // io_context threads
   // Set: only this profile is loaded (an unknown name is an error).

@@ -5,6 +5,8 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -108,6 +110,13 @@ std::size_t session_service::resume_waiters(const session_id& s) const { return 
 task<result<recovery_report>> session_service::start() {
   // Recovery may run turns at once: the runtime starts first.
   if (auto started = co_await impl_->rt.start(); !started) co_return started.error();
+  // Other nodes' inputs, answers and interrupts for the sessions this node
+  // runs or may run (a shared store only). Set before the recovery scan, so
+  // nothing committed after it is missed.
+  if (impl_->store.shared())
+    impl_->store.watch_foreign([this](const store::event_store::foreign_change& c) {
+      asio::post(impl_->executor, [this, c] { on_foreign(c); });
+    });
   auto report = co_await recover();
   if (report && impl_->options.recovery_interval_ms > 0) {
     impl_->scanning = true;
@@ -122,6 +131,7 @@ task<result<recovery_report>> session_service::start() {
 
 task<void> session_service::stop() {
   if (impl_->stopping.exchange(true)) co_return;
+  if (impl_->store.shared()) impl_->store.watch_foreign(nullptr);
   if (impl_->scanning) {
     asio::post(impl_->scan_timer.get_executor(), [this] { impl_->scan_timer.cancel(); });
     co_await impl_->scan_done->async_receive(asio::as_tuple(asio::use_awaitable));
@@ -278,8 +288,50 @@ task<result<wake_status>> session_service::resume_if_work(session_id s) {
 }
 
 task<result<interrupt_ack>> session_service::interrupt(session_id s) {
-  TETHER_CO_TRY(co_await impl_->live_session(s));
-  co_return impl_->coord.interrupt(s);
+  auto row = co_await impl_->live_session(s);
+  if (!row) co_return row.error();
+  auto ack = impl_->coord.interrupt(s);
+  // Running on another node sharing the store: that node stops it.
+  if (!ack.was_active && impl_->store.shared() && row->open_execution) {
+    impl_->store.signal(s, "interrupt");
+    ack.was_active = true;
+  }
+  co_return ack;
+}
+
+void session_service::on_foreign(const store::event_store::foreign_change& c) {
+  if (impl_->stopping) return;
+  if (c.session.empty()) {
+    // Notifications may have been missed: a scan finds what needs a run.
+    asio::co_spawn(
+        impl_->executor,
+        [this]() -> task<void> {
+          auto r = co_await recover();
+          if (!r) spdlog::warn("recovery scan after a resync failed: {}", r.error().describe());
+        },
+        asio::detached);
+    return;
+  }
+  if (c.control == "interrupt") {
+    if (impl_->coord.active(c.session)) (void)impl_->coord.interrupt(c.session);
+    return;
+  }
+  if (!c.wakes) return;
+  // Running here: the doorbell makes the turn see the steer or the answer.
+  if (impl_->coord.active(c.session)) {
+    impl_->coord.wake(c.session);
+    return;
+  }
+  // Idle here: run it if it has work (the drain's lease claim fails when
+  // another node runs it already).
+  asio::co_spawn(
+      impl_->executor,
+      [this, s = c.session]() -> task<void> {
+        auto snap = co_await impl_->store.snapshot(s);
+        if (!snap || snap->session.open_execution || !snap->pending_interactions.empty()) co_return;
+        if (snap->session.continuation_pending || !snap->pending_inputs.empty()) impl_->coord.wake(s);
+      },
+      asio::detached);
 }
 
 task<result<void>> session_service::reset(session_id s) {

@@ -148,6 +148,10 @@ class session_service {
   [[nodiscard]] std::size_t resume_waiters(const session_id& s) const;
 
  private:
+  // What another node sharing the store did (event_store::watch_foreign),
+  // on the node's executor.
+  void on_foreign(const store::event_store::foreign_change& c);
+
   struct impl;
   std::unique_ptr<impl> impl_;
 };

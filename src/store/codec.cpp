@@ -39,4 +39,34 @@ result<model::usage> parse_usage(std::string_view text, std::string_view what) {
   return u;
 }
 
+std::string encode_setup(const std::vector<std::string>& setup) {
+  boost::json::array a;
+  for (const auto& c : setup) a.emplace_back(c);
+  return boost::json::serialize(a);
+}
+
+result<std::vector<std::string>> decode_setup(std::string_view project, std::string_view text) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(text, ec);
+  if (ec || !v.is_array())
+    return make_error(store_errc::corrupt, "project " + std::string(project) + ": setup is not a JSON array");
+  std::vector<std::string> out;
+  for (const auto& c : v.as_array()) {
+    if (!c.is_string())
+      return make_error(store_errc::corrupt, "project " + std::string(project) + ": a setup command is not a string");
+    out.emplace_back(c.as_string());
+  }
+  return out;
+}
+
+result<std::vector<model::project_repository>> decode_repositories(std::string_view project, std::string_view text) {
+  boost::system::error_code ec;
+  auto v = boost::json::parse(text, ec);
+  if (ec) return make_error(store_errc::corrupt, "project " + std::string(project) + ": repositories are not JSON");
+  auto repos = model::repositories_from_json(v);
+  if (!repos)
+    return make_error(store_errc::corrupt, "project " + std::string(project) + ": " + repos.error().message);
+  return repos;
+}
+
 }  // namespace tether::store

@@ -8,10 +8,12 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json/value.hpp>
 
 #include "model/events.h"
+#include "model/task.h"
 #include "util/result.h"
 
 namespace tether::store {
@@ -27,5 +29,11 @@ result<model::payload> decode_payload(std::string_view type, int version, std::s
 
 std::string usage_text(const model::usage& u);
 result<model::usage> parse_usage(std::string_view text, std::string_view what);
+
+// A project's stored repositories (JSON text); corrupt when they do not read back.
+result<std::vector<model::project_repository>> decode_repositories(std::string_view project, std::string_view text);
+// Its setup commands (a JSON array of strings); corrupt when they do not read back.
+result<std::vector<std::string>> decode_setup(std::string_view project, std::string_view text);
+std::string encode_setup(const std::vector<std::string>& setup);
 
 }  // namespace tether::store

@@ -92,6 +92,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -267,6 +268,32 @@ class event_store {
   virtual task<result<std::vector<revision_row>>> list_revisions(task_id t) = 0;
   // What was decided before each of its runs (task.prepared), in order.
   virtual task<result<std::vector<preparation_row>>> list_preparations(task_id t) = 0;
+
+  // ---- several processes on one store (a database server backend) ----
+  // What another process sharing this store did: committed events of
+  // `session` up to `seq` (`wakes`: among them an event that may give a
+  // session work: an input, an answer, a reset), or a control message
+  // (`control`, e.g. "interrupt"). A resync (empty session) says changes may
+  // have been missed (the backend lost its connection): look again.
+  struct foreign_change {
+    session_id session;
+    event_seq seq;
+    bool wakes = false;
+    std::string control;
+  };
+  // `watcher` is called on a thread of the store for every foreign change
+  // (it must only post work). Session tails need no watcher: they see
+  // foreign events by themselves. A store no other process shares never
+  // calls it. One watcher; set it before start, nullptr removes it.
+  virtual void watch_foreign(std::function<void(const foreign_change&)> watcher) { (void)watcher; }
+  // Sends a control message about `s` to the other processes' watchers
+  // (best effort, not durable). No-op when no other process shares the store.
+  virtual void signal(session_id s, std::string control) {
+    (void)s;
+    (void)control;
+  }
+  // Whether other processes may share this store.
+  [[nodiscard]] virtual bool shared() const { return false; }
 
   // Whether writes are taken now (see Storage failures). Thread-safe and
   // cheap: no I/O. A store that cannot fail this way reports ok.

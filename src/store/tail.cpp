@@ -1,6 +1,7 @@
 #include "store/tail.h"
 
 #include <algorithm>
+#include <limits>
 #include <deque>
 
 #include <spdlog/spdlog.h>
@@ -93,6 +94,16 @@ struct tail_state {
     if (buffer.size() < capacity && bytes + more <= max_bytes) return false;
     overflow();
     return true;
+  }
+
+  // Under mu: durable events up to `seq` were committed elsewhere (another
+  // process sharing the store); unless delivered already, read them from
+  // the store. Returns the waiter to wake, if any.
+  completion<bool> behind(std::int64_t seq) {
+    if (closed || seq <= last_delivered) return {};
+    catch_up = true;
+    ++epoch;
+    return std::move(waiter);
   }
 
   // Under mu; returns the waiter to wake (outside the lock), if any.
@@ -447,6 +458,33 @@ void tail_hub::publish_durable(const std::vector<model::event>& events) {
         if (auto w = st->push(tail_item{e, true}, sizes[i])) wake.push_back(std::move(w));
       }
     }
+  }
+  for (auto& w : wake) w(true);
+}
+
+void tail_hub::foreign_commit(const session_id& s, std::int64_t seq) {
+  std::vector<completion<bool>> wake;
+  {
+    std::lock_guard lock(mu_);
+    const auto it = tails_.find(s.str());
+    if (it == tails_.end()) return;
+    for (const auto& st : it->second) {
+      std::lock_guard tail_lock(st->mu);
+      if (auto w = st->behind(seq)) wake.push_back(std::move(w));
+    }
+  }
+  for (auto& w : wake) w(true);
+}
+
+void tail_hub::foreign_resync() {
+  std::vector<completion<bool>> wake;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [session, tails] : tails_)
+      for (const auto& st : tails) {
+        std::lock_guard tail_lock(st->mu);
+        if (auto w = st->behind(std::numeric_limits<std::int64_t>::max())) wake.push_back(std::move(w));
+      }
   }
   for (auto& w : wake) w(true);
 }

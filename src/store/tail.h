@@ -82,6 +82,14 @@ class tail_hub : public std::enable_shared_from_this<tail_hub> {
   // Committed events, in commit order.
   void publish_durable(const std::vector<model::event>& events);
   void publish_ephemeral(const session_id& s, model::payload p);
+  // Durable events of `s` up to `seq` committed by another process sharing
+  // the store: the session's tails that have not delivered them read them
+  // from the store (in order, as after an overflow).
+  void foreign_commit(const session_id& s, std::int64_t seq);
+  // Another process's commits may have been missed: every session tail
+  // reads the store again.
+  void foreign_resync();
+
   // See Order above. Every hold() needs its release().
   void hold(const session_id& s);
   void release(const session_id& s);

@@ -43,6 +43,9 @@ class forwarding_store : public store::event_store {
     return inner_->tail(std::move(s), after);
   }
   std::unique_ptr<store::event_tail> tail_all(std::size_t buffer) override { return inner_->tail_all(buffer); }
+  void watch_foreign(std::function<void(const foreign_change&)> w) override { inner_->watch_foreign(std::move(w)); }
+  void signal(session_id s, std::string control) override { inner_->signal(std::move(s), std::move(control)); }
+  [[nodiscard]] bool shared() const override { return inner_->shared(); }
   [[nodiscard]] store::store_health health() const override { return inner_->health(); }
   void stop() override { inner_->stop(); }
 

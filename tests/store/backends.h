@@ -10,7 +10,10 @@
 #include <gtest/gtest.h>
 
 #include "store/event_store.h"
+#include "store/committed_store.h"
+#include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
+#include "support/postgres.h"
 #include "store_fixture.h"
 
 namespace tether::store::test {
@@ -57,7 +60,46 @@ class sqlite_factory {
   std::string path_;
 };
 
-using backends = ::testing::Types<sqlite_factory>;
+// PostgreSQL: a database of its own in the test process's throwaway
+// cluster (support/postgres.h), dropped with the factory. The store reads
+// the fixture's manual clock instead of the database's (postgres_options::clock).
+class postgres_factory {
+ public:
+  static constexpr const char* name = "postgres";
+
+  explicit postgres_factory(const std::filesystem::path& /*dir*/)
+      : url_(tether::test::postgres_cluster::get().fresh_database()) {}
+  ~postgres_factory() { tether::test::postgres_cluster::get().drop_database(url_); }
+  postgres_factory(const postgres_factory&) = delete;
+  postgres_factory& operator=(const postgres_factory&) = delete;
+
+  [[nodiscard]] result<std::unique_ptr<event_store>> open(const backend_options& o) const {
+    postgres_options po;
+    po.url = url_;
+    po.clock = o.clock;
+    po.max_batch = o.max_batch;
+    po.tail_buffer = o.tail_buffer;
+    po.tail_buffer_bytes = o.tail_buffer_bytes;
+    po.retry_initial_ms = o.retry_initial_ms;
+    po.retry_max_ms = o.retry_max_ms;
+    po.fail_commit = o.fail_commit;
+    return open_postgres_store(std::move(po));
+  }
+
+  static writer_counters stats(const event_store& s) {
+    const auto* c = dynamic_cast<const committed_store*>(&s);
+    if (c == nullptr) return {};
+    const auto st = c->writer_stats();
+    return {st.commits, st.requests, st.largest_batch};
+  }
+
+  [[nodiscard]] const std::string& url() const { return url_; }
+
+ private:
+  std::string url_;
+};
+
+using backends = ::testing::Types<sqlite_factory, postgres_factory>;
 
 // Names the typed tests after their backend ("leases/sqlite.…").
 struct backend_names {

@@ -1,4 +1,5 @@
 // The read side of the work layer: projects, tasks, comments, documents.
+#include "store/codec.h"
 #include "store/sqlite/queries.h"
 #include "store/sqlite/rows.h"
 

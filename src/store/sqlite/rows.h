@@ -94,10 +94,4 @@ class sqlite_rows final : public write_rows {
 // Whether `sql` (one `?`, bound to `id`) returns a row: the existence checks.
 result<bool> row_exists(connection& db, std::string_view sql, std::string_view id);
 
-// A project's stored repositories (JSON text); corrupt when they do not read back.
-result<std::vector<model::project_repository>> decode_repositories(std::string_view project, std::string_view text);
-// Its setup commands (a JSON array of strings); corrupt when they do not read back.
-result<std::vector<std::string>> decode_setup(std::string_view project, std::string_view text);
-std::string encode_setup(const std::vector<std::string>& setup);
-
 }  // namespace tether::store::sqlite

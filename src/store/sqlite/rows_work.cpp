@@ -1,6 +1,7 @@
 // sqlite_rows: the work layer's rows (tasks, comments, documents, projects).
 #include <boost/json.hpp>
 
+#include "store/codec.h"
 #include "store/sqlite/rows.h"
 
 namespace tether::store::sqlite {
@@ -155,36 +156,6 @@ result<void> sqlite_rows::insert_preparation(const task_id& t, const model::task
                                              time_ms at) {
   auto q = db_->prepare("INSERT INTO task_preparations(task_id, seq, data, at) VALUES(?, ?, ?, ?)");
   return q.bind(t, seq, boost::json::serialize(p.record), at).run();
-}
-
-std::string encode_setup(const std::vector<std::string>& setup) {
-  boost::json::array a;
-  for (const auto& c : setup) a.emplace_back(c);
-  return boost::json::serialize(a);
-}
-
-result<std::vector<std::string>> decode_setup(std::string_view project, std::string_view text) {
-  boost::system::error_code ec;
-  auto v = boost::json::parse(text, ec);
-  if (ec || !v.is_array())
-    return make_error(store_errc::corrupt, "project " + std::string(project) + ": setup is not a JSON array");
-  std::vector<std::string> out;
-  for (const auto& c : v.as_array()) {
-    if (!c.is_string())
-      return make_error(store_errc::corrupt, "project " + std::string(project) + ": a setup command is not a string");
-    out.emplace_back(c.as_string());
-  }
-  return out;
-}
-
-result<std::vector<model::project_repository>> decode_repositories(std::string_view project, std::string_view text) {
-  boost::system::error_code ec;
-  auto v = boost::json::parse(text, ec);
-  if (ec) return make_error(store_errc::corrupt, "project " + std::string(project) + ": repositories are not JSON");
-  auto repos = model::repositories_from_json(v);
-  if (!repos)
-    return make_error(store_errc::corrupt, "project " + std::string(project) + ": " + repos.error().message);
-  return repos;
 }
 
 }  // namespace tether::store::sqlite

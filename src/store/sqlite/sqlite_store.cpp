@@ -8,9 +8,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "store/async.h"
-#include "store/group_commit.h"
-#include "store/leases.h"
-#include "store/projector.h"
+#include "store/committed_store.h"
 #include "store/sqlite/db.h"
 #include "store/sqlite/integrity.h"
 #include "store/sqlite/queries.h"
@@ -26,86 +24,29 @@ namespace {
 
 tether::error closed_error() { return {store_errc::closed, "the store is stopped"}; }
 
-class sqlite_event_store final : public event_store {
+const tether::clock& clock_of(const sqlite_options& o) { return o.clock != nullptr ? *o.clock : real_clock(); }
+
+committed_store_options committed_options(const sqlite_options& o) {
+  return {o.max_batch, o.tail_buffer, o.tail_buffer_bytes, o.retry_initial_ms, o.retry_max_ms};
+}
+
+class sqlite_event_store final : public committed_store {
  public:
   sqlite_event_store(sqlite_options options, std::unique_ptr<connection> writer,
                      std::vector<std::unique_ptr<connection>> readers, std::unique_ptr<connection> checkpoints)
-      : options_(std::move(options)),
-        clock_(options_.clock != nullptr ? *options_.clock : real_clock()),
+      : committed_store(writer_, clock_of(options), committed_options(options)),
+        options_(std::move(options)),
+        clock_(clock_of(options_)),
         free_readers_(std::move(readers)),
         pool_(free_readers_.size()),
-        hub_(std::make_shared<tail_hub>(options_.tail_buffer, options_.tail_buffer_bytes, clock_)),
         writer_({options_.path, options_.checkpoint_pages, options_.fail_commit}, std::move(writer),
-                std::move(checkpoints), clock_),
-        commit_(writer_, hub_, clock_, {options_.max_batch, options_.retry_initial_ms, options_.retry_max_ms}) {
-    commit_.start();
+                std::move(checkpoints), clock_) {
+    start_writer();
   }
 
   ~sqlite_event_store() override { stop(); }
   sqlite_event_store(const sqlite_event_store&) = delete;
   sqlite_event_store& operator=(const sqlite_event_store&) = delete;
-
-  // ---- writes: the shared rules over sqlite_rows, group-committed ----
-
-  task<result<append_result>> append(append_request req) override {
-    // Encoding and validation happen here, on the caller's thread; the writer
-    // is the bottleneck under load and only runs SQL.
-    auto data = encode_append(req);
-    // The session's deltas published from now on follow these events (tail.h, Order).
-    hub_->hold(req.session);
-    auto settled = [hub = hub_, s = req.session] { hub->release(s); };
-    return commit_.submit<append_result>(
-        [req = std::move(req), data = std::move(data)](write_rows& rows) {
-          if (!data) return result<append_result>(data.error());
-          return apply_append(rows, req, data.value());
-        },
-        std::move(settled));
-  }
-
-  task<result<lease>> claim_lease(session_id s, std::string owner, time_ms ttl_ms) override {
-    return commit_.submit<lease>([s = std::move(s), owner = std::move(owner), ttl_ms](write_rows& rows) {
-      return store::claim_lease(rows, s, owner, ttl_ms, rows.now());
-    });
-  }
-
-  task<result<lease>> renew_lease(session_id s, std::string owner, time_ms ttl_ms) override {
-    return commit_.submit<lease>([s = std::move(s), owner = std::move(owner), ttl_ms](write_rows& rows) {
-      return store::renew_lease(rows, s, owner, ttl_ms, rows.now());
-    });
-  }
-
-  task<result<void>> release_lease(session_id s, std::string owner) override {
-    return commit_.submit<void>([s = std::move(s), owner = std::move(owner)](write_rows& rows) {
-      return store::release_lease(rows, s, owner, rows.now());
-    });
-  }
-
-  task<result<std::size_t>> expire_owned_leases(std::string owner) override {
-    return commit_.submit<std::size_t>(
-        [owner = std::move(owner)](write_rows& rows) { return store::expire_owned_leases(rows, owner, rows.now()); });
-  }
-
-  task<result<std::int64_t>> bump_attempts(session_id s, std::string owner) override {
-    return commit_.submit<std::int64_t>([s = std::move(s), owner = std::move(owner)](write_rows& rows) {
-      return store::bump_attempts(rows, s, owner, rows.now());
-    });
-  }
-
-  task<result<void>> quarantine(session_id s, std::string reason) override {
-    return commit_.submit<void>([s = std::move(s), reason = std::move(reason)](write_rows& rows) {
-      return store::quarantine(rows, s, reason);
-    });
-  }
-
-  // ---- live events ----
-
-  void publish(session_id s, model::payload ephemeral) override { hub_->publish_ephemeral(s, std::move(ephemeral)); }
-
-  std::unique_ptr<event_tail> tail(session_id s, event_seq after) override {
-    return hub_->subscribe(*this, std::move(s), after);
-  }
-
-  std::unique_ptr<event_tail> tail_all(std::size_t buffer) override { return hub_->subscribe_all(buffer); }
 
   // ---- reads ----
 
@@ -189,14 +130,6 @@ class sqlite_event_store final : public event_store {
 
   // ---- the work layer ----
 
-  task<result<project_row>> create_project(project_row p) override {
-    return commit_.submit<project_row>(
-        [p = std::move(p)](write_rows& rows) { return store::create_project(rows, p); });
-  }
-  task<result<project_row>> update_project(project_patch patch) override {
-    return commit_.submit<project_row>(
-        [patch = std::move(patch)](write_rows& rows) { return store::update_project(rows, patch); });
-  }
   task<result<project_row>> get_project(project_id id) override {
     return on_reader<project_row>([id = std::move(id)](connection& db) { return sqlite::get_project(db, id); });
   }
@@ -229,19 +162,17 @@ class sqlite_event_store final : public event_store {
 
   // ---- lifecycle ----
 
-  [[nodiscard]] store_health health() const override { return commit_.health(); }
-
   void stop() override {
     std::lock_guard stop_lock(stop_mu_);
     if (stopped_) return;
-    commit_.stop();  // commits what is queued, and every commit reaches its waiter
+    stop_writer();  // commits what is queued, and every commit reaches its waiter
     writer_.stop_checkpoints();
     {
       std::lock_guard lock(read_mu_);
       reads_closed_ = true;
     }
     pool_.join();  // finishes reads already posted
-    hub_->close_all();
+    hub().close_all();
     // Readers first: the last connection to close checkpoints the WAL, and
     // only the read-write one can.
     free_readers_.clear();
@@ -250,7 +181,7 @@ class sqlite_event_store final : public event_store {
   }
 
   [[nodiscard]] sqlite_stats stats() const {
-    const auto c = commit_.stats();
+    const auto c = writer_stats();
     return {c.commits, c.requests, c.largest_batch, c.writer_cpu_us};
   }
 
@@ -305,9 +236,7 @@ class sqlite_event_store final : public event_store {
   bool reads_closed_ = false;
   boost::asio::thread_pool pool_;
 
-  std::shared_ptr<tail_hub> hub_;
-  sqlite_writer writer_;
-  group_commit commit_;  // last: its writer thread uses the members above
+  sqlite_writer writer_;  // last: the writer thread (started in the constructor) uses the members above
 
   std::mutex stop_mu_;
   bool stopped_ = false;

@@ -1,0 +1,126 @@
+// A throwaway PostgreSQL cluster for tests (scripts/pg-cluster: initdb in a
+// temporary directory, a Unix socket, no TCP, as the `postgres` user when
+// run as root). Under ctest one cluster serves every test process: the
+// fixture test postgres.start starts it in the build directory and names it
+// in $TETHER_TEST_PG, postgres.stop stops it. A test binary run by hand
+// starts its own on first use and stops it, its directory removed, when the
+// process exits. Each test gets a database of its own (fresh_database()),
+// dropped by its owner.
+//
+// Nothing is skipped: a machine without PostgreSQL fails the tests that
+// need it (scripts/setup installs it).
+#pragma once
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include <unistd.h>
+
+#ifndef TETHER_SOURCE_DIR
+#error "tests using support/postgres.h need TETHER_SOURCE_DIR"
+#endif
+
+namespace tether::test {
+
+class postgres_cluster {
+ public:
+  // The cluster the process's tests share.
+  static postgres_cluster& get() {
+    static postgres_cluster cluster(shared);
+    return cluster;
+  }
+  // A cluster of the caller's own (tests that restart or kill the server),
+  // stopped and removed with the object.
+  enum ownership { shared, own };
+  explicit postgres_cluster(ownership o);
+  ~postgres_cluster();
+
+  // postgresql://… of the cluster's maintenance database.
+  [[nodiscard]] const std::string& admin_url() const { return admin_url_; }
+  [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
+
+  // A new, empty database; its URL.
+  std::string fresh_database() {
+    const std::string name = "t" + std::to_string(::getpid()) + "_" + std::to_string(++count_);
+    psql("CREATE DATABASE " + name);
+    return url_of(name);
+  }
+  void drop_database(const std::string& url) {
+    const auto at = url.find("/", url.find('@'));
+    const auto q = url.find('?');
+    psql("DROP DATABASE IF EXISTS " + url.substr(at + 1, q - at - 1) + " WITH (FORCE)");
+  }
+
+  // Runs `sql` with psql against the maintenance database; throws on failure.
+  void psql(const std::string& sql) const {
+    const std::string cmd = "psql '" + admin_url_ + "' -v ON_ERROR_STOP=1 -Atqc \"" + sql + "\" >/dev/null";
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("psql failed: " + sql);
+  }
+
+  // scripts/pg-cluster <verb> on this cluster (restart, kill, start).
+  void control(const std::string& verb) const {
+    const std::string cmd = script() + " " + verb + " " + dir_.string() + " >/dev/null";
+    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("pg-cluster " + verb + " failed");
+  }
+
+  postgres_cluster(const postgres_cluster&) = delete;
+  postgres_cluster& operator=(const postgres_cluster&) = delete;
+
+ private:
+  // scripts/pg-cluster <verb> DIR; its one line of output.
+  [[nodiscard]] std::string run_script(const std::string& verb) const {
+    const std::string cmd = script() + " " + verb + " " + dir_.string();
+    FILE* p = ::popen(cmd.c_str(), "r");
+    if (p == nullptr) throw std::runtime_error("cannot run pg-cluster");
+    char buf[512];
+    std::string out;
+    while (std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+    if (::pclose(p) != 0 || out.empty()) throw std::runtime_error("pg-cluster " + verb + " failed");
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+  }
+
+  static std::string script() { return std::string(TETHER_SOURCE_DIR) + "/scripts/pg-cluster"; }
+
+  // The cluster's URL with another database name.
+  [[nodiscard]] std::string url_of(const std::string& db) const {
+    const auto at = url_.find("/", url_.find('@'));
+    const auto q = url_.find('?');
+    return url_.substr(0, at + 1) + db + url_.substr(q);
+  }
+
+  std::filesystem::path dir_;
+  std::string url_;
+  std::string admin_url_;
+  pid_t owner_ = 0;
+  std::atomic<int> count_{0};
+};
+
+inline postgres_cluster::postgres_cluster(ownership o) {
+  if (const char* env = std::getenv("TETHER_TEST_PG"); o == shared && env != nullptr && *env != '\0') {
+    dir_ = env;
+    url_ = run_script("url");
+    admin_url_ = url_of("postgres");
+    return;  // owner_ stays 0: the fixture stops it
+  }
+  char tmpl[] = "/tmp/tether-pg-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dir_ = tmpl;
+  url_ = run_script("start");
+  admin_url_ = url_of("postgres");
+  owner_ = ::getpid();
+}
+
+inline postgres_cluster::~postgres_cluster() {
+  if (::getpid() != owner_) return;  // the fixture's cluster, or a forked child
+  (void)std::system((script() + " stop " + dir_.string() + " >/dev/null 2>&1").c_str());
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+}  // namespace tether::test
