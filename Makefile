@@ -5,7 +5,7 @@ BENCH     := $(BUILD_DIR)/bench/tether_bench
 STREAM    := $(BUILD_DIR)/bench/tether_stream_bench
 API       := $(BUILD_DIR)/bench/tether_api_bench
 
-.PHONY: all setup build build-fuzz test fuzz bench demo e2e package install format tidy clean
+.PHONY: all setup build build-fuzz test fuzz bench demo demo-cluster e2e package install format tidy clean
 
 all: build
 
@@ -35,13 +35,16 @@ test: build build-fuzz
 fuzz: build-fuzz
 	fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
-# The benchmarks (durable appends and admission; the native runtime's stream
+# The benchmarks (durable appends and admission, on SQLite and on a throwaway
+# PostgreSQL cluster; the native runtime's stream
 # relay and step overhead; `tether serve` over HTTP against mock-llm); JSON
 # goes under bench-results/.
 bench: setup
 	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether_bench tether_stream_bench tether_api_bench
 	@mkdir -p bench-results
-	$(BENCH) --out bench-results/append.json
+	pg=$$(scripts/pg-cluster start $(BUILD_DIR)/bench-postgres) && \
+	  { $(BENCH) --out bench-results/append.json --postgres "$$pg"; rc=$$?; \
+	    scripts/pg-cluster stop $(BUILD_DIR)/bench-postgres; exit $$rc; }
 	$(STREAM) --out bench-results/stream.json
 	$(API) --out bench-results/api.json
 
@@ -54,8 +57,16 @@ demo: setup
 	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether
 	scripts/demo $(BUILD_DIR)/src/tether $(DEMO_DATA)
 
+# Two nodes on one PostgreSQL database (a throwaway cluster): the node running
+# a turn is killed, the other finishes it (scripts/demo-cluster).
+demo-cluster: setup
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether
+	scripts/demo-cluster $(BUILD_DIR)/src/tether
+
 # The API durability test at full length (random SIGKILLs under load;
-# E2E_CRASH_ROUNDS rounds), then the qualification matrix (suites/*.toml):
+# E2E_CRASH_ROUNDS rounds), the chaos run of three nodes on one PostgreSQL
+# database (tests/cluster/chaos.py, CHAOS_MINUTES, report in
+# e2e-results/chaos.json), then the qualification matrix (suites/*.toml):
 # every selected cell, then the dashboard and its screenshot under
 # e2e-results/. Without --profile it runs every profile the suites list: the
 # three native-* ones and the nine agent programs' (per turn: codex-exec,
@@ -66,9 +77,12 @@ demo: setup
 # make e2e E2E_ARGS="--profile codex-app-server,acp-claude".
 E2E_ARGS :=
 E2E_CRASH_ROUNDS := 100
+CHAOS_MINUTES := 10
 e2e: setup
 	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether server_tests
 	TETHER_API_CRASH_ROUNDS=$(E2E_CRASH_ROUNDS) $(BUILD_DIR)/tests/server_tests --gtest_filter='ApiDurability.*'
+	@mkdir -p e2e-results
+	python3 tests/cluster/chaos.py $(BUILD_DIR)/src/tether --minutes $(CHAOS_MINUTES) --out e2e-results/chaos.json
 	$(BUILD_DIR)/src/tether e2e run --suites suites --out e2e-results --screenshot $(E2E_ARGS)
 
 # The Debian package (CPack, cmake/package.cmake): build/tether_VERSION_ARCH.deb

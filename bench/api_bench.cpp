@@ -85,8 +85,8 @@ int main(int argc, char** argv) {
   int rc = 0;
   json::object doc;
   try {
-    auto started = e2e::child_process::start({tether_binary(), "mock-llm", "--listen", "127.0.0.1:0"},
-                                             env.dir / "mock.log");
+    auto started =
+        e2e::child_process::start({tether_binary(), "mock-llm", "--listen", "127.0.0.1:0"}, env.dir / "mock.log");
     if (!started) throw std::runtime_error(started.error().message);
     auto& mock = **started;
     const auto line = mock.wait_line("mock-llm listening on ", 20s);
@@ -96,13 +96,16 @@ int main(int argc, char** argv) {
     env.config = env.dir / "tether.toml";
     {
       std::ofstream cfg(env.config);
+      if (!opt.store.empty()) cfg << "store = \"" << opt.store << "\"\n";
       cfg << "[profiles.default]\nprovider = \"openai-chat\"\nbase_url = \"http://127.0.0.1:" << env.mock_port
           << "/v1\"\nmodel = \"scripted\"\n";
     }
 
-    std::printf("tether_api_bench: %s vs mock-llm, %u CPUs, load average %s, RLIMIT_NOFILE %llu%s\n  in %s\n\n",
-                tether_binary().c_str(), std::thread::hardware_concurrency(), load_start.c_str(),
-                static_cast<unsigned long long>(nofile.rlim_cur), opt.quick ? " [quick]" : "", env.dir.c_str());
+    std::printf(
+        "tether_api_bench: %s vs mock-llm, store %s, %u CPUs, load average %s, RLIMIT_NOFILE %llu%s\n  in %s\n\n",
+        tether_binary().c_str(), opt.store.empty() ? "SQLite" : "PostgreSQL", std::thread::hardware_concurrency(),
+        load_start.c_str(), static_cast<unsigned long long>(nofile.rlim_cur), opt.quick ? " [quick]" : "",
+        env.dir.c_str());
 
     // 1. start-up
     const auto st = run_startups(env, opt.startup_runs);
@@ -121,12 +124,13 @@ int main(int argc, char** argv) {
                 "sch p50", "sch p99", "peakMB");
     std::printf("%s\n", std::string(157, '-').c_str());
     std::vector<run_result> runs;
-    runs.push_back(run_scenario(env, "1 session x " + std::to_string(opt.latency_turns), 1, opt.latency_turns, idle_rss::measure));
+    runs.push_back(
+        run_scenario(env, "1 session x " + std::to_string(opt.latency_turns), 1, opt.latency_turns, idle_rss::measure));
     print_row(runs.back());
     // 4. concurrent sessions, a fresh server each
     for (const auto n : {opt.sessions_small, opt.sessions_large}) {
-      runs.push_back(
-          run_scenario(env, std::to_string(n) + " sessions x " + std::to_string(opt.turns), n, opt.turns, idle_rss::skip));
+      runs.push_back(run_scenario(env, std::to_string(n) + " sessions x " + std::to_string(opt.turns), n, opt.turns,
+                                  idle_rss::skip));
       print_row(runs.back());
     }
     std::printf("\nidle RSS one second after start: %.1f MB\n", runs.front().idle_rss_mb);
@@ -167,6 +171,7 @@ int main(int argc, char** argv) {
            {"load_average_end", load_average()},
            {"rlimit_nofile", static_cast<std::uint64_t>(nofile.rlim_cur)},
            {"binary", tether_binary()},
+           {"store", opt.store.empty() ? "sqlite" : "postgres"},
            {"startup",
             {{"runs", opt.startup_runs},
              {"to_listening_median_us", whole(median(st.listening_us))},

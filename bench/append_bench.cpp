@@ -15,8 +15,11 @@
 //   fsync    the cost of one 4 KiB write + fdatasync in the same directory:
 //            the ceiling of one-commit-per-append is 1 / this.
 //
-// Each scenario gets a fresh database in a temporary directory. The table
-// goes to stdout; --out writes the same numbers as JSON.
+// Each scenario gets a fresh database in a temporary directory. With
+// --postgres URL the append scenarios run again against that PostgreSQL
+// database (new sessions each; scripts/pg-cluster starts a throwaway one),
+// SQLite beside it in the same run. The table goes to stdout; --out writes
+// the same numbers as JSON.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -40,9 +43,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 
-#include "session/service.h"
-#include "store/sqlite/sqlite_store.h"
 #include "bench_util.h"
+#include "session/service.h"
+#include "store/committed_store.h"
+#include "store/postgres/postgres_store.h"
+#include "store/sqlite/sqlite_store.h"
 #include "util/log.h"
 
 namespace {
@@ -59,18 +64,21 @@ struct options {
   std::vector<std::size_t> appenders = {1, 16, 256};
   std::string out;
   std::string dir;
+  std::string postgres;  // also run the appends against this database
   bool quick = false;
 };
 
 void usage() {
   std::puts(
       "usage: tether_bench [--events N] [--admits N] [--appenders 1,16,256] [--quick] [--out FILE.json] [--dir DIR]\n"
+      "                    [--postgres URL]\n"
       "  --events     durable events per append scenario (default 20000)\n"
       "  --admits     admissions measured for latency (default 5000)\n"
       "  --appenders  comma-separated appender counts (default 1,16,256)\n"
       "  --quick      small counts for a demo run (4000 events, 1000 admissions)\n"
       "  --out        write results as JSON to this file\n"
-      "  --dir        where to put the temporary databases (default: the system temp dir)");
+      "  --dir        where to put the temporary databases (default: the system temp dir)\n"
+      "  --postgres   also run the append scenarios against this PostgreSQL database (postgres://...)");
 }
 
 bool parse_args(int argc, char** argv, options& o) {
@@ -84,7 +92,8 @@ bool parse_args(int argc, char** argv, options& o) {
       std::exit(0);
     } else if (a == "--quick") {
       o.quick = true;
-    } else if (a == "--events" || a == "--admits" || a == "--out" || a == "--dir" || a == "--appenders") {
+    } else if (a == "--events" || a == "--admits" || a == "--out" || a == "--dir" || a == "--appenders" ||
+               a == "--postgres") {
       const char* v = next();
       if (v == nullptr) return false;
       if (a == "--events") {
@@ -97,6 +106,8 @@ bool parse_args(int argc, char** argv, options& o) {
         o.out = v;
       } else if (a == "--dir") {
         o.dir = v;
+      } else if (a == "--postgres") {
+        o.postgres = v;
       } else {
         o.appenders.clear();
         std::string list = v;
@@ -119,7 +130,15 @@ bool parse_args(int argc, char** argv, options& o) {
   return o.events > 0 && !o.appenders.empty();
 }
 
-std::unique_ptr<store::event_store> open_store(const fs::path& path) {
+// SQLite at `path`, or the PostgreSQL database `postgres` when it is set.
+std::unique_ptr<store::event_store> open_store(const fs::path& path, const std::string& postgres = {}) {
+  if (!postgres.empty()) {
+    store::postgres_options po;
+    po.url = postgres;
+    auto st = store::open_postgres_store(std::move(po));
+    if (!st) die("open " + store::redacted_url(postgres), st.error());
+    return std::move(st).value();
+  }
   store::sqlite_options so;
   so.path = path.string();
   auto st = store::open_sqlite_store(std::move(so));
@@ -141,6 +160,7 @@ enum class workload { agent, admit };
 std::string_view to_string(workload w) { return w == workload::agent ? "agent" : "admit"; }
 
 struct append_result {
+  std::string backend = "sqlite";
   workload load = workload::agent;
   std::size_t appenders = 0;
   std::size_t events = 0;
@@ -161,15 +181,18 @@ model::payload next_event(workload w, const execution_id& exe, std::size_t i, st
     return ev;
   }
   switch (i % 5) {
-    case 0: return model::step_started{exe, static_cast<std::int64_t>(i / 5 + 1)};
-    case 1: return model::text_ended{message_id::generate(), "I will list the files of the workspace first."};
+    case 0:
+      return model::step_started{exe, static_cast<std::int64_t>(i / 5 + 1)};
+    case 1:
+      return model::text_ended{message_id::generate(), "I will list the files of the workspace first."};
     case 2: {
       call = call_id::generate();
       json::object input;
       input["command"] = "ls -la";
       return model::tool_called{*call, "bash", std::move(input), model::tool_kind::local};
     }
-    case 3: return model::tool_succeeded{*call, "total 8\ndrwxr-xr-x 2 root root 4096 .\n", ""};
+    case 3:
+      return model::tool_succeeded{*call, "total 8\ndrwxr-xr-x 2 root root 4096 .\n", ""};
     default: {
       model::step_ended ev;
       ev.finish = "tool_calls";
@@ -200,9 +223,10 @@ asio::awaitable<std::vector<double>> appender(store::event_store* st, session_id
   co_return lat;
 }
 
-append_result run_appenders(const fs::path& dir, workload w, std::size_t appenders, std::size_t total) {
+append_result run_appenders(const fs::path& dir, workload w, std::size_t appenders, std::size_t total,
+                            const std::string& postgres) {
   const auto db = dir / ("append-" + std::string(to_string(w)) + "-" + std::to_string(appenders) + ".db");
-  auto st = open_store(db);
+  auto st = open_store(db, postgres);
   pool p(2);
 
   std::vector<session_id> sessions;
@@ -233,12 +257,14 @@ append_result run_appenders(const fs::path& dir, workload w, std::size_t appende
   }
   done.wait();
   const double secs = std::chrono::duration<double>(steady::now() - t0).count();
-  const auto stats = store::sqlite_stats_of(*st);
+  const auto* committed = dynamic_cast<const store::committed_store*>(st.get());
+  const auto stats = committed != nullptr ? committed->writer_stats() : store::commit_stats{};
   st->stop();
 
   std::vector<double> all;
   for (auto& v : lat) all.insert(all.end(), v.begin(), v.end());
   append_result out;
+  out.backend = postgres.empty() ? "sqlite" : "postgres";
   out.load = w;
   out.appenders = appenders;
   out.events = per * appenders;
@@ -332,7 +358,6 @@ latency_summary measure_fdatasync(const fs::path& dir, int rounds) {
 constexpr double target_events_per_s = 25'000;  // at 256 appenders
 constexpr double target_admit_p50_us = 1'000;   // single appender
 
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -358,20 +383,24 @@ int main(int argc, char** argv) {
   std::printf("fdatasync of 4 KiB: p50 %.0f us, p99 %.0f us  (one commit per append would cap near %.0f/s)\n\n",
               fsync.p50_us, fsync.p99_us, fsync.p50_us > 0 ? 1e6 / fsync.p50_us : 0.0);
 
-  std::printf("%-28s %10s %10s %12s %10s %10s %8s %8s\n", "scenario", "events", "seconds", "events/s", "p50 us", "p99 us",
-              "batch", "wcpu/ev");
+  std::printf("%-28s %10s %10s %12s %10s %10s %8s %8s\n", "scenario", "events", "seconds", "events/s", "p50 us",
+              "p99 us", "batch", "wcpu/ev");
   std::printf("%s\n", std::string(103, '-').c_str());
   std::vector<append_result> appends;
-  for (const auto w : {workload::agent, workload::admit}) {
-    for (const auto n : opt.appenders) {
-      auto r = run_appenders(dir, w, n, opt.events);
-      std::printf("%-28s %10zu %10.3f %12.0f %10.0f %10.0f %8.1f %8.1f\n",
-                  (std::string(to_string(w)) + " appends, " + std::to_string(n)).c_str(), r.events, r.seconds,
-                  r.events_per_s, r.latency.p50_us, r.latency.p99_us, r.mean_batch, r.writer_cpu_us_per_event);
-      std::fflush(stdout);
-      appends.push_back(r);
+  std::vector<std::string> backends{""};
+  if (!opt.postgres.empty()) backends.push_back(opt.postgres);
+  for (const auto& backend : backends)
+    for (const auto w : {workload::agent, workload::admit}) {
+      for (const auto n : opt.appenders) {
+        auto r = run_appenders(dir, w, n, opt.events, backend);
+        std::printf("%-28s %10zu %10.3f %12.0f %10.0f %10.0f %8.1f %8.1f\n",
+                    (r.backend + " " + std::string(to_string(w)) + ", " + std::to_string(n)).c_str(), r.events,
+                    r.seconds, r.events_per_s, r.latency.p50_us, r.latency.p99_us, r.mean_batch,
+                    r.writer_cpu_us_per_event);
+        std::fflush(stdout);
+        appends.push_back(r);
+      }
     }
-  }
   admit_result admit;
   if (opt.admits > 0) {
     admit = run_admissions(dir, opt.admits);
@@ -383,7 +412,7 @@ int main(int argc, char** argv) {
   std::printf("\n");
   json::array targets;
   for (const auto& r : appends) {
-    if (r.appenders != 256 || r.load != workload::agent) continue;
+    if (r.appenders != 256 || r.load != workload::agent || r.backend != "sqlite") continue;
     const bool met = r.events_per_s >= target_events_per_s;
     std::printf("target: >= %.0f durable events/s at 256 appenders (agent events): %.0f  %s\n", target_events_per_s,
                 r.events_per_s, met ? "met" : "NOT met");
@@ -406,6 +435,7 @@ int main(int argc, char** argv) {
     json::array scenarios;
     for (const auto& r : appends)
       scenarios.push_back({{"name", "append"},
+                           {"backend", r.backend},
                            {"workload", to_string(r.load)},
                            {"appenders", r.appenders},
                            {"events", r.events},

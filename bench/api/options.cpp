@@ -8,12 +8,14 @@ namespace tether::bench::api {
 void usage() {
   std::puts(
       "usage: tether_api_bench [--sessions-large N] [--turns N] [--quick] [--out FILE.json] [--dir DIR] [--keep]\n"
+      "                        [--store URL]\n"
       "  --sessions-large  sessions at once in the large load scenario (default 1000)\n"
       "  --turns           turns per session in the load scenarios (default 3)\n"
       "  --quick           a smoke run: 3 start-ups, 10 single-session turns, 100 large sessions\n"
       "  --out             write results as JSON to this file\n"
       "  --dir             where to put data directories and logs (default: the system temp dir)\n"
-      "  --keep            keep the data directories and server logs");
+      "  --keep            keep the data directories and server logs\n"
+      "  --store           the servers' store: a PostgreSQL URL (default: SQLite in each data directory)");
 }
 
 bool parse_args(int argc, char** argv, options& o) {
@@ -28,7 +30,7 @@ bool parse_args(int argc, char** argv, options& o) {
       o.quick = true;
     } else if (a == "--keep") {
       o.keep = true;
-    } else if (a == "--sessions-large" || a == "--turns" || a == "--out" || a == "--dir") {
+    } else if (a == "--sessions-large" || a == "--turns" || a == "--out" || a == "--dir" || a == "--store") {
       const char* v = next();
       if (v == nullptr) return false;
       if (a == "--sessions-large") {
@@ -38,6 +40,8 @@ bool parse_args(int argc, char** argv, options& o) {
         o.turns = std::atoi(v);
       } else if (a == "--out") {
         o.out = v;
+      } else if (a == "--store") {
+        o.store = v;
       } else {
         o.dir = v;
       }

@@ -16,6 +16,7 @@ struct options {
   bool keep = false;
   std::string out;
   std::string dir;
+  std::string store;  // the servers' store (empty: SQLite)
 };
 
 void usage();

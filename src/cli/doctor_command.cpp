@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include <array>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -35,10 +35,10 @@
 #include "cli/common.h"
 #include "cli/version.h"
 #include "config/config.h"
-#include "store/postgres/postgres_store.h"
 #include "process/run_to_end.h"
 #include "runtime/agent/programs.h"
 #include "runtime/native/tools/sandbox.h"
+#include "store/postgres/postgres_store.h"
 
 namespace tether::cli {
 
@@ -133,8 +133,8 @@ bool check_agent_program(std::vector<check>& out, std::string_view kind, const s
   if (!found) {
     if (!needed_by.empty())
       out.push_back({name, status::broken,
-                     fmt::format("{}; profiles {} need it (scripts/install-agents installs it)",
-                                 found.error().message, needed_by)});
+                     fmt::format("{}; profiles {} need it (scripts/install-agents installs it)", found.error().message,
+                                 needed_by)});
     return false;
   }
   auto version = runtime::agent::installed_version(*found);
@@ -144,8 +144,8 @@ bool check_agent_program(std::vector<check>& out, std::string_view kind, const s
                                version.error().message)});
     return true;
   }
-  out.push_back({name, status::ok,
-                 fmt::format("{}, found in {}: {}", *version, to_string(found->where), found->path.string())});
+  out.push_back(
+      {name, status::ok, fmt::format("{}, found in {}: {}", *version, to_string(found->where), found->path.string())});
   return true;
 }
 
@@ -169,8 +169,16 @@ void check_agent_smoke(std::vector<check>& out, std::string_view runtime_kind, b
   constexpr std::string_view marker = "TETHER_SMOKE_OK";
   process::spawn_options o;
   fs::create_directory(dir / "work", ec);  // the workspace: beside the data directory, not holding it
-  o.argv = {fs::read_symlink("/proc/self/exe", ec).string(), "run", "--data", (dir / "data").string(), "--workspace",
-            (dir / "work").string(), "--config", (dir / "tether.toml").string(), "--profile", "smoke",
+  o.argv = {fs::read_symlink("/proc/self/exe", ec).string(),
+            "run",
+            "--data",
+            (dir / "data").string(),
+            "--workspace",
+            (dir / "work").string(),
+            "--config",
+            (dir / "tether.toml").string(),
+            "--profile",
+            "smoke",
             fmt::format("Reply with exactly: {}", marker)};
   o.env = process::inherited_environment();
   o.cwd = dir;
@@ -188,8 +196,7 @@ void check_agent_smoke(std::vector<check>& out, std::string_view runtime_kind, b
     while (!last.empty() && last.back() == '\n') last.pop_back();
     why += ": " + last;
   }
-  out.push_back({name, configured ? status::broken : status::warn,
-                 "a turn against the scripted model failed: " + why});
+  out.push_back({name, configured ? status::broken : status::warn, "a turn against the scripted model failed: " + why});
 }
 
 // The agent CLIs and runtimes: each installed CLI, each missing one a
@@ -255,8 +262,7 @@ void check_sandbox(std::vector<check>& out, const config::settings* settings) {
   std::vector<std::string> wanting;
   std::vector<std::string> off;
   if (settings != nullptr)
-    for (const auto& [name, p] : settings->profiles)
-      (p.sandbox == sandbox_mode::off ? off : wanting).push_back(name);
+    for (const auto& [name, p] : settings->profiles) (p.sandbox == sandbox_mode::off ? off : wanting).push_back(name);
   auto names = [](const std::vector<std::string>& v) {
     std::string s;
     for (const auto& n : v) s += (s.empty() ? "" : ", ") + n;
@@ -284,14 +290,14 @@ void check_profiles(std::vector<check>& out, const config::settings& settings) {
   for (const auto& [name, p] : settings.profiles) {
     std::string what = p.runtime == "native" ? fmt::format("native, {}", runtime::native::to_string(p.provider))
                                              : fmt::format("runtime {}", p.runtime);
-    what += fmt::format(", model {}, {}", p.model,
-                        p.scripted() ? std::string("the built-in scripted model") : p.base_url);
+    what +=
+        fmt::format(", model {}, {}", p.model, p.scripted() ? std::string("the built-in scripted model") : p.base_url);
     if (p.runtime == "native")
       what += fmt::format(", sandbox {}{}", runtime::native::to_string(p.sandbox), p.network ? " with network" : "");
     if (!p.agent.command.empty()) {
       const auto program = program_of(p.runtime);
-      auto found = runtime::agent::find(program.empty() ? std::string_view("acp") : program,
-                                        {.command = p.agent.command});
+      auto found =
+          runtime::agent::find(program.empty() ? std::string_view("acp") : program, {.command = p.agent.command});
       if (!found) {
         out.push_back({"profile " + name, status::broken, fmt::format("{}: {}", what, found.error().message)});
         continue;
@@ -329,8 +335,9 @@ void check_store(std::vector<check>& out, const std::string& setting) {
   out.push_back({"store", status::ok, fmt::format("PostgreSQL {} at {}", c->server_version, where)});
   const int mine = store::postgres_schema_version();
   if (c->schema_version > mine)
-    out.push_back({"store schema", status::broken,
-                   fmt::format("version {} is newer than this Tether's ({}): upgrade Tether", c->schema_version, mine)});
+    out.push_back(
+        {"store schema", status::broken,
+         fmt::format("version {} is newer than this Tether's ({}): upgrade Tether", c->schema_version, mine)});
   else if (c->schema_version == 0)
     out.push_back({"store schema", status::ok, "none yet: the first `serve` creates it"});
   else

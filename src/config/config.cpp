@@ -18,7 +18,9 @@ namespace {
 // The provider name of the built-in scripted model.
 constexpr std::string_view scripted_provider = "scripted";
 
-tether::error bad(std::string message) { return make_error(util_errc::invalid_argument, "config: " + std::move(message)); }
+tether::error bad(std::string message) {
+  return make_error(util_errc::invalid_argument, "config: " + std::move(message));
+}
 
 profile default_profile() {
   profile p;
@@ -74,8 +76,8 @@ result<void> read_tool_settings(profile& p, const toml::table& t, const std::str
   if (!sandbox) return sandbox.error();
   const auto mode = runtime::native::parse_sandbox_mode(*sandbox);
   if (!mode || *mode == runtime::native::sandbox_mode::contain)
-    return bad(fmt::format("{}.sandbox: \"{}\" is not a sandbox mode (workspace-write, read-only, off)", where,
-                           *sandbox));
+    return bad(
+        fmt::format("{}.sandbox: \"{}\" is not a sandbox mode (workspace-write, read-only, off)", where, *sandbox));
   p.sandbox = *mode;
   if (const auto* node = t.get("network")) {
     if (!node->is_boolean()) return bad(fmt::format("{}.network must be true or false", where));
@@ -147,8 +149,10 @@ result<std::vector<std::string>> string_list(const toml::table& t, std::string_v
 // one choose (checked by the kind's key set).
 result<void> read_agent(profile& p, const toml::table& t, const std::string& where) {
   auto& a = p.agent;
-  for (auto [key, field] : {std::pair{"base_url", &p.base_url}, {"api_key_env", &p.api_key_env},
-                            {"command", &a.command}, {"wire", &a.wire}}) {
+  for (auto [key, field] : {std::pair{"base_url", &p.base_url},
+                            {"api_key_env", &p.api_key_env},
+                            {"command", &a.command},
+                            {"wire", &a.wire}}) {
     auto v = text(t, where, key, *field);
     if (!v) return v.error();
     *field = *v;
@@ -158,9 +162,10 @@ result<void> read_agent(profile& p, const toml::table& t, const std::string& whe
   auto provider = text(t, where, "provider", std::string(scripted_provider));
   if (!provider) return provider.error();
   if (*provider != scripted_provider)
-    return bad(fmt::format("{}.provider: \"{}\": an agent profile takes only \"scripted\" (its provider follows from "
-                           "the program; base_url points it elsewhere)",
-                           where, *provider));
+    return bad(
+        fmt::format("{}.provider: \"{}\": an agent profile takes only \"scripted\" (its provider follows from "
+                    "the program; base_url points it elsewhere)",
+                    where, *provider));
   if (!p.base_url.empty() && !p.base_url.starts_with("http://") && !p.base_url.starts_with("https://"))
     return bad(fmt::format("{}.base_url must start with http:// or https://", where));
   if (!p.api_key_env.empty() && !is_variable_name(p.api_key_env))
@@ -179,8 +184,7 @@ result<void> read_agent(profile& p, const toml::table& t, const std::string& whe
   } else if (*perms == "deny-all") {
     a.permissions = agent_permissions::deny_all;
   } else {
-    return bad(fmt::format("{}.permissions: \"{}\" is not one of approve-all, approve-reads, deny-all", where,
-                           *perms));
+    return bad(fmt::format("{}.permissions: \"{}\" is not one of approve-all, approve-reads, deny-all", where, *perms));
   }
   auto args = string_list(t, where, "args");
   if (!args) return args.error();
@@ -232,7 +236,7 @@ struct runtime_kind {
   result<void> (*read)(profile& p, const toml::table& t, const std::string& where);
 };
 
-const std::set<std::string_view> agent_keys{"command", "model", "base_url", "api_key_env",    "permissions",
+const std::set<std::string_view> agent_keys{"command", "model", "base_url", "api_key_env",     "permissions",
                                             "args",    "env",   "set_env",  "idle_timeout_ms", "provider"};
 
 std::set<std::string_view> with(std::set<std::string_view> keys, std::string_view key) {
@@ -355,8 +359,9 @@ result<void> use_provider(profile& p) {
   p.base_url = official_base_url(p);
   if (p.runtime == "acp") return ok();
   if (p.model.empty() || p.model == "scripted")
-    return make_error(util_errc::invalid_argument, fmt::format("name the model that {} serves (e.g. \"{}\")", p.base_url,
-                           p.base_url.find("anthropic") != std::string::npos ? "claude-sonnet-4-5" : "gpt-5"));
+    return make_error(util_errc::invalid_argument,
+                      fmt::format("name the model that {} serves (e.g. \"{}\")", p.base_url,
+                                  p.base_url.find("anthropic") != std::string::npos ? "claude-sonnet-4-5" : "gpt-5"));
   if (p.api_key_env.empty())
     p.api_key_env = p.base_url.find("anthropic") != std::string::npos ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
   return ok();

@@ -48,8 +48,7 @@ bool has_value(const std::string& name) {
 void kill_leftovers(const fs::path& records) {
   const auto report = runtime::native::kill_recorded_groups(records);
   if (report.killed > 0)
-    spdlog::warn("node: killed {} process group(s) a previous run of this data directory left running",
-                 report.killed);
+    spdlog::warn("node: killed {} process group(s) a previous run of this data directory left running", report.killed);
   for (const auto& p : report.problems) spdlog::warn("node: removed {}", p);
 }
 
@@ -96,9 +95,9 @@ struct node::impl {
   config::settings settings;
   std::optional<tether::node::data_dir> dir;  // locked for as long as the node lives (declared first: released last)
   fs::path data;
-  std::optional<fs::path> bwrap;         // set when bubblewrap works here
-  std::string sandbox_problem;           // why it does not, when a profile wanted it
-  std::vector<std::string> withheld;     // every profile's api_key_env
+  std::optional<fs::path> bwrap;                 // set when bubblewrap works here
+  std::string sandbox_problem;                   // why it does not, when a profile wanted it
+  std::vector<std::string> withheld;             // every profile's api_key_env
   std::function<void(const std::string&)> note;  // node_options::note
   std::optional<mock::server> scripted;
   std::unique_ptr<store::event_store> store;
@@ -111,7 +110,7 @@ struct node::impl {
   std::vector<std::thread> threads;
   std::unique_ptr<session::session_service> service;
   std::unique_ptr<work::work_service> work;
-  asio::thread_pool work_pool{2};  // git and the setup commands of task workspaces (they block)
+  asio::thread_pool work_pool{2};                       // git and the setup commands of task workspaces (they block)
   std::unique_ptr<runtime::agent::tool_bridge> bridge;  // started with the first agent profile
   bool closed = false;
 
@@ -172,9 +171,10 @@ struct node::impl {
   // bubblewrap for an agent's `contain` sandbox, or nullopt (loudly).
   std::optional<fs::path> agent_sandbox(const config::profile& prof) {
     if (!probe_bwrap())
-      spdlog::warn("node: WARNING: profile {}: the agent runs without bubblewrap ({}): what it starts in another "
-                   "process group can outlive a stop, and it can read the data directory",
-                   prof.name, sandbox_problem);
+      spdlog::warn(
+          "node: WARNING: profile {}: the agent runs without bubblewrap ({}): what it starts in another "
+          "process group can outlive a stop, and it can read the data directory",
+          prof.name, sandbox_problem);
     return bwrap;
   }
 
@@ -316,9 +316,8 @@ result<std::unique_ptr<store::event_store>> open_store(const std::string& settin
     po.url = setting;
     return store::open_postgres_store(po);
   }
-  return make_error(util_errc::invalid_argument,
-                    "store must be \"sqlite\" or a PostgreSQL URL (postgres://…), not \"" +
-                        store::redacted_url(setting) + "\"");
+  return make_error(util_errc::invalid_argument, "store must be \"sqlite\" or a PostgreSQL URL (postgres://…), not \"" +
+                                                     store::redacted_url(setting) + "\"");
 }
 
 // Leases are owned by "<name>/<incarnation>", and a lease of another
@@ -397,11 +396,10 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   // On a shared store a dead node's sessions are looked for every second,
   // so they are taken over within the lease period and a second.
   so.recovery_interval_ms = i->settings.leases.scan_ms > 0 ? i->settings.leases.scan_ms
-                            : shared                        ? 1'000
-                                                            : so.recovery_interval_ms;
+                            : shared                       ? 1'000
+                                                           : so.recovery_interval_ms;
   i->service = std::make_unique<session::session_service>(i->io.get_executor(), *i->store, i->runtimes, real_clock(),
-                                                          session::make_node_identity(node_name(o.name, shared)),
-                                                          so);
+                                                          session::make_node_identity(node_name(o.name, shared)), so);
   work::work_options wo;
   wo.workspaces = i->data / "workspaces";
   wo.profile_config = [settings = &i->settings](std::string_view name) {
@@ -428,7 +426,8 @@ bool node::has_profile(std::string_view name) const { return impl_->runtimes.has
 std::string node::profile_problem(std::string_view name) const { return impl_->runtimes.problem(name); }
 std::string node::model_label(std::string_view profile) const {
   auto label = impl_->runtimes.model(profile);
-  if (label == "scripted" && impl_->scripted) label += ", the built-in scripted model at " + impl_->scripted->base_url();
+  if (label == "scripted" && impl_->scripted)
+    label += ", the built-in scripted model at " + impl_->scripted->base_url();
   return label;
 }
 asio::any_io_executor node::executor() { return impl_->io.get_executor(); }

@@ -6,8 +6,8 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/experimental/concurrent_channel.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -299,6 +299,12 @@ task<result<interrupt_ack>> session_service::interrupt(session_id s) {
   co_return ack;
 }
 
+namespace {
+// How long another node's admission is left to that node before this one
+// runs the session (session_service::on_foreign).
+constexpr int foreign_grace_ms = 500;
+}  // namespace
+
 void session_service::on_foreign(const store::event_store::foreign_change& c) {
   if (impl_->stopping) return;
   if (c.session.empty()) {
@@ -322,11 +328,16 @@ void session_service::on_foreign(const store::event_store::foreign_change& c) {
     impl_->coord.wake(c.session);
     return;
   }
-  // Idle here: run it if it has work (the drain's lease claim fails when
-  // another node runs it already).
+  // Idle here: the node that admitted the input runs it (it woke the
+  // session itself). After a grace period, a session that still has work
+  // and no execution is run here (the drain's lease claim fails if another
+  // node took it meanwhile).
   asio::co_spawn(
       impl_->executor,
       [this, s = c.session]() -> task<void> {
+        asio::steady_timer grace(impl_->executor, std::chrono::milliseconds(foreign_grace_ms));
+        co_await grace.async_wait(asio::use_awaitable);
+        if (impl_->stopping || impl_->coord.active(s)) co_return;
         auto snap = co_await impl_->store.snapshot(s);
         if (!snap || snap->session.open_execution || !snap->pending_interactions.empty()) co_return;
         if (snap->session.continuation_pending || !snap->pending_inputs.empty()) impl_->coord.wake(s);

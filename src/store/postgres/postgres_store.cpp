@@ -236,10 +236,26 @@ class postgres_event_store final : public committed_store {
     if (free_readers_.size() < reader_count_) free_readers_.push_back(std::move(db));
   }
 
-  // One read in one snapshot.
+  // One read in one snapshot; once more on a new connection when the
+  // database failed it (it restarted since the connection was last used: a
+  // read changes nothing, so running it again is safe).
   template <class T, class Fn>
   result<T> run_read(Fn& fn) {
-    auto db = checkout();
+    auto out = read_once<T>(fn, false);
+    if (!out && out.error() == store_errc::read_failed) {
+      {
+        // The database went away: the other idle connections are gone too.
+        std::lock_guard lock(readers_mu_);
+        free_readers_.clear();
+      }
+      out = read_once<T>(fn, true);
+    }
+    return out;
+  }
+
+  template <class T, class Fn>
+  result<T> read_once(Fn& fn, bool fresh) {
+    auto db = fresh ? connection::open(options_.url, store_errc::read_failed) : checkout();
     if (!db) return db.error();
     auto out = [&]() -> result<T> {
       if (auto r = (*db)->exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); !r) return r.error();

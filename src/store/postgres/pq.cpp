@@ -109,6 +109,10 @@ result<std::unique_ptr<connection>> connection::open(const std::string& conninfo
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     return make_error(io_code, "postgres: cannot connect to " + redact(conninfo) + ": " + msg);
   }
+  // The server's notices ("relation already exists, skipping") are not
+  // errors; they stay out of the node's stderr.
+  PQsetNoticeProcessor(
+      c, [](void*, const char*) {}, nullptr);
   std::unique_ptr<connection> conn(new connection(c, io_code));
   // The store relies on durable commits and on one time zone.
   if (auto r = conn->exec("SET synchronous_commit = on; SET TIME ZONE 'UTC'; SET client_encoding = 'UTF8'"); !r)

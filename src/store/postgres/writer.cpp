@@ -59,7 +59,7 @@ std::optional<tether::error> pg_writer::begin() {
 
 pg_writer::pass pg_writer::run_all(write_batch& ops) {
   for (auto& op : ops) {
-    if (!op->run(rows_)) return pass::refused;
+    if (!op->run(rows_)) return db_->retryable() ? pass::retry_batch : pass::refused;
     // A statement failed without the request refusing (it should not):
     // the transaction is aborted either way.
     if (db_->last_sqlstate() != "") return db_->retryable() ? pass::retry_batch : pass::refused;
