@@ -451,7 +451,7 @@ result<environment_def> read_environment(const std::string& id, const toml::tabl
   const table_reader r(t, fmt::format("{}: environment \"{}\"", origin, id));
   if (!is_id(id)) return r.fail("the environment id is not [a-z0-9-]+");
   TETHER_TRY(r.only({"title", "kind"}));
-  static constexpr std::array kinds{std::string_view("local")};
+  static constexpr std::array kinds{std::string_view("local"), std::string_view("postgres-2node")};
   environment_def e;
   e.id = id;
   TETHER_TRY(assign(e.title, r.text("title")));

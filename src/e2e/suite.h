@@ -244,8 +244,10 @@ struct profile_def {
   std::optional<std::int64_t> max_processes;  // the warm kinds only
 };
 
-// Where the cell's server runs. Only "local" (child processes on this
-// machine) exists now.
+// Where the cell's server runs: "local" (one `tether serve` on this machine,
+// SQLite), or "postgres-2node" (two nodes on one throwaway PostgreSQL
+// database; a restart step stops the serving node and continues on the
+// other; native runtimes only, see run/cluster.cpp).
 struct environment_def {
   std::string id;
   std::string title;

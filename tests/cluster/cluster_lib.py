@@ -30,8 +30,10 @@ class Node:
         self.log_path = os.path.join(work, name + ".log")
         self.cfg = os.path.join(work, name + ".toml")
         with open(self.cfg, "w") as f:
-            f.write('store = "%s"\nworkspace_roots = ["%s"]\n[leases]\nttl_ms = %d\nrenew_ms = %d\nscan_ms = 200\n'
-                    % (url, os.path.join(work, "ws"), lease_ms, max(100, lease_ms // 4)))
+            if url:  # else SQLite in the data directory
+                f.write('store = "%s"\n' % url)
+            f.write('workspace_roots = ["%s"]\n[leases]\nttl_ms = %d\nrenew_ms = %d\nscan_ms = 200\n'
+                    % (os.path.join(work, "ws"), lease_ms, max(100, lease_ms // 4)))
         self.proc = None
         self.base = None
         self.start()

@@ -14,6 +14,7 @@ never pass/fail:
   interrupt     an interrupt sent to B stops the turn running on A
   tail          an SSE client on B sees A's events in order, resumes with
                 Last-Event-ID
+  doctor        `tether doctor --store URL` checks the database
   admissions    the same input ids posted through both nodes at once: one
                 record each, one order
   db-restart    PostgreSQL restarted while inputs are posted: 503s meanwhile,
@@ -289,6 +290,24 @@ def scenario_db_restart(a, b, pg_dir):
     print("db-restart: %d acknowledged, %d refused with 503 meanwhile, 0 lost" % (len(acked), len(refused)))
 
 
+def scenario_doctor(url):
+    """`tether doctor --store URL` checks the connection, the schema version and the clock."""
+    out = subprocess.run([TETHER, "doctor", "--store", url, "--json"], capture_output=True, text=True,
+                         env=dict(os.environ, TETHER_TOKEN=TOKEN))
+    checks = {c["check"]: c for c in json.loads(out.stdout.strip().splitlines()[-1])["checks"]}
+    for name in ("store", "store schema", "store clock"):
+        if checks.get(name, {}).get("status") != "ok":
+            fail("doctor's %s check: %s" % (name, checks.get(name)))
+    if "PostgreSQL 1" not in checks["store"]["detail"] or "version 1" not in checks["store schema"]["detail"]:
+        fail("doctor says: %s" % checks)
+    bad = subprocess.run([TETHER, "doctor", "--store", "postgresql://tether@/nosuchdb?host=/nonexistent", "--json"],
+                         capture_output=True, text=True)
+    checks = {c["check"]: c for c in json.loads(bad.stdout.strip().splitlines()[-1])["checks"]}
+    if bad.returncode == 0 or checks.get("store", {}).get("status") != "broken":
+        fail("doctor with an unreachable store: exit %d, %s" % (bad.returncode, checks.get("store")))
+    print("doctor: store, schema and clock checked; an unreachable store is reported broken")
+
+
 def main():
     pg_dir = os.path.join(work, "pg")
     url = start_cluster(pg_dir)
@@ -297,6 +316,7 @@ def main():
         a = Node(TETHER, work, "node-a", url, LEASE_MS)
         b = Node(TETHER, work, "node-b", url, LEASE_MS)
         nodes = [a, b]
+        scenario_doctor(url)
         scenario_tail(a, b)
         scenario_admissions(a, b)
         scenario_steer(a, b)

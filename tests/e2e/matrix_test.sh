@@ -39,9 +39,11 @@ camp_dir = out / "campaigns" / latest
 camp = json.loads((camp_dir / "campaign.json").read_text())
 assert camp["schema"] == "tether.e2e.campaign/v1"
 t = camp["totals"]
-# 3 suites with 3 + 2 + 5 cases, on 3 profiles and 1 environment; warm-continuity
-# does not apply to native (no agent process): 27 cells run, 3 are not applicable
-assert t["selected"] == 48 and t["passed"] == 48 and t["notApplicable"] == 3, t
+# 4 suites with 3 + 2 + 5 + 7 cases on 3 profiles, the 2 + 5 of session-integrity
+# and persistent-chat also on postgres-2node (two nodes on one database);
+# warm-continuity does not apply to native (no agent process): 69 cells run,
+# 3 are not applicable
+assert t["selected"] == 69 and t["passed"] == 69 and t["notApplicable"] == 3, t
 suites = {s["suiteId"] for s in camp["suites"]}
 assert suites == {"core-compatibility", "session-integrity", "persistent-chat", "task-work"}, suites
 # The binary that ran, with its revision; the suites' checkout revision.

@@ -251,12 +251,17 @@ result<campaign> run_campaign(const campaign_options& o, const progress_sink& pr
   const std::string ref = first_line_of_git(repo, {"rev-parse", "--abbrev-ref", "HEAD"});
   std::error_code ec;
   const fs::path scratch = o.scratch_root.empty() ? fs::temp_directory_path(ec) / ("tether-e2e-" + id) : o.scratch_root;
+  const char* pg_env = std::getenv("TETHER_PG_CLUSTER");
+  const fs::path pg_cluster = pg_env != nullptr && *pg_env != '\0'
+                                  ? fs::path(pg_env)
+                                  : fs::absolute(o.suites_dir, ec).parent_path() / "scripts" / "pg-cluster";
   for (auto& p : m->plans) {
     p.campaign_id = id;
     p.source_sha = sha;  // "": the suites are not in a git checkout
     p.source_ref = ref;
     p.tether_binary = o.tether_binary;
     p.scratch_root = scratch;
+    p.pg_cluster = pg_cluster;
   }
   const auto dir = o.out / "campaigns" / id;
   const std::int64_t started = real_clock().now();

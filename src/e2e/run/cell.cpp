@@ -58,6 +58,8 @@ result<void> write_config(const cell_env& env) {
   if (env.model_override) p.model = *env.model_override;
   std::string text = server_config(p, env.mock_url, env.workspace, env.values.cell);
   if (env.instructions) text += "instructions = " + toml_string(*env.instructions) + "\n";
+  // Top-level keys come before the first table: the store goes first.
+  text = cluster_config(env) + text;
   std::ofstream f(env.dir / "config.toml");
   f << text;
   if (!f) return make_error(e2e_errc::io, "cannot write " + (env.dir / "config.toml").string());
@@ -97,8 +99,11 @@ result<void> set_up(cell_env& env) {
   env.api_key = "sk-e2e-" + random_hex(16);
   if (env.plan->profile.model_server == "mock")
     if (auto r = start_mock(env); !r) return r;
+  if (two_nodes(env))
+    if (auto r = start_database(env); !r) return r;
   if (auto r = write_config(env); !r) return r;
-  return start_server(env);
+  if (auto r = start_server(env); !r) return r;
+  return two_nodes(env) ? start_standby(env) : ok();
 }
 
 void keep_transcript(cell_env& env) {
@@ -120,6 +125,8 @@ std::string tear_down(cell_env& env) {
   std::string problems;
   if (env.server && !stop_server(env, restart_mode::graceful))
     problems += "the server did not exit within 10 s of SIGTERM; ";
+  if (env.standby && !stop_standby(env)) problems += "the standby node did not exit within 10 s of SIGTERM; ";
+  if (!env.pg_dir.empty()) stop_database(env);
   if (env.mock) {
     env.mock->signal(SIGTERM);
     if (!env.mock->wait(10s)) problems += "the scripted model did not exit within 10 s of SIGTERM; ";
@@ -249,6 +256,10 @@ std::string server_config(const profile_def& p, const std::string& mock_url, con
 }
 
 std::optional<std::string> not_applicable_reason(const cell_plan& plan) {
+  if (plan.environment.kind == "postgres-2node" && plan.profile.runtime != "native")
+    return std::string(
+        "an agent program keeps its conversation in files of the node that ran it: another node taking the session "
+        "over cannot resume it (two nodes qualify the native runtime)");
   const auto it = plan.kase->not_applicable.find(plan.profile.runtime);
   if (it == plan.kase->not_applicable.end()) return std::nullopt;
   return it->second;
@@ -288,19 +299,32 @@ cell_result cell_record(const cell_plan& plan, const std::string& nonce) {
   return r;
 }
 
-result<void> start_server(cell_env& env) {
+result<std::pair<std::unique_ptr<child_process>, std::string>> start_node(cell_env& env, const std::string& node) {
   const std::map<std::string, std::string> vars{{"TETHER_TOKEN", env.token},
                                                 {key_variable(env.plan->profile), env.api_key}};
-  auto p = child_process::start({env.plan->tether_binary, "serve", "--data", env.data.string(), "--listen",
-                                 "127.0.0.1:0", "--config", (env.dir / "config.toml").string()},
-                                env.plan->artifacts_dir / "server.log", vars);
+  std::vector<std::string> argv{
+      env.plan->tether_binary,           "serve", "--data", env.data.string(), "--listen", "127.0.0.1:0", "--config",
+      (env.dir / "config.toml").string()};
+  fs::path log = env.plan->artifacts_dir / "server.log";
+  if (two_nodes(env)) {
+    argv[3] = (env.dir / ("data-" + node)).string();
+    argv.insert(argv.end(), {"--node", node});
+    log = env.plan->artifacts_dir / ("server-" + node + ".log");
+  }
+  auto p = child_process::start(argv, log, vars);
   if (!p) return p.error();
-  env.server = std::move(*p);
-  ++env.server_starts;
-  auto line = env.server->wait_line("listening on ", 30s, env.cancelled);
+  auto line = (*p)->wait_line("listening on ", 30s, env.cancelled);
   if (!line) return line.error();
+  return std::make_pair(std::move(*p), line->substr(std::string_view("listening on ").size()));
+}
+
+result<void> start_server(cell_env& env) {
+  auto started = start_node(env, env.serving);
+  if (!started) return started.error();
+  env.server = std::move(started->first);
+  ++env.server_starts;
   client::client_options o;
-  o.server = line->substr(std::string_view("listening on ").size());
+  o.server = started->second;
   o.token = env.token;
   o.token_source = "the cell";
   o.response_timeout = 30s;

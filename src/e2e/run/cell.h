@@ -68,7 +68,10 @@ struct cell_plan {
   std::string suite_hash;
   std::string source_sha;
   std::string source_ref;
-  std::string tether_binary;            // the `tether` to start (serve, mock-llm)
+  std::string tether_binary;  // the `tether` to start (serve, mock-llm)
+  // postgres-2node: the script that starts a throwaway PostgreSQL cluster
+  // (scripts/pg-cluster beside the suites' directory, or $TETHER_PG_CLUSTER)
+  std::filesystem::path pg_cluster;
   std::filesystem::path artifacts_dir;  // created; kept
   std::filesystem::path scratch_root;   // where the temporary directory goes
 };

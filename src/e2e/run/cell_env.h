@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/json/value.hpp>
@@ -51,6 +52,13 @@ struct cell_env {
   std::optional<std::string> model_override;
   std::optional<std::string> instructions;
   int server_starts = 0;
+  // postgres-2node (cluster.cpp): the cell's database, its store URL, the
+  // node serving the API (`server`, named `serving`) and the other one
+  std::filesystem::path pg_dir;
+  std::string store;
+  std::string serving = "node-a";
+  std::unique_ptr<child_process> standby;
+  std::string standby_url;
 };
 
 std::int64_t steady_us_now();
@@ -61,6 +69,24 @@ result<void> start_server(cell_env& env);
 result<void> write_config(const cell_env& env);
 // SIGTERM (graceful) or SIGKILL, then waits; false when it had to be killed after 10 s.
 bool stop_server(cell_env& env, restart_mode mode);
+
+// cluster.cpp: the postgres-2node environment (two nodes on one PostgreSQL
+// database). A restart step there stops the node serving the session and
+// the API continues on the other, which takes the session over; the
+// stopped node is started again as the standby.
+bool two_nodes(const cell_env& env);
+result<void> start_database(cell_env& env);
+void stop_database(cell_env& env);
+// The configuration's store and lease lines ("" for one node).
+std::string cluster_config(const cell_env& env);
+// Starts the standby node (the serving one is start_server's).
+result<void> start_standby(cell_env& env);
+result<void> switch_nodes(cell_env& env, restart_mode mode);
+// Stops the standby node; false when it had to be killed.
+bool stop_standby(cell_env& env);
+// Starts `tether serve` named `node` on its own data directory: the process
+// and its address.
+result<std::pair<std::unique_ptr<child_process>, std::string>> start_node(cell_env& env, const std::string& node);
 
 // steps.cpp
 // Runs one step with every template of it expanded (expand_step).

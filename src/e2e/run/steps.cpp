@@ -193,6 +193,7 @@ result<void> post_leaf(cell_env& env, std::string_view leaf) {
 }
 
 result<void> restart(cell_env& env, const step& s) {
+  if (two_nodes(env)) return switch_nodes(env, s.mode);
   if (!stop_server(env, s.mode) && s.mode == restart_mode::graceful)
     return make_error(e2e_errc::api, "restart: the server did not exit within 10 s of SIGTERM");
   return start_server(env);

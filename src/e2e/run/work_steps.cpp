@@ -19,9 +19,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-error api_failed(const std::string& what, const error& e) {
-  return make_error(e2e_errc::api, what + ": " + e.message);
-}
+error api_failed(const std::string& what, const error& e) { return make_error(e2e_errc::api, what + ": " + e.message); }
 
 std::string text_at(const json::value& v, std::string_view key) {
   const auto* o = v.if_object();
@@ -40,12 +38,14 @@ const json::value& member(const json::value& v, std::string_view key) {
 result<void> git(cell_env& env, const std::vector<std::string>& args) {
   std::vector<std::string> argv{"/usr/bin/git"};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto p = child_process::start(argv, env.dir / "git.log",
-                                {{"GIT_TERMINAL_PROMPT", "0"}, {"GIT_CONFIG_NOSYSTEM", "1"}, {"HOME", env.dir.string()}});
+  auto p =
+      child_process::start(argv, env.dir / "git.log",
+                           {{"GIT_TERMINAL_PROMPT", "0"}, {"GIT_CONFIG_NOSYSTEM", "1"}, {"HOME", env.dir.string()}});
   if (!p) return p.error();
   const auto status = (*p)->wait(60s);
   if (status != 0)
-    return make_error(e2e_errc::infrastructure, "git " + args.front() + " failed (see git.log in the cell's directory)");
+    return make_error(e2e_errc::infrastructure,
+                      "git " + args.front() + " failed (see git.log in the cell's directory)");
   return ok();
 }
 
@@ -117,8 +117,8 @@ result<void> update_project(cell_env& env, const step& s) {
   auto r = env.api->raw("PATCH", "/v1/projects/" + it->second, json::serialize(body), {});
   if (!r) return api_failed("PATCH /v1/projects", r.error());
   if (r->status != 200)
-    return make_error(e2e_errc::api, "PATCH /v1/projects/" + it->second + ": " + std::to_string(r->status) + " " +
-                                         r->body);
+    return make_error(e2e_errc::api,
+                      "PATCH /v1/projects/" + it->second + ": " + std::to_string(r->status) + " " + r->body);
   return ok();
 }
 

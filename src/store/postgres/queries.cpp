@@ -3,42 +3,13 @@
 #include <array>
 
 #include "store/codec.h"
+#include "store/decoders.h"
 
 namespace tether::store::postgres {
 
 namespace {
 
-tether::error corrupt(std::string msg) { return {store_errc::corrupt, std::move(msg)}; }
-
-template <class E>
-struct named {
-  std::string_view name;
-  E value;
-};
-
-// Status names as projections.cpp writes them.
-constexpr std::array input_statuses{named<input_status>{"pending", input_status::pending},
-                                    named<input_status>{"promoted", input_status::promoted},
-                                    named<input_status>{"cancelled", input_status::cancelled}};
-constexpr std::array message_roles{
-    named<message_role>{"user", message_role::user}, named<message_role>{"assistant", message_role::assistant},
-    named<message_role>{"tool_call", message_role::tool_call},
-    named<message_role>{"tool_result", message_role::tool_result}, named<message_role>{"notice", message_role::notice}};
-constexpr std::array execution_statuses{named<execution_status>{"running", execution_status::running},
-                                        named<execution_status>{"finished", execution_status::finished}};
-constexpr std::array call_statuses{named<call_status>{"running", call_status::running},
-                                   named<call_status>{"succeeded", call_status::succeeded},
-                                   named<call_status>{"failed", call_status::failed}};
-constexpr std::array interaction_statuses{named<interaction_status>{"pending", interaction_status::pending},
-                                          named<interaction_status>{"answered", interaction_status::answered},
-                                          named<interaction_status>{"cancelled", interaction_status::cancelled}};
-
-template <class E, std::size_t N>
-result<E> parse_name(const std::array<named<E>, N>& table, std::string_view s, const std::string& what) {
-  for (const auto& n : table)
-    if (n.name == s) return n.value;
-  return corrupt(what + ": unknown value '" + std::string(s) + "'");
-}
+using namespace decode;
 
 // The session row keeps its last seq and the time of its last event (the
 // append updates both under the row's lock), so no read looks at the log.
@@ -49,160 +20,14 @@ result<E> parse_name(const std::array<named<E>, N>& table, std::string_view s, c
   "l.owner, l.expires_at, l.attempts, s.metadata, s.bound_session_id, s.bound_generation, s.bound_seen_seq, " \
   "s.bound_state FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
 
-result<session_row> session_from(const rows& q) {
-  session_row r;
-  r.id = session_id::trusted(q.text(0));
-  r.last_seq = event_seq{q.int64(1)};
-  r.generation = q.int64(2);
-  r.title = q.text(3);
-  r.workspace = q.text(4);
-  r.profile = q.text(5);
-  if (!q.is_null(6)) r.open_execution = execution_id::trusted(q.text(6));
-  r.continuation_pending = q.int64(7) != 0;
-  r.runtime = q.text(8);
-  if (!q.is_null(19)) {  // bound: runtime.bound of this generation
-    runtime_binding b;
-    b.runtime = q.text(9);
-    b.external_session_id = q.text(18);
-    b.generation = q.int64(19);
-    b.last_seen_seq = event_seq{q.int64(20)};
-    b.state = q.text(21);
-    r.binding = std::move(b);
-  }
-  r.quarantined = q.int64(10) != 0;
-  r.quarantine_reason = q.text(11);
-  r.created_at = q.int64(12);
-  r.updated_at = q.int64(13);
-  if (!q.is_null(14)) r.lease = lease{q.text(14), q.int64(15), q.int64(16)};
-  if (!q.is_null(17) && !q.view(17).empty()) {
-    auto v = parse_column(q.view(17), "session " + r.id.str() + " metadata");
-    if (!v) return v.error();
-    if (!v->is_object()) return corrupt("session " + r.id.str() + " metadata is not an object");
-    r.metadata = std::move(v->as_object());
-  }
-  return r;
-}
-
 #define TETHER_INPUT_SELECT \
   "SELECT id, session_id, prompt, delivery, status, admitted_seq, execution_id, promoted_seq FROM inputs "
-
-result<input_row> input_from(const rows& q) {
-  input_row r;
-  r.id = input_id::trusted(q.text(0));
-  const std::string what = "input " + r.id.str();
-  r.session = session_id::trusted(q.text(1));
-  r.prompt = q.text(2);
-  const auto d = model::parse_delivery(q.text(3));
-  if (!d) return corrupt(what + ": unknown delivery '" + q.text(3) + "'");
-  r.delivery = *d;
-  auto status = parse_name(input_statuses, q.view(4), what);
-  if (!status) return status.error();
-  r.status = *status;
-  r.admitted_seq = event_seq{q.int64(5)};
-  if (!q.is_null(6)) r.execution = execution_id::trusted(q.text(6));
-  if (!q.is_null(7)) r.promoted_seq = event_seq{q.int64(7)};
-  return r;
-}
-
-result<message_row> message_from(const rows& q, const session_id& s) {
-  message_row r;
-  r.seq = event_seq{q.int64(0)};
-  const std::string what = "message " + s.str() + "/" + std::to_string(r.seq.value);
-  r.generation = q.int64(1);
-  auto role = parse_name(message_roles, q.view(2), what);
-  if (!role) return role.error();
-  r.role = *role;
-  r.id = q.text(3);
-  r.text = q.text(4);
-  r.tool = q.text(5);
-  if (!q.is_null(6)) {
-    auto input = parse_column(q.view(6), what + " input");
-    if (!input) return input.error();
-    r.input = std::move(*input);
-  }
-  r.is_error = q.int64(7) != 0;
-  const auto kind = model::parse_tool_kind(q.text(8));
-  if (!kind) return corrupt(what + ": unknown tool kind '" + q.text(8) + "'");
-  r.call_kind = *kind;
-  return r;
-}
 
 #define TETHER_EXECUTION_SELECT                                                                              \
   "SELECT id, session_id, node, status, outcome, reason, error, usage, started_seq, open_step, started_at, " \
   "finished_at, runtime, agent_state, model FROM executions "
 
-result<execution_row> execution_from(const rows& q) {
-  execution_row r;
-  r.id = execution_id::trusted(q.text(0));
-  const std::string what = "execution " + r.id.str();
-  r.session = session_id::trusted(q.text(1));
-  r.node = q.text(2);
-  auto status = parse_name(execution_statuses, q.view(3), what);
-  if (!status) return status.error();
-  r.status = *status;
-  if (!q.is_null(4)) {
-    r.outcome = model::parse_outcome(q.text(4));
-    if (!r.outcome) return corrupt(what + ": unknown outcome '" + q.text(4) + "'");
-  }
-  r.reason = q.text(5);
-  r.error = q.text(6);
-  if (!q.is_null(7)) {
-    auto u = parse_usage(q.view(7), what);
-    if (!u) return u.error();
-    r.usage = *u;
-  }
-  r.started_seq = event_seq{q.int64(8)};
-  if (!q.is_null(9)) r.open_step = q.int64(9);
-  r.started_at = q.int64(10);
-  if (!q.is_null(11)) r.finished_at = q.int64(11);
-  r.runtime = q.text(12);
-  r.agent_state = q.text(13);
-  r.model = q.text(14);
-  return r;
-}
-
-result<tool_call_row> call_from(const rows& q) {
-  tool_call_row r;
-  r.id = call_id::trusted(q.text(0));
-  const std::string what = "tool call " + r.id.str();
-  r.session = session_id::trusted(q.text(1));
-  if (!q.is_null(2)) r.execution = execution_id::trusted(q.text(2));
-  r.tool = q.text(3);
-  auto input = parse_column(q.view(4), what + " input");
-  if (!input) return input.error();
-  r.input = std::move(*input);
-  const auto kind = model::parse_tool_kind(q.text(5));
-  if (!kind) return corrupt(what + ": unknown kind '" + q.text(5) + "'");
-  r.kind = *kind;
-  auto status = parse_name(call_statuses, q.view(6), what);
-  if (!status) return status.error();
-  r.status = *status;
-  r.result = q.text(7);
-  return r;
-}
-
 #define TETHER_INTERACTION_SELECT "SELECT id, session_id, call_id, kind, payload, status, result FROM interactions "
-
-result<interaction_row> interaction_from(const rows& q) {
-  interaction_row r;
-  r.id = interaction_id::trusted(q.text(0));
-  const std::string what = "interaction " + r.id.str();
-  r.session = session_id::trusted(q.text(1));
-  if (!q.is_null(2)) r.call = call_id::trusted(q.text(2));
-  r.kind = q.text(3);
-  auto payload = parse_column(q.view(4), what + " payload");
-  if (!payload) return payload.error();
-  r.payload = std::move(*payload);
-  auto status = parse_name(interaction_statuses, q.view(5), what);
-  if (!status) return status.error();
-  r.status = *status;
-  if (!q.is_null(6)) {
-    auto res = parse_column(q.view(6), what + " result");
-    if (!res) return res.error();
-    r.result = std::move(*res);
-  }
-  return r;
-}
 
 // A session's usage as five columns: tokens summed (input, output, cached),
 // the priced cost summed, how many runs with usage were not priced.
@@ -269,7 +94,7 @@ result<event_page> read_events(connection& db, const session_id& s, event_seq af
 }
 
 result<session_row> get_session(connection& db, const session_id& s) {
-  auto r = single<session_row>(db.query(TETHER_SESSION_SELECT "WHERE s.id = $1::text", s), session_from, s.str());
+  auto r = single<session_row>(db.query(TETHER_SESSION_SELECT "WHERE s.id = $1::text", s), session_from<rows>, s.str());
   if (!r && r.error() == store_errc::not_found)
     return make_error(store_errc::unknown_session, s.str() + " does not exist");
   return r;
@@ -278,7 +103,7 @@ result<session_row> get_session(connection& db, const session_id& s) {
 result<std::vector<session_row>> list_sessions(connection& db, std::size_t limit) {
   return collect<session_row>(
       db.query(TETHER_SESSION_SELECT "ORDER BY updated_at DESC, s.id LIMIT $1::bigint", sql_limit(limit)),
-      session_from);
+      session_from<rows>);
 }
 
 result<model::usage> session_usage(connection& db, const session_id& s) {
@@ -311,20 +136,20 @@ result<std::vector<session_overview>> list_overviews(connection& db, std::size_t
 }
 
 result<input_row> get_input(connection& db, const input_id& id) {
-  return single<input_row>(db.query(TETHER_INPUT_SELECT "WHERE id = $1::text", id), input_from, id.str());
+  return single<input_row>(db.query(TETHER_INPUT_SELECT "WHERE id = $1::text", id), input_from<rows>, id.str());
 }
 
 result<std::vector<input_row>> pending_inputs(connection& db, const session_id& s) {
   TETHER_TRY(require_session(db, s));
   return collect<input_row>(
       db.query(TETHER_INPUT_SELECT "WHERE session_id = $1::text AND status = 'pending' ORDER BY admitted_seq", s),
-      input_from);
+      input_from<rows>);
 }
 
 result<std::vector<input_row>> list_inputs(connection& db, const session_id& s) {
   TETHER_TRY(require_session(db, s));
   return collect<input_row>(db.query(TETHER_INPUT_SELECT "WHERE session_id = $1::text ORDER BY admitted_seq", s),
-                            input_from);
+                            input_from<rows>);
 }
 
 // Message rows, with the kind of call looked up from the message's tool call.
@@ -365,13 +190,14 @@ result<std::vector<message_row>> transcript(connection& db, const session_id& s)
 }
 
 result<execution_row> get_execution(connection& db, const execution_id& id) {
-  return single<execution_row>(db.query(TETHER_EXECUTION_SELECT "WHERE id = $1::text", id), execution_from, id.str());
+  return single<execution_row>(db.query(TETHER_EXECUTION_SELECT "WHERE id = $1::text", id), execution_from<rows>,
+                               id.str());
 }
 
 result<std::vector<execution_row>> list_executions(connection& db, const session_id& s) {
   TETHER_TRY(require_session(db, s));
   return collect<execution_row>(db.query(TETHER_EXECUTION_SELECT "WHERE session_id = $1::text ORDER BY started_seq", s),
-                                execution_from);
+                                execution_from<rows>);
 }
 
 result<std::vector<tool_call_row>> unsettled_calls(connection& db, const session_id& s) {
@@ -380,11 +206,11 @@ result<std::vector<tool_call_row>> unsettled_calls(connection& db, const session
       db.query("SELECT id, session_id, execution_id, name, input, kind, status, result FROM tool_calls "
                "WHERE session_id = $1::text AND status = 'running' ORDER BY called_seq",
                s),
-      call_from);
+      call_from<rows>);
 }
 
 result<interaction_row> get_interaction(connection& db, const interaction_id& id) {
-  return single<interaction_row>(db.query(TETHER_INTERACTION_SELECT "WHERE id = $1::text", id), interaction_from,
+  return single<interaction_row>(db.query(TETHER_INTERACTION_SELECT "WHERE id = $1::text", id), interaction_from<rows>,
                                  id.str());
 }
 
@@ -393,13 +219,14 @@ result<std::vector<interaction_row>> pending_interactions(connection& db, const 
   return collect<interaction_row>(
       db.query(TETHER_INTERACTION_SELECT "WHERE session_id = $1::text AND status = 'pending' ORDER BY requested_seq",
                s),
-      interaction_from);
+      interaction_from<rows>);
 }
 
 result<std::vector<interaction_row>> list_interactions(connection& db, const session_id& s) {
   TETHER_TRY(require_session(db, s));
   return collect<interaction_row>(
-      db.query(TETHER_INTERACTION_SELECT "WHERE session_id = $1::text ORDER BY requested_seq", s), interaction_from);
+      db.query(TETHER_INTERACTION_SELECT "WHERE session_id = $1::text ORDER BY requested_seq", s),
+      interaction_from<rows>);
 }
 
 result<std::vector<abandoned_session>> list_abandoned(connection& db, time_ms now, const std::string& node,

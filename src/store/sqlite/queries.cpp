@@ -4,42 +4,13 @@
 #include <array>
 
 #include "store/codec.h"
+#include "store/decoders.h"
 
 namespace tether::store::sqlite {
 
 namespace {
 
-tether::error corrupt(std::string msg) { return {store_errc::corrupt, std::move(msg)}; }
-
-template <class E>
-struct named {
-  std::string_view name;
-  E value;
-};
-
-// Status names as projections.cpp writes them.
-constexpr std::array input_statuses{named<input_status>{"pending", input_status::pending},
-                                    named<input_status>{"promoted", input_status::promoted},
-                                    named<input_status>{"cancelled", input_status::cancelled}};
-constexpr std::array message_roles{
-    named<message_role>{"user", message_role::user}, named<message_role>{"assistant", message_role::assistant},
-    named<message_role>{"tool_call", message_role::tool_call},
-    named<message_role>{"tool_result", message_role::tool_result}, named<message_role>{"notice", message_role::notice}};
-constexpr std::array execution_statuses{named<execution_status>{"running", execution_status::running},
-                                        named<execution_status>{"finished", execution_status::finished}};
-constexpr std::array call_statuses{named<call_status>{"running", call_status::running},
-                                   named<call_status>{"succeeded", call_status::succeeded},
-                                   named<call_status>{"failed", call_status::failed}};
-constexpr std::array interaction_statuses{named<interaction_status>{"pending", interaction_status::pending},
-                                          named<interaction_status>{"answered", interaction_status::answered},
-                                          named<interaction_status>{"cancelled", interaction_status::cancelled}};
-
-template <class E, std::size_t N>
-result<E> parse_name(const std::array<named<E>, N>& table, const std::string& s, const std::string& what) {
-  for (const auto& n : table)
-    if (n.name == s) return n.value;
-  return corrupt(what + ": unknown value '" + s + "'");
-}
+using namespace decode;
 
 #define TETHER_SESSION_COLUMNS                                                                                \
   "SELECT s.id, COALESCE((SELECT seq FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), 0), "  \
@@ -51,160 +22,14 @@ result<E> parse_name(const std::array<named<E>, N>& table, const std::string& s,
 #define TETHER_SESSION_FROM " FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
 #define TETHER_SESSION_SELECT TETHER_SESSION_COLUMNS TETHER_SESSION_FROM
 
-result<session_row> session_from(const query& q) {
-  session_row r;
-  r.id = session_id::trusted(q.text(0));
-  r.last_seq = event_seq{q.int64(1)};
-  r.generation = q.int64(2);
-  r.title = q.text(3);
-  r.workspace = q.text(4);
-  r.profile = q.text(5);
-  if (!q.is_null(6)) r.open_execution = execution_id::trusted(q.text(6));
-  r.continuation_pending = q.int64(7) != 0;
-  r.runtime = q.text(8);
-  if (!q.is_null(19)) {  // bound: runtime.bound of this generation
-    runtime_binding b;
-    b.runtime = q.text(9);
-    b.external_session_id = q.text(18);
-    b.generation = q.int64(19);
-    b.last_seen_seq = event_seq{q.int64(20)};
-    b.state = q.text(21);
-    r.binding = std::move(b);
-  }
-  r.quarantined = q.int64(10) != 0;
-  r.quarantine_reason = q.text(11);
-  r.created_at = q.int64(12);
-  r.updated_at = q.int64(13);
-  if (!q.is_null(14)) r.lease = lease{q.text(14), q.int64(15), q.int64(16)};
-  if (const auto metadata = q.text(17); !metadata.empty()) {
-    auto v = parse_column(metadata, "session " + r.id.str() + " metadata");
-    if (!v) return v.error();
-    if (!v->is_object()) return corrupt("session " + r.id.str() + " metadata is not an object");
-    r.metadata = std::move(v->as_object());
-  }
-  return r;
-}
-
 #define TETHER_INPUT_SELECT \
   "SELECT id, session_id, prompt, delivery, status, admitted_seq, execution_id, promoted_seq FROM inputs "
-
-result<input_row> input_from(const query& q) {
-  input_row r;
-  r.id = input_id::trusted(q.text(0));
-  const std::string what = "input " + r.id.str();
-  r.session = session_id::trusted(q.text(1));
-  r.prompt = q.text(2);
-  const auto d = model::parse_delivery(q.text(3));
-  if (!d) return corrupt(what + ": unknown delivery '" + q.text(3) + "'");
-  r.delivery = *d;
-  auto status = parse_name(input_statuses, q.text(4), what);
-  if (!status) return status.error();
-  r.status = *status;
-  r.admitted_seq = event_seq{q.int64(5)};
-  if (!q.is_null(6)) r.execution = execution_id::trusted(q.text(6));
-  if (!q.is_null(7)) r.promoted_seq = event_seq{q.int64(7)};
-  return r;
-}
-
-result<message_row> message_from(const query& q, const session_id& s) {
-  message_row r;
-  r.seq = event_seq{q.int64(0)};
-  const std::string what = "message " + s.str() + "/" + std::to_string(r.seq.value);
-  r.generation = q.int64(1);
-  auto role = parse_name(message_roles, q.text(2), what);
-  if (!role) return role.error();
-  r.role = *role;
-  r.id = q.text(3);
-  r.text = q.text(4);
-  r.tool = q.text(5);
-  if (!q.is_null(6)) {
-    auto input = parse_column(q.text(6), what + " input");
-    if (!input) return input.error();
-    r.input = std::move(*input);
-  }
-  r.is_error = q.int64(7) != 0;
-  const auto kind = model::parse_tool_kind(q.text(8));
-  if (!kind) return corrupt(what + ": unknown tool kind '" + q.text(8) + "'");
-  r.call_kind = *kind;
-  return r;
-}
 
 #define TETHER_EXECUTION_SELECT                                                                              \
   "SELECT id, session_id, node, status, outcome, reason, error, usage, started_seq, open_step, started_at, " \
   "finished_at, runtime, agent_state, model FROM executions "
 
-result<execution_row> execution_from(const query& q) {
-  execution_row r;
-  r.id = execution_id::trusted(q.text(0));
-  const std::string what = "execution " + r.id.str();
-  r.session = session_id::trusted(q.text(1));
-  r.node = q.text(2);
-  auto status = parse_name(execution_statuses, q.text(3), what);
-  if (!status) return status.error();
-  r.status = *status;
-  if (!q.is_null(4)) {
-    r.outcome = model::parse_outcome(q.text(4));
-    if (!r.outcome) return corrupt(what + ": unknown outcome '" + q.text(4) + "'");
-  }
-  r.reason = q.text(5);
-  r.error = q.text(6);
-  if (!q.is_null(7)) {
-    auto u = parse_usage(q.text(7), what);
-    if (!u) return u.error();
-    r.usage = *u;
-  }
-  r.started_seq = event_seq{q.int64(8)};
-  if (!q.is_null(9)) r.open_step = q.int64(9);
-  r.started_at = q.int64(10);
-  if (!q.is_null(11)) r.finished_at = q.int64(11);
-  r.runtime = q.text(12);
-  r.agent_state = q.text(13);
-  r.model = q.text(14);
-  return r;
-}
-
-result<tool_call_row> call_from(const query& q) {
-  tool_call_row r;
-  r.id = call_id::trusted(q.text(0));
-  const std::string what = "tool call " + r.id.str();
-  r.session = session_id::trusted(q.text(1));
-  if (!q.is_null(2)) r.execution = execution_id::trusted(q.text(2));
-  r.tool = q.text(3);
-  auto input = parse_column(q.text(4), what + " input");
-  if (!input) return input.error();
-  r.input = std::move(*input);
-  const auto kind = model::parse_tool_kind(q.text(5));
-  if (!kind) return corrupt(what + ": unknown kind '" + q.text(5) + "'");
-  r.kind = *kind;
-  auto status = parse_name(call_statuses, q.text(6), what);
-  if (!status) return status.error();
-  r.status = *status;
-  r.result = q.text(7);
-  return r;
-}
-
 #define TETHER_INTERACTION_SELECT "SELECT id, session_id, call_id, kind, payload, status, result FROM interactions "
-
-result<interaction_row> interaction_from(const query& q) {
-  interaction_row r;
-  r.id = interaction_id::trusted(q.text(0));
-  const std::string what = "interaction " + r.id.str();
-  r.session = session_id::trusted(q.text(1));
-  if (!q.is_null(2)) r.call = call_id::trusted(q.text(2));
-  r.kind = q.text(3);
-  auto payload = parse_column(q.text(4), what + " payload");
-  if (!payload) return payload.error();
-  r.payload = std::move(*payload);
-  auto status = parse_name(interaction_statuses, q.text(5), what);
-  if (!status) return status.error();
-  r.status = *status;
-  if (!q.is_null(6)) {
-    auto res = parse_column(q.text(6), what + " result");
-    if (!res) return res.error();
-    r.result = std::move(*res);
-  }
-  return r;
-}
 
 }  // namespace
 
@@ -245,7 +70,7 @@ result<event_page> read_events(connection& db, const session_id& s, event_seq af
 result<session_row> get_session(connection& db, const session_id& s) {
   auto q = db.prepare(TETHER_SESSION_SELECT "WHERE s.id = ?");
   q.bind(s);
-  auto r = single<session_row>(q, session_from, s.str());
+  auto r = single<session_row>(q, session_from<query>, s.str());
   if (!r && r.error() == store_errc::not_found)
     return make_error(store_errc::unknown_session, s.str() + " does not exist");
   return r;
@@ -256,7 +81,7 @@ result<std::vector<session_row>> list_sessions(connection& db, std::size_t limit
   // for a listing, and it keeps appends from rewriting the sessions row.
   auto q = db.prepare(TETHER_SESSION_SELECT "ORDER BY 14 DESC, s.id LIMIT ?");
   q.bind(sql_limit(limit));
-  return collect<session_row>(q, session_from);
+  return collect<session_row>(q, session_from<query>);
 }
 
 namespace {
@@ -265,7 +90,7 @@ namespace {
 // `SESSION` is the session's id in SQL: a parameter or a column.
 #define TETHER_USAGE_SUM(FIELD, SESSION) \
   "(SELECT COALESCE(SUM(json_extract(x.usage, '$." FIELD "')), 0) FROM executions x WHERE x.session_id = " SESSION ")"
-#define TETHER_USAGE_SUMS(SESSION)                                                                                   \
+#define TETHER_USAGE_SUMS(SESSION) \
   TETHER_USAGE_SUM("input_tokens", SESSION) ", " TETHER_USAGE_SUM("output_tokens", SESSION) ", "                  \
   TETHER_USAGE_SUM("cached_input_tokens", SESSION) ", "                                                             \
   "(SELECT SUM(json_extract(x.usage, '$.cost_usd')) FROM executions x WHERE x.session_id = " SESSION "), "         \
@@ -294,9 +119,8 @@ result<std::vector<session_overview>> list_overviews(connection& db, std::size_t
   auto q = db.prepare(
       TETHER_SESSION_COLUMNS
       ", (SELECT COUNT(*) FROM inputs i WHERE i.session_id = s.id AND i.status = 'pending'), "
-      "(SELECT COUNT(*) FROM interactions x WHERE x.session_id = s.id AND x.status = 'pending'), "
-      TETHER_USAGE_SUMS("s.id") TETHER_SESSION_FROM
-      "WHERE s.id >= ? AND s.id < ? ORDER BY 14 DESC, s.id LIMIT ?");
+      "(SELECT COUNT(*) FROM interactions x WHERE x.session_id = s.id AND x.status = 'pending'), " TETHER_USAGE_SUMS(
+          "s.id") TETHER_SESSION_FROM "WHERE s.id >= ? AND s.id < ? ORDER BY 14 DESC, s.id LIMIT ?");
   // Ids are ASCII below 0x7f: the range [prefix, prefix + 0x7f) is every id
   // that starts with the prefix, read from the primary key's index.
   q.bind(id_prefix, id_prefix + '\x7f', sql_limit(limit));
@@ -311,21 +135,21 @@ result<std::vector<session_overview>> list_overviews(connection& db, std::size_t
 result<input_row> get_input(connection& db, const input_id& id) {
   auto q = db.prepare(TETHER_INPUT_SELECT "WHERE id = ?");
   q.bind(id);
-  return single<input_row>(q, input_from, id.str());
+  return single<input_row>(q, input_from<query>, id.str());
 }
 
 result<std::vector<input_row>> pending_inputs(connection& db, const session_id& s) {
   TETHER_TRY(require_session(db, s));
   auto q = db.prepare(TETHER_INPUT_SELECT "WHERE session_id = ? AND status = 'pending' ORDER BY admitted_seq");
   q.bind(s);
-  return collect<input_row>(q, input_from);
+  return collect<input_row>(q, input_from<query>);
 }
 
 result<std::vector<input_row>> list_inputs(connection& db, const session_id& s) {
   TETHER_TRY(require_session(db, s));
   auto q = db.prepare(TETHER_INPUT_SELECT "WHERE session_id = ? ORDER BY admitted_seq");
   q.bind(s);
-  return collect<input_row>(q, input_from);
+  return collect<input_row>(q, input_from<query>);
 }
 
 // Message rows, with the kind of call looked up from the message's tool call.
@@ -378,14 +202,14 @@ result<std::vector<message_row>> transcript(connection& db, const session_id& s)
 result<execution_row> get_execution(connection& db, const execution_id& id) {
   auto q = db.prepare(TETHER_EXECUTION_SELECT "WHERE id = ?");
   q.bind(id);
-  return single<execution_row>(q, execution_from, id.str());
+  return single<execution_row>(q, execution_from<query>, id.str());
 }
 
 result<std::vector<execution_row>> list_executions(connection& db, const session_id& s) {
   TETHER_TRY(require_session(db, s));
   auto q = db.prepare(TETHER_EXECUTION_SELECT "WHERE session_id = ? ORDER BY started_seq");
   q.bind(s);
-  return collect<execution_row>(q, execution_from);
+  return collect<execution_row>(q, execution_from<query>);
 }
 
 result<std::vector<tool_call_row>> unsettled_calls(connection& db, const session_id& s) {
@@ -394,27 +218,27 @@ result<std::vector<tool_call_row>> unsettled_calls(connection& db, const session
       "SELECT id, session_id, execution_id, name, input, kind, status, result FROM tool_calls "
       "WHERE session_id = ? AND status = 'running' ORDER BY called_seq");
   q.bind(s);
-  return collect<tool_call_row>(q, call_from);
+  return collect<tool_call_row>(q, call_from<query>);
 }
 
 result<interaction_row> get_interaction(connection& db, const interaction_id& id) {
   auto q = db.prepare(TETHER_INTERACTION_SELECT "WHERE id = ?");
   q.bind(id);
-  return single<interaction_row>(q, interaction_from, id.str());
+  return single<interaction_row>(q, interaction_from<query>, id.str());
 }
 
 result<std::vector<interaction_row>> pending_interactions(connection& db, const session_id& s) {
   TETHER_TRY(require_session(db, s));
   auto q = db.prepare(TETHER_INTERACTION_SELECT "WHERE session_id = ? AND status = 'pending' ORDER BY requested_seq");
   q.bind(s);
-  return collect<interaction_row>(q, interaction_from);
+  return collect<interaction_row>(q, interaction_from<query>);
 }
 
 result<std::vector<interaction_row>> list_interactions(connection& db, const session_id& s) {
   TETHER_TRY(require_session(db, s));
   auto q = db.prepare(TETHER_INTERACTION_SELECT "WHERE session_id = ? ORDER BY requested_seq");
   q.bind(s);
-  return collect<interaction_row>(q, interaction_from);
+  return collect<interaction_row>(q, interaction_from<query>);
 }
 
 result<std::vector<abandoned_session>> list_abandoned(connection& db, time_ms now, const std::string& node,
@@ -459,7 +283,8 @@ result<std::vector<session_id>> list_stranded(connection& db, const std::optiona
                                               std::size_t limit) {
   auto q = db.prepare(list_stranded_sql);
   q.bind(after ? after->str() : std::string(), sql_limit(limit));
-  return collect<session_id>(q, [](const query& row) -> result<session_id> { return session_id::trusted(row.text(0)); });
+  return collect<session_id>(q,
+                             [](const query& row) -> result<session_id> { return session_id::trusted(row.text(0)); });
 }
 
 }  // namespace tether::store::sqlite
