@@ -15,11 +15,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 
 #include <unistd.h>
+
+#include "store/postgres/pq.h"
 
 #ifndef TETHER_SOURCE_DIR
 #error "tests using support/postgres.h need TETHER_SOURCE_DIR"
@@ -47,19 +51,25 @@ class postgres_cluster {
   // A new, empty database; its URL.
   std::string fresh_database() {
     const std::string name = "t" + std::to_string(::getpid()) + "_" + std::to_string(++count_);
-    psql("CREATE DATABASE " + name);
+    sql("CREATE DATABASE " + name);
     return url_of(name);
   }
   void drop_database(const std::string& url) {
     const auto at = url.find("/", url.find('@'));
     const auto q = url.find('?');
-    psql("DROP DATABASE IF EXISTS " + url.substr(at + 1, q - at - 1) + " WITH (FORCE)");
+    sql("DROP DATABASE IF EXISTS " + url.substr(at + 1, q - at - 1) + " WITH (FORCE)");
   }
 
-  // Runs `sql` with psql against the maintenance database; throws on failure.
-  void psql(const std::string& sql) const {
-    const std::string cmd = "psql '" + admin_url_ + "' -v ON_ERROR_STOP=1 -Atqc \"" + sql + "\" >/dev/null";
-    if (std::system(cmd.c_str()) != 0) throw std::runtime_error("psql failed: " + sql);
+  // Runs `statement` on the maintenance database (one connection, kept);
+  // throws on failure.
+  void sql(const std::string& statement) {
+    std::lock_guard lock(mu_);
+    if (!admin_ || !admin_->connected()) {
+      auto c = store::postgres::connection::open(admin_url_, store::store_errc::read_failed);
+      if (!c) throw std::runtime_error(c.error().message);
+      admin_ = std::move(*c);
+    }
+    if (auto r = admin_->exec(statement); !r) throw std::runtime_error(statement + ": " + r.error().message);
   }
 
   // scripts/pg-cluster <verb> on this cluster (restart, kill, start).
@@ -99,12 +109,18 @@ class postgres_cluster {
   std::string admin_url_;
   pid_t owner_ = 0;
   std::atomic<int> count_{0};
+  std::mutex mu_;
+  std::unique_ptr<store::postgres::connection> admin_;
 };
 
 inline postgres_cluster::postgres_cluster(ownership o) {
   if (const char* env = std::getenv("TETHER_TEST_PG"); o == shared && env != nullptr && *env != '\0') {
     dir_ = env;
-    url_ = run_script("url");
+    // As `pg-cluster url` prints it, without starting a shell per test.
+    std::ifstream port(dir_ / "port");
+    std::string p;
+    if (!std::getline(port, p) || p.empty()) throw std::runtime_error("no cluster in " + dir_.string());
+    url_ = "postgresql://tether@/tether?host=" + dir_.string() + "&port=" + p;
     admin_url_ = url_of("postgres");
     return;  // owner_ stays 0: the fixture stops it
   }

@@ -7,7 +7,7 @@
 // (at once after a graceful stop, which expires the leases; within the
 // lease period after a kill), and starts the stopped node again as the
 // standby.
-#include <sys/stat.h>
+#include <stdlib.h>
 
 #include <csignal>
 #include <cstdio>
@@ -52,26 +52,31 @@ const std::string& other(const std::string& node) {
 bool two_nodes(const cell_env& env) { return env.plan->environment.kind == "postgres-2node"; }
 
 result<void> start_database(cell_env& env) {
-  env.pg_dir = env.dir / "pg";
-  // The server runs as the postgres user: the cell's directories must let
-  // it reach its own.
-  for (fs::path p = env.pg_dir.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path()) {
-    struct stat st {};
-    if (::stat(p.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) ::chmod(p.c_str(), st.st_mode | S_IXOTH);
-    if (p == env.plan->scratch_root) break;
-  }
+  // The server runs as the postgres user (when the harness runs as root),
+  // which must reach its directory: not under the cell's scratch root, whose
+  // parents may be closed to others ($TMPDIR of a private directory), but in
+  // a directory of its own under /tmp, removed with the cell.
+  std::string tmpl = "/tmp/tether-pg-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr)
+    return make_error(e2e_errc::infrastructure, "cannot create a directory for the cell's database under /tmp");
+  env.pg_dir = tmpl;
   auto url = pg_cluster(env, "start");
   if (!url) return url.error();
   env.store = *url;
   return ok();
 }
 
-void stop_database(cell_env& env) { (void)pg_cluster(env, "stop"); }
+void stop_database(cell_env& env) {
+  (void)pg_cluster(env, "stop");
+  std::error_code ec;
+  fs::remove_all(env.pg_dir, ec);
+}
 
 std::string cluster_config(const cell_env& env) {
   if (!two_nodes(env)) return {};
-  return "store = \"" + env.store + "\"\n[leases]\nttl_ms = " + std::to_string(lease_ms) +
-         "\nrenew_ms = 500\nscan_ms = 200\n";
+  // An inline table: these lines go before the profile tables.
+  return "store = \"" + env.store + "\"\nleases = { ttl_ms = " + std::to_string(lease_ms) +
+         ", renew_ms = 500, scan_ms = 200 }\n";
 }
 
 result<void> start_standby(cell_env& env) {

@@ -36,8 +36,8 @@ class postgres_event_store final : public committed_store {
       : committed_store(writer_, clock_of(options), committed_options(options)),
         options_(std::move(options)),
         free_readers_(std::move(readers)),
-        reader_count_(free_readers_.size()),
-        pool_(free_readers_.size()),
+        reader_count_(std::max<std::size_t>(options_.readers, 1)),
+        pool_(reader_count_),
         listener_(options_.url, instance, hub()),
         writer_({options_.url, instance, options_.clock, options_.fail_commit}, std::move(writer)) {}
 
@@ -312,13 +312,12 @@ result<std::unique_ptr<event_store>> open_postgres_store(postgres_options option
   if (auto r = postgres::migrate(**writer); !r) return opened(r.error());
   (void)(*writer)->take_fatal();
 
+  // One reader connection now (the database takes readers); the pool opens
+  // the others when reads first run side by side.
   std::vector<std::unique_ptr<connection>> readers;
-  const std::size_t n = std::max<std::size_t>(options.readers, 1);
-  for (std::size_t i = 0; i < n; ++i) {
-    auto reader = connection::open(options.url, store_errc::read_failed);
-    if (!reader) return opened(reader.error());
-    readers.push_back(std::move(*reader));
-  }
+  auto reader = connection::open(options.url, store_errc::read_failed);
+  if (!reader) return opened(reader.error());
+  readers.push_back(std::move(*reader));
   // Names this process in notifications (its own are skipped).
   std::string instance = session_id::generate().str().substr(4);
   auto store = std::make_unique<postgres::postgres_event_store>(std::move(options), std::move(instance),
