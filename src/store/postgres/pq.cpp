@@ -149,14 +149,29 @@ error connection::failure(pg_result* r, std::string_view what) {
   return e;
 }
 
-result<void> connection::exec(std::string_view sql) {
+result<rows> connection::exec_rows(std::string_view sql) {
   const std::string text(sql);
+  if (text.find('\0') != std::string::npos)
+    return make_error(store_errc::rejected, "postgres: a statement holds a NUL byte");
   PGresult* r = PQexec(conn_, text.c_str());
   const auto st = r == nullptr ? PGRES_FATAL_ERROR : PQresultStatus(r);
   if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) return failure(r, text.substr(0, 60));
-  PQclear(r);
   sqlstate_.clear();
+  return rows(r);
+}
+
+result<void> connection::exec(std::string_view sql) {
+  auto r = exec_rows(sql);
+  if (!r) return r.error();
   return ok();
+}
+
+std::string connection::literal(std::string_view text) const {
+  char* quoted = PQescapeLiteral(conn_, text.data(), text.size());
+  if (quoted == nullptr) return "''";
+  std::string out(quoted);
+  PQfreemem(quoted);
+  return out;
 }
 
 result<rows> connection::query(const char* sql, const params& p) {

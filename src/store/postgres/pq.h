@@ -122,6 +122,12 @@ class connection {
 
   // One or more statements over the simple protocol, rows discarded.
   result<void> exec(std::string_view sql);
+  // exec() returning the rows of the last statement: several statements in
+  // one round trip.
+  result<rows> exec_rows(std::string_view sql);
+  // `text` as an SQL string literal (quoted and escaped for this
+  // connection), for statements sent with exec().
+  [[nodiscard]] std::string literal(std::string_view text) const;
   // A cached prepared statement with its parameters; its rows.
   result<rows> query(const char* sql, const params& p);
   template <class... A>

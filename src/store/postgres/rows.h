@@ -58,6 +58,7 @@ class pg_rows final : public write_rows {
   // One entry per inserted event, in insertion order (the writer dedups,
   // truncates to a mark when it rolls a request back, and clears it per batch).
   std::vector<touched_session>& touched() { return touched_; }
+  [[nodiscard]] const std::vector<touched_session>& touched() const { return touched_; }
 
   result<std::optional<session_head>> load_session(const session_id& s) override;
   result<bool> session_exists(const session_id& s) override;

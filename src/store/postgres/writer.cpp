@@ -46,11 +46,14 @@ std::optional<batch_failure> pg_writer::doomed(const tether::error& cause) {
 }
 
 std::optional<tether::error> pg_writer::begin() {
-  if (auto r = db_->exec("BEGIN"); !r) return r.error();
-  if (options_.clock == nullptr) {
-    auto t = database_now(*db_);
-    if (!t) return t.error();
-    batch_time_ = *t;
+  // One round trip: the transaction and the database's clock.
+  if (options_.clock != nullptr) {
+    if (auto r = db_->exec("BEGIN"); !r) return r.error();
+  } else {
+    auto r = db_->exec_rows("BEGIN; SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint");
+    if (!r) return r.error();
+    if (!r->step()) return tether::error(store_errc::write_failed, "postgres: clock_timestamp() returned no row");
+    batch_time_ = r->int64(0);
     batch_started_ = std::chrono::steady_clock::now();
   }
   rows_.touched().clear();
@@ -94,7 +97,7 @@ std::optional<tether::error> pg_writer::run_saved(write_batch& ops, bool& again)
   return std::nullopt;
 }
 
-std::optional<tether::error> pg_writer::notify() {
+std::string pg_writer::notifications() const {
   // The last seq of each session, and whether any of its events may give it work.
   std::map<std::string, std::pair<std::int64_t, bool>> last;
   for (const auto& t : rows_.touched()) {
@@ -102,20 +105,20 @@ std::optional<tether::error> pg_writer::notify() {
     seq = std::max(seq, t.seq);
     wakes = wakes || t.wakes;
   }
+  std::string statements;
   std::string payload;
-  auto flush = [&]() -> std::optional<tether::error> {
-    if (payload.empty()) return std::nullopt;
-    if (auto r = db_->run("SELECT pg_notify($1::text, $2::text)", events_channel, payload); !r) return r.error();
+  auto flush = [&] {
+    if (payload.empty()) return;
+    statements += std::string("SELECT pg_notify('") + events_channel + "', " + db_->literal(payload) + "); ";
     payload.clear();
-    return std::nullopt;
   };
   for (const auto& [id, v] : last) {
     std::string line = options_.instance + " " + id + " " + std::to_string(v.first) + (v.second ? " 1\n" : " 0\n");
-    if (payload.size() + line.size() > notify_bytes)
-      if (auto e = flush()) return e;
+    if (payload.size() + line.size() > notify_bytes) flush();
     payload += line;
   }
-  return flush();
+  flush();
+  return statements;
 }
 
 std::optional<batch_failure> pg_writer::attempt(write_batch& ops, bool& again) {
@@ -143,9 +146,10 @@ std::optional<batch_failure> pg_writer::attempt(write_batch& ops, bool& again) {
       return std::nullopt;
     }
   }
-  if (auto e = notify()) return doomed(*e);
   if (options_.fail_commit && options_.fail_commit()) return doomed(injected());
-  if (auto r = db_->exec("COMMIT"); !r) return doomed(r.error());
+  // The notifications go out when the transaction commits, in the same
+  // round trip as the COMMIT.
+  if (auto r = db_->exec(notifications() + "COMMIT"); !r) return doomed(r.error());
   return std::nullopt;
 }
 

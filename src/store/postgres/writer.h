@@ -9,8 +9,9 @@
 // unique violation (another node inserted the same key meanwhile) runs once
 // more inside its savepoint, and then sees the other node's row. A
 // serialization failure or deadlock runs the whole batch again (a few
-// times). Before COMMIT, one pg_notify per 7,900 bytes of "<instance>
-// <session> <seq> <wake>" lines names the sessions the batch appended to.
+// times). With the COMMIT (one round trip), one pg_notify per 7,900 bytes
+// of "<instance> <session> <seq> <wake>" lines names the sessions the batch
+// appended to; PostgreSQL delivers them when the transaction commits.
 //
 // The batch's time is the database's clock_timestamp() read when its
 // transaction begins, advanced by this machine's monotonic clock while the
@@ -67,7 +68,8 @@ class pg_writer final : public batch_committer {
   std::optional<tether::error> begin();
   pass run_all(write_batch& ops);
   std::optional<tether::error> run_saved(write_batch& ops, bool& again);
-  std::optional<tether::error> notify();
+  // The pg_notify statements that name the sessions the batch appended to.
+  [[nodiscard]] std::string notifications() const;
   time_ms now();
 
   options options_;
