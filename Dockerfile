@@ -5,7 +5,7 @@
 FROM debian:12 AS build
 RUN apt-get update && apt-get install -y --no-install-recommends \
       g++ cmake ninja-build ccache libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev \
-      libsqlite3-dev libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev libgtest-dev libgmock-dev \
+      libsqlite3-dev libpq-dev libspdlog-dev libfmt-dev libcli11-dev libtomlplusplus-dev libgtest-dev libgmock-dev \
       libbenchmark-dev libssl-dev ca-certificates && rm -rf /var/lib/apt/lists/*
 COPY . /src
 RUN cmake -S /src -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
@@ -14,7 +14,7 @@ RUN cmake -S /src -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=
 
 FROM debian:12-slim
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      libsqlite3-0 libspdlog1.10 libfmt9 libssl3 libboost-json1.81.0 libboost-url1.81.0 bubblewrap bash \
+      libsqlite3-0 libpq5 libspdlog1.10 libfmt9 libssl3 libboost-json1.81.0 libboost-url1.81.0 bubblewrap bash \
       ca-certificates && rm -rf /var/lib/apt/lists/* \
  && useradd --system --user-group --home-dir /data --shell /usr/sbin/nologin tether \
  && mkdir -p /data && chown tether:tether /data && chmod 700 /data

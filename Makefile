@@ -42,9 +42,9 @@ fuzz: build-fuzz
 bench: setup
 	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether_bench tether_stream_bench tether_api_bench
 	@mkdir -p bench-results
-	pg=$$(scripts/pg-cluster start $(BUILD_DIR)/bench-postgres) && \
+	pgdir=$$(mktemp -d /tmp/tether-bench-pg-XXXXXX) && pg=$$(scripts/pg-cluster start $$pgdir) && \
 	  { $(BENCH) --out bench-results/append.json --postgres "$$pg"; rc=$$?; \
-	    scripts/pg-cluster stop $(BUILD_DIR)/bench-postgres; exit $$rc; }
+	    scripts/pg-cluster stop $$pgdir; rm -rf $$pgdir; exit $$rc; }
 	$(STREAM) --out bench-results/stream.json
 	$(API) --out bench-results/api.json
 

@@ -3,7 +3,9 @@
 one PostgreSQL database, a steady load of sessions, and every few seconds a
 node SIGKILLed and started again, for --minutes (default 10).
 
-Clients behave as a careful client does: each input has a client-chosen id
+Each turn streams its reply slowly (about half a second), so a kill often
+lands mid-turn and another node takes the turn over. Clients behave as a
+careful client does: each input has a client-chosen id
 and is posted to a random live node until one acknowledges it (200/201; a
 retry with the same id is an exact retry, never a second input). Each
 session has one input in flight: its client waits for the answer (read from
@@ -76,7 +78,8 @@ def main():
         while not stop.is_set():
             n += 1
             iid = "msg_c%02d_%05d" % (k, n)
-            body = {"id": iid, "text": "Reply with exactly: ACK-%s" % iid}
+            # Streamed slowly (about half a second a turn), so kills land mid-turn.
+            body = {"id": iid, "text": "Stream slowly: 25\nReply with exactly: ACK-%s" % iid}
             while not stop.is_set():  # until a node acknowledges it
                 candidates = live()
                 if not candidates:

@@ -67,6 +67,34 @@ TEST(config, workspace_roots_are_absolute_paths_and_absent_means_the_defaults) {
   EXPECT_FALSE(parse(R"(workspace_roots = [1])"));
 }
 
+TEST(config, the_store_and_the_leases_default_to_sqlite_and_thirty_seconds) {
+  auto none = parse("");
+  ASSERT_TRUE(none) << none.error().describe();
+  EXPECT_EQ(none->store, "");
+  EXPECT_EQ(none->leases.ttl_ms, 30'000);
+  EXPECT_EQ(none->leases.renew_ms, 10'000);
+  EXPECT_EQ(none->leases.scan_ms, 0) << "the node's default";
+  auto shared = parse(R"(
+store = "postgresql://tether@db/tether"
+leases = { ttl_ms = 6000, scan_ms = 250 }
+)");
+  ASSERT_TRUE(shared) << shared.error().describe();
+  EXPECT_EQ(shared->store, "postgresql://tether@db/tether");
+  EXPECT_EQ(shared->leases.ttl_ms, 6'000);
+  EXPECT_EQ(shared->leases.renew_ms, 2'000) << "a third of the lease when not given";
+  EXPECT_EQ(shared->leases.scan_ms, 250);
+}
+
+TEST(config, leases_that_cannot_work_are_errors_naming_the_key) {
+  for (const char* bad : {"[leases]\nttl_ms = 1000\nrenew_ms = 1000\n", "[leases]\nttl_ms = 10\n",
+                          "[leases]\nttl_ms = \"long\"\n", "[leases]\nttl = 5000\n", "store = 5\n"}) {
+    auto s = parse(bad);
+    ASSERT_FALSE(s) << bad;
+    const auto& m = s.error().message;
+    EXPECT_TRUE(m.find("leases") != std::string::npos || m.find("store") != std::string::npos) << bad << ": " << m;
+  }
+}
+
 TEST(config, a_typo_in_a_key_is_an_error_naming_it) {
   auto s = parse("[profiles.default]\nmodle = \"gpt-4o\"\n");
   ASSERT_FALSE(s);
@@ -131,14 +159,16 @@ TEST(config, warm_agent_profiles_take_a_keep_alive_and_a_process_bound) {
 
 TEST(config, agent_profiles_refuse_native_keys_and_bad_values_by_name) {
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"runtime = \"codex-exec\"\nprovider = \"anthropic\"\n", "provider: \"anthropic\": an agent profile takes only \"scripted\""},
+           {"runtime = \"codex-exec\"\nprovider = \"anthropic\"\n",
+            "provider: \"anthropic\": an agent profile takes only \"scripted\""},
            {"runtime = \"claude-print\"\nwire = \"chat\"\n", "unknown key \"wire\" for runtime \"claude-print\""},
            {"runtime = \"opencode-run\"\nwire = \"grpc\"\n", "wire: \"grpc\" is not a wire format"},
            {"runtime = \"codex-exec\"\npermissions = \"yolo\"\n", "permissions: \"yolo\" is not one of"},
            {"runtime = \"codex-exec\"\nset_env = { FOO = 1 }\n", "set_env must be a table"},
            {"runtime = \"codex-exec\"\nenv = [\"A-B\"]\n", "env: every entry must be a variable name"},
            {"runtime = \"codex-exec\"\nidle_timeout_ms = 5\n", "idle_timeout_ms must be at least 100"},
-           {"runtime = \"codex-exec\"\nkeep_alive_ms = 1000\n", "unknown key \"keep_alive_ms\" for runtime \"codex-exec\""},
+           {"runtime = \"codex-exec\"\nkeep_alive_ms = 1000\n",
+            "unknown key \"keep_alive_ms\" for runtime \"codex-exec\""},
            {"runtime = \"codex\"\nkeep_alive_ms = 5\n", "keep_alive_ms must be at least 100"},
            {"runtime = \"claude\"\nmax_processes = 0\n", "max_processes must be at least 1"},
            {"runtime = \"acp\"\n", "runtime \"acp\" needs the ACP agent's command"},
@@ -206,7 +236,6 @@ TEST(config, the_file_named_by_TETHER_CONFIG_is_read) {
   EXPECT_NE(missing.error().message.find("/nonexistent/tether.toml"), std::string::npos);
 }
 
-
 // Which model answers: the scripted one only when chosen or when nothing
 // about the model is configured.
 TEST(config, a_named_provider_without_a_base_url_gets_its_official_url_not_the_scripted_model) {
@@ -233,8 +262,10 @@ TEST(config, a_named_provider_without_a_base_url_gets_its_official_url_not_the_s
 }
 
 TEST(config, a_real_provider_must_name_its_model) {
-  for (const std::string text : {"provider = \"anthropic\"\n", "base_url = \"http://127.0.0.1:9/v1\"\nprovider = \"openai-chat\"\nmodel = \"scripted\"\n",
-                                 "runtime = \"codex\"\nprovider = \"anthropic\"\n"}) {
+  for (const std::string text :
+       {"provider = \"anthropic\"\n",
+        "base_url = \"http://127.0.0.1:9/v1\"\nprovider = \"openai-chat\"\nmodel = \"scripted\"\n",
+        "runtime = \"codex\"\nprovider = \"anthropic\"\n"}) {
     auto s = parse("[profiles.a]\n" + text);
     if (text.find("127.0.0.1") != std::string::npos) {
       ASSERT_TRUE(s) << "a base_url names where; the model may be anything it serves";

@@ -243,6 +243,24 @@ TEST_F(postgres_nodes, two_nodes_opening_a_new_database_at_once_migrate_it_once)
   ASSERT_TRUE(row) << why(row);
 }
 
+TEST(postgres_urls, passwords_never_reach_a_message) {
+  EXPECT_EQ(redacted_url("postgres://tether:s3cret@db.internal:5432/tether"),
+            "postgres://tether:***@db.internal:5432/tether");
+  EXPECT_EQ(redacted_url("host=db password=s3cret dbname=t"), "host=db password=*** dbname=t");
+  EXPECT_EQ(redacted_url("postgresql://db/t?password=s3cret&sslmode=require"),
+            "postgresql://db/t?password=***&sslmode=require");
+  // A connection that fails says where it tried, without the password.
+  postgres_options o;
+  o.url = "postgresql://tether:s3cret@/nosuchdb?host=/nonexistent-socket-dir&connect_timeout=1";
+  auto r = open_postgres_store(std::move(o));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), store_errc::open_failed);
+  EXPECT_EQ(r.error().message.find("s3cret"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("nonexistent-socket-dir"), std::string::npos) << r.error().message;
+  EXPECT_FALSE(is_postgres_url("sqlite"));
+  EXPECT_TRUE(is_postgres_url("postgres://x"));
+}
+
 // A cluster of its own: the restart must not disturb other tests' databases.
 TEST(postgres_restart, a_database_restart_fails_writes_for_a_while_and_loses_no_acknowledged_one) {
   tether::test::postgres_cluster cluster(tether::test::postgres_cluster::own);

@@ -1,8 +1,8 @@
 // A throwaway PostgreSQL cluster for tests (scripts/pg-cluster: initdb in a
 // temporary directory, a Unix socket, no TCP, as the `postgres` user when
 // run as root). Under ctest one cluster serves every test process: the
-// fixture test postgres.start starts it in the build directory and names it
-// in $TETHER_TEST_PG, postgres.stop stops it. A test binary run by hand
+// fixture test postgres.start starts it (under /tmp, named after the build
+// directory) and names it in $TETHER_TEST_PG, postgres.stop stops it. A test binary run by hand
 // starts its own on first use and stops it, its directory removed, when the
 // process exits. Each test gets a database of its own (fresh_database()),
 // dropped by its owner.
