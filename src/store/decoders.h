@@ -21,6 +21,26 @@
 #include "store/types.h"
 #include "store/work_types.h"
 
+// The columns each decoder reads, in its order: both backends select them
+// with these (string literals, so they can be joined with a backend's own
+// WHERE and ORDER BY into one literal; the SQL is the same on both).
+#define TETHER_INPUT_SELECT \
+  "SELECT id, session_id, prompt, delivery, status, admitted_seq, execution_id, promoted_seq FROM inputs "
+#define TETHER_MESSAGE_SELECT                                                                                          \
+  "SELECT m.seq, m.generation, m.role, m.id, m.text, m.tool, m.input, m.is_error, "                                    \
+  "COALESCE((SELECT t.kind FROM tool_calls t WHERE t.id = m.id AND m.role IN ('tool_call', 'tool_result')), 'local') " \
+  "FROM messages m "
+#define TETHER_EXECUTION_SELECT                                                                              \
+  "SELECT id, session_id, node, status, outcome, reason, error, usage, started_seq, open_step, started_at, " \
+  "finished_at, runtime, agent_state, model FROM executions "
+#define TETHER_INTERACTION_SELECT "SELECT id, session_id, call_id, kind, payload, status, result FROM interactions "
+#define TETHER_PROJECT_SELECT \
+  "SELECT id, name, description, repositories, revision, created_at, updated_at, setup FROM projects "
+#define TETHER_TASK_SELECT                                                                            \
+  "SELECT t.id, t.session_id, t.title, t.description, t.status, t.mode, t.priority, t.project_id, "   \
+  "t.parent_id, s.profile, t.created_by, t.accepted_plan, t.created_at, t.updated_at, t.started_at, " \
+  "t.completed_at, t.cancelled_at FROM tasks t JOIN sessions s ON s.id = t.session_id "
+
 namespace tether::store::decode {
 
 inline tether::error corrupt(std::string msg) { return {store_errc::corrupt, std::move(msg)}; }
@@ -205,6 +225,16 @@ result<interaction_row> interaction_from(const Row& q) {
     r.result = std::move(*res);
   }
   return r;
+}
+
+// A row of list_abandoned: session, open execution, lease owner, expiry, attempts.
+template <class Row>
+result<abandoned_session> abandoned_from(const Row& row) {
+  abandoned_session a;
+  a.session = session_id::trusted(row.text(0));
+  a.execution = execution_id::trusted(row.text(1));
+  if (!row.is_null(2)) a.lease = lease{row.text(2), row.int64(3), row.int64(4)};
+  return a;
 }
 
 // ---- the work layer ----

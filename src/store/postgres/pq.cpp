@@ -128,8 +128,6 @@ bool connection::connected() const { return conn_ != nullptr && PQstatus(conn_) 
 
 int connection::socket() const { return PQsocket(conn_); }
 
-int connection::backend_pid() const { return PQbackendPID(conn_); }
-
 error connection::failure(pg_result* r, std::string_view what) {
   sqlstate_.clear();
   std::string msg;
@@ -207,7 +205,7 @@ result<std::vector<connection::notification>> connection::take_notifications() {
   }
   std::vector<notification> out;
   while (PGnotify* n = PQnotifies(conn_)) {
-    out.push_back({n->relname, n->extra, n->be_pid});
+    out.push_back({n->relname, n->extra});
     PQfreemem(n);
   }
   return out;

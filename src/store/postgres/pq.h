@@ -158,13 +158,10 @@ class connection {
   struct notification {
     std::string channel;
     std::string payload;
-    int backend_pid = 0;
   };
   // Reads what the socket has (non-blocking) and returns the notifications
   // received; an error when the connection is lost.
   result<std::vector<notification>> take_notifications();
-  // The server process of this connection (notifications from it are ours).
-  [[nodiscard]] int backend_pid() const;
 
  private:
   connection(pg_conn* c, store_errc io_code) : conn_(c), io_code_(io_code) {}

@@ -20,15 +20,6 @@ using namespace decode;
   "l.owner, l.expires_at, l.attempts, s.metadata, s.bound_session_id, s.bound_generation, s.bound_seen_seq, " \
   "s.bound_state FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
 
-#define TETHER_INPUT_SELECT \
-  "SELECT id, session_id, prompt, delivery, status, admitted_seq, execution_id, promoted_seq FROM inputs "
-
-#define TETHER_EXECUTION_SELECT                                                                              \
-  "SELECT id, session_id, node, status, outcome, reason, error, usage, started_seq, open_step, started_at, " \
-  "finished_at, runtime, agent_state, model FROM executions "
-
-#define TETHER_INTERACTION_SELECT "SELECT id, session_id, call_id, kind, payload, status, result FROM interactions "
-
 // A session's usage as five columns: tokens summed (input, output, cached),
 // the priced cost summed, how many runs with usage were not priced.
 // `SESSION` is the session's id in SQL: a parameter or a column. A NULL usage
@@ -153,10 +144,6 @@ result<std::vector<input_row>> list_inputs(connection& db, const session_id& s) 
 }
 
 // Message rows, with the kind of call looked up from the message's tool call.
-#define TETHER_MESSAGE_SELECT                                                                                          \
-  "SELECT m.seq, m.generation, m.role, m.id, m.text, m.tool, m.input, m.is_error, "                                    \
-  "COALESCE((SELECT t.kind FROM tool_calls t WHERE t.id = m.id AND m.role IN ('tool_call', 'tool_result')), 'local') " \
-  "FROM messages m "
 
 result<std::vector<message_row>> context(connection& db, const session_id& s) {
   auto head = db.query("SELECT context_from_seq, generation, context_summary FROM sessions WHERE id = $1::text", s);
@@ -242,13 +229,7 @@ result<std::vector<abandoned_session>> list_abandoned(connection& db, time_ms no
       "         AND strpos(substr(l.owner, length($3::text) + 2), '/') = 0 AND l.owner <> $4::text)) "
       "ORDER BY s.id LIMIT $5::bigint",
       after ? after->str() : std::string(), now, node, current_owner, sql_limit(limit));
-  return collect<abandoned_session>(std::move(q), [](const rows& row) -> result<abandoned_session> {
-    abandoned_session a;
-    a.session = session_id::trusted(row.text(0));
-    a.execution = execution_id::trusted(row.text(1));
-    if (!row.is_null(2)) a.lease = lease{row.text(2), row.int64(3), row.int64(4)};
-    return a;
-  });
+  return collect<abandoned_session>(std::move(q), abandoned_from<rows>);
 }
 
 // Driven by two partial indexes that hold only sessions about to run (or

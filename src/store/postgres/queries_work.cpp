@@ -9,14 +9,6 @@ namespace {
 
 using namespace decode;
 
-#define TETHER_PROJECT_SELECT \
-  "SELECT id, name, description, repositories, revision, created_at, updated_at, setup FROM projects "
-
-#define TETHER_TASK_SELECT                                                                            \
-  "SELECT t.id, t.session_id, t.title, t.description, t.status, t.mode, t.priority, t.project_id, "   \
-  "t.parent_id, s.profile, t.created_by, t.accepted_plan, t.created_at, t.updated_at, t.started_at, " \
-  "t.completed_at, t.cancelled_at FROM tasks t JOIN sessions s ON s.id = t.session_id "
-
 }  // namespace
 
 result<std::vector<preparation_row>> list_preparations(connection& db, const task_id& t) {

@@ -22,15 +22,6 @@ using namespace decode;
 #define TETHER_SESSION_FROM " FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
 #define TETHER_SESSION_SELECT TETHER_SESSION_COLUMNS TETHER_SESSION_FROM
 
-#define TETHER_INPUT_SELECT \
-  "SELECT id, session_id, prompt, delivery, status, admitted_seq, execution_id, promoted_seq FROM inputs "
-
-#define TETHER_EXECUTION_SELECT                                                                              \
-  "SELECT id, session_id, node, status, outcome, reason, error, usage, started_seq, open_step, started_at, " \
-  "finished_at, runtime, agent_state, model FROM executions "
-
-#define TETHER_INTERACTION_SELECT "SELECT id, session_id, call_id, kind, payload, status, result FROM interactions "
-
 }  // namespace
 
 result<void> require_session(connection& db, const session_id& s) {
@@ -153,10 +144,6 @@ result<std::vector<input_row>> list_inputs(connection& db, const session_id& s) 
 }
 
 // Message rows, with the kind of call looked up from the message's tool call.
-#define TETHER_MESSAGE_SELECT                                                                                          \
-  "SELECT m.seq, m.generation, m.role, m.id, m.text, m.tool, m.input, m.is_error, "                                    \
-  "COALESCE((SELECT t.kind FROM tool_calls t WHERE t.id = m.id AND m.role IN ('tool_call', 'tool_result')), 'local') " \
-  "FROM messages m "
 
 result<std::vector<message_row>> context(connection& db, const session_id& s) {
   std::int64_t from = 0;
@@ -254,13 +241,7 @@ result<std::vector<abandoned_session>> list_abandoned(connection& db, time_ms no
       "         AND l.owner <> ?4)) "
       "ORDER BY s.id LIMIT ?5");
   q.bind(after ? after->str() : std::string(), now, node, current_owner, sql_limit(limit));
-  return collect<abandoned_session>(q, [](const query& row) -> result<abandoned_session> {
-    abandoned_session a;
-    a.session = session_id::trusted(row.text(0));
-    a.execution = execution_id::trusted(row.text(1));
-    if (!row.is_null(2)) a.lease = lease{row.text(2), row.int64(3), row.int64(4)};
-    return a;
-  });
+  return collect<abandoned_session>(q, abandoned_from<query>);
 }
 
 // Driven by two partial indexes that hold only sessions about to run (or
