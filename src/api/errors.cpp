@@ -33,6 +33,8 @@ class api_category_impl final : public std::error_category {
         return "unavailable";
       case api_errc::headers_too_large:
         return "request header fields too large";
+      case api_errc::forbidden:
+        return "forbidden";
     }
     return "unknown api error";
   }
@@ -45,6 +47,7 @@ constexpr http_error method_not_allowed{405, "method_not_allowed"};
 constexpr http_error conflict{409, "conflict"};
 constexpr http_error too_large{413, "payload_too_large"};
 constexpr http_error headers_too_large{431, "headers_too_large"};
+constexpr http_error forbidden{403, "forbidden"};
 constexpr http_error unsupported_media_type{415, "unsupported_media_type"};
 constexpr http_error internal{500, "internal"};
 constexpr http_error unavailable{503, "unavailable"};
@@ -72,6 +75,8 @@ http_error from_api(api_errc e) {
       return unavailable;
     case api_errc::headers_too_large:
       return headers_too_large;
+    case api_errc::forbidden:
+      return forbidden;
   }
   return internal;
 }

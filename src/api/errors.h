@@ -20,6 +20,7 @@ enum class api_errc {
   unsupported_media_type,  // 415: a body that is not application/json
   unavailable,             // 503: over the connection limit
   headers_too_large,       // 431: the request's head exceeds the header limit
+  forbidden,               // 403: signed in by cookie, without the CSRF header
 };
 
 const std::error_category& api_category();

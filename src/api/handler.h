@@ -3,6 +3,8 @@
 #pragma once
 
 #include <array>
+#include <memory>
+#include <utility>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +17,8 @@
 
 namespace tether::api {
 
+class web_auth;
+
 struct http_request {
   std::string method;         // "GET", "POST", …
   std::string target;         // path and optional query
@@ -22,6 +26,9 @@ struct http_request {
   std::string accept;         // the Accept header
   std::string last_event_id;  // the Last-Event-ID header (SSE resume)
   std::string content_type;   // the Content-Type header, empty when absent
+  std::string cookie;         // the Cookie header (the web interface's sign-in)
+  std::string csrf;           // the X-Tether-CSRF header
+  std::string if_none_match;  // the If-None-Match header (the interface's files)
   std::string body;
 };
 
@@ -37,6 +44,9 @@ struct http_reply {
   std::string body;  // JSON, or the text of content_type
   std::string content_type = "application/json";
   std::optional<event_stream> stream;  // set: body is unused, the server streams
+  // More header fields (Set-Cookie, ETag, Location, a Content-Security-Policy
+  // replacing the default one, …).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 // The fields each request body may have (anything else is 400); the
@@ -52,6 +62,7 @@ struct handler_context {
   store::event_store* store = nullptr;
   work::work_service* work = nullptr;  // options.work
   server_options options;
+  std::shared_ptr<web_auth> auth;  // the web interface's sign-in (api/web_auth.h)
 };
 
 // Never fails: errors become JSON error replies (errors.h maps the codes).

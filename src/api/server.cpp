@@ -18,6 +18,7 @@
 #include "api/handler.h"
 #include "api/server_metrics.h"
 #include "api/sse_stream.h"
+#include "api/web_auth.h"
 #include "api/workspace.h"
 #include "http/gate.h"
 #include "util/metrics.h"
@@ -50,10 +51,26 @@ constexpr std::string_view refusal =
     "{\"error\":{\"code\":\"unavailable\",\"message\":\"too many connections; try again later\"}}";
 constexpr std::uint32_t header_limit = 16U * 1024U;
 
+// What every answer says about itself to a browser: no script, style or
+// connection from anywhere but this server, never framed, never sniffed
+// (a reply's own Content-Security-Policy replaces the first).
+constexpr std::string_view content_policy =
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "font-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
 http::response to_response(http_reply r, unsigned version, bool keep_alive) {
   http::response res{static_cast<bhttp::status>(r.status), version};
   res.set(bhttp::field::content_type, r.content_type);
   res.set(bhttp::field::server, "tether");
+  res.set("Content-Security-Policy", content_policy);
+  res.set("X-Content-Type-Options", "nosniff");
+  res.set("Referrer-Policy", "no-referrer");
+  for (auto& [name, value] : r.headers) {
+    if (name == "Set-Cookie")
+      res.insert(name, value);
+    else
+      res.set(name, value);
+  }
   res.body() = std::move(r.body);
   res.keep_alive(keep_alive);
   res.prepare_payload();
@@ -68,6 +85,9 @@ http_request from_wire(http::request req) {
   hr.accept = std::string(req[bhttp::field::accept]);
   hr.last_event_id = std::string(req["Last-Event-ID"]);
   hr.content_type = std::string(req[bhttp::field::content_type]);
+  hr.cookie = std::string(req[bhttp::field::cookie]);
+  hr.csrf = std::string(req["X-Tether-CSRF"]);
+  hr.if_none_match = std::string(req[bhttp::field::if_none_match]);
   hr.body = std::move(req.body());
   return hr;
 }
@@ -136,6 +156,7 @@ http::shell_options shell_options_of(const server_options& o) {
   so.max_connections_per_peer = o.max_connections_per_peer;
   so.descriptor_reserve = o.descriptor_reserve;
   so.refusal = std::string(refusal);
+  so.tls = o.tls;
   return so;
 }
 
@@ -190,6 +211,7 @@ std::shared_ptr<const handler_context> context_of(session::session_service& serv
   c->store = &store;
   c->options = std::move(options);
   c->work = c->options.work;
+  c->auth = std::make_shared<web_auth>(c->options.token);
   c->options.workspace_roots = resolve_roots(c->options.workspace_roots);
   return c;
 }

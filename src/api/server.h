@@ -85,6 +85,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,9 @@
 
 namespace tether::work {
 class work_service;
+}
+namespace boost::asio::ssl {
+class context;
 }
 
 namespace tether::api {
@@ -133,6 +137,25 @@ struct server_options {
   // The work layer behind /v1/projects and /v1/tasks (api/work_routes.h);
   // null: those routes answer 503. Must outlive the server.
   work::work_service* work = nullptr;
+  // The profiles a session may name, as GET /v1/profiles lists them.
+  struct profile_info {
+    std::string name;
+    std::string runtime;
+    std::string model;    // config::model_label()
+    std::string problem;  // why it is unavailable here; "" when it is available
+  };
+  std::vector<profile_info> profiles;
+  // The qualification results the interface shows (api/web_routes.h):
+  // `tether e2e`'s results folder and its dashboard page of a campaign (the
+  // latest for ""; api_errc::not_found when there is none).
+  struct qualification_source {
+    std::filesystem::path dir;
+    std::function<result<std::string>(const std::string& campaign)> dashboard;
+  };
+  std::optional<qualification_source> qualification;
+  // Set: HTTPS only, with this context (http/server_tls.h); the sign-in
+  // cookie is then `Secure`.
+  std::shared_ptr<boost::asio::ssl::context> tls;
 };
 
 class server {

@@ -20,7 +20,11 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/signal_set.hpp>
 
+#include "api/errors.h"
 #include "api/server.h"
+#include "e2e/errors.h"
+#include "e2e/report.h"
+#include "http/server_tls.h"
 #include "cli/commands.h"
 #include "http/server_errors.h"
 #include "node/errors.h"
@@ -47,6 +51,9 @@ struct serve_args {
   int sse_stall_ms = 30'000;
   std::size_t max_connections = 0;
   std::size_t max_connections_per_peer = 0;
+  std::string results;   // `tether e2e`'s results folder the interface shows
+  std::string tls_cert;  // PEM files: serve HTTPS
+  std::string tls_key;
 };
 
 std::string trimmed(std::string s) {
@@ -124,6 +131,38 @@ int serve(const serve_args& args) {
   so.data_dir = n.data_dir();
   so.workspace_roots = n.workspace_roots();
   so.work = &n.work();
+  for (const auto& [name, p] : n.settings().profiles)
+    so.profiles.push_back({name, p.runtime, n.model_label(name), n.profile_problem(name)});
+  if (!args.results.empty()) {
+    const fs::path dir = fs::absolute(args.results);
+    so.qualification = api::server_options::qualification_source{
+        dir, [dir](const std::string& campaign) -> result<std::string> {
+          auto data = e2e::load_report_data(dir, campaign);
+          if (!data) {
+            if (data.error() == e2e::e2e_errc::not_found)
+              return make_error(api::api_errc::not_found, data.error().message);
+            return data.error();
+          }
+          return e2e::render_dashboard(*data);
+        }};
+  }
+  if (args.tls_cert.empty() != args.tls_key.empty()) {
+    fmt::print(stderr, "tether serve: --tls-cert and --tls-key go together\n");
+    return exit_usage;
+  }
+  if (!args.tls_cert.empty()) {
+    auto id = http::load_tls_identity(args.tls_cert, args.tls_key);
+    if (!id) {
+      fmt::print(stderr, "tether serve: {}\n", id.error().message);
+      return exit_usage;
+    }
+    auto tls = http::make_server_tls_context(*id);
+    if (!tls) {
+      fmt::print(stderr, "tether serve: {}\n", tls.error().message);
+      return exit_usage;
+    }
+    so.tls = *tls;
+  }
   api::server srv(n.executor(), n.service(), n.store(), so);
   if (auto r = srv.start(); !r) {
     if (r.error() == http::server_errc::address_in_use) {
@@ -148,10 +187,12 @@ int serve(const serve_args& args) {
     spdlog::info("serve: recovery took over {} session(s), woke {} with inputs nobody ran, quarantined {}",
                  recovered->claimed, recovered->woken, recovered->quarantined);
   if (!loopback(args.listen)) spdlog::warn("serve: listening on {}, not only on loopback", args.listen);
-  const std::string where = fmt::format("http://{}:{}", args.listen.substr(0, args.listen.rfind(':')), srv.port());
+  const std::string where = fmt::format("{}://{}:{}", so.tls ? "https" : "http",
+                                        args.listen.substr(0, args.listen.rfind(':')), srv.port());
   spdlog::info(
       "serve: data in {}; token in {}", n.data_dir().string(),
       std::getenv("TETHER_TOKEN") != nullptr ? std::string("$TETHER_TOKEN") : (n.data_dir() / "token").string());
+  spdlog::info("serve: the web interface is at {}/ui/ (sign in with the token)", where);
   // The one line on stdout: scripts read the address from it.
   fmt::print("listening on {}\n", where);
   std::fflush(stdout);
@@ -196,6 +237,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "connections at once (0: 4096, within the descriptor limit)");
   cmd->add_option("--max-connections-per-peer", args->max_connections_per_peer,
                   "connections at once from one address (0: half of --max-connections)");
+  cmd->add_option("--results", args->results,
+                  "a `tether e2e` results folder (--out) whose dashboard and history the web interface shows");
+  cmd->add_option("--tls-cert", args->tls_cert, "PEM certificate (chain): serve HTTPS (with --tls-key)");
+  cmd->add_option("--tls-key", args->tls_key, "PEM private key of --tls-cert");
   cmd->callback([args, &exit_code] { exit_code = serve(*args); });
 }
 

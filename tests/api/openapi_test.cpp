@@ -2,6 +2,8 @@
 
 #include "api/handler.h"
 #include "api/views.h"
+#include "api/web_auth.h"
+#include "api/web_routes.h"
 #include "api/work_routes.h"
 #include "api/work_views.h"
 
@@ -49,6 +51,12 @@ const std::map<std::string, std::set<std::string>>& api_routes() {
       {"/v1/events", {"get"}},
       {"/v1/openapi.json", {"get"}},
       {"/metrics", {"get"}},
+      {"/v1/auth/login", {"post"}},
+      {"/v1/auth/session", {"get"}},
+      {"/v1/auth/logout", {"post"}},
+      {"/v1/profiles", {"get"}},
+      {"/v1/qualification", {"get"}},
+      {"/v1/qualification/dashboard", {"get"}},
   };
   return routes;
 }
@@ -87,22 +95,27 @@ TEST(OpenApi, EveryRouteOfTheApiIsDocumentedWithExactlyItsMethods) {
   EXPECT_EQ(documented, api_routes());
 }
 
-TEST(OpenApi, EveryRouteButHealthNeedsTheBearerToken) {
+TEST(OpenApi, EveryRouteButHealthAndSignInNeedsTheBearerTokenOrTheCookie) {
   const auto doc = document();
   const auto& scheme = doc.at("components").at("securitySchemes").at("bearer").as_object();
   EXPECT_EQ(scheme.at("type"), "http");
   EXPECT_EQ(scheme.at("scheme"), "bearer");
+  const auto& cookie = doc.at("components").at("securitySchemes").at("cookie").as_object();
+  EXPECT_EQ(cookie.at("in"), "cookie");
+  EXPECT_EQ(cookie.at("name").as_string(), session_cookie_name);
   const json::array& global = doc.at("security").as_array();
+  const std::set<std::string> open = {"/v1/health", "/v1/auth/login", "/v1/auth/session"};
   for (const auto& [path, item] : paths_of(doc)) {
     for (const auto& [key, op] : item.as_object()) {
       if (!http_methods.contains(std::string(key))) continue;
       const auto* own = op.as_object().if_contains("security");
       const json::array& effective = own != nullptr ? own->as_array() : global;
-      if (path == "/v1/health") {
+      if (open.contains(path)) {
         EXPECT_TRUE(effective.empty()) << path;
       } else {
-        ASSERT_EQ(effective.size(), 1U) << path << " " << key;
+        ASSERT_EQ(effective.size(), 2U) << path << " " << key;
         EXPECT_TRUE(effective[0].as_object().contains("bearer")) << path << " " << key;
+        EXPECT_TRUE(effective[1].as_object().contains("cookie")) << path << " " << key;
       }
     }
   }
@@ -163,6 +176,7 @@ TEST(OpenApi, RequestBodiesRefuseUnknownFieldsAndNameExactlyTheFieldsTheServerAc
       {"write_plan_request", names(write_plan_fields)},
       {"reject_request", names(reject_fields)},
       {"confirmation_answer_request", names(confirmation_answer_fields)},
+      {"login_request", names(login_fields)},
   };
   for (const auto& [schema, fields] : accepted) {
     const auto& s = schemas.at(schema).as_object();
