@@ -5,10 +5,12 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <boost/asio/ssl.hpp>
 
 #include "api/errors.h"
 #include "api/server_fixture.h"
 #include "api/web_auth.h"
+#include "http/server_tls.h"
 #include "web/assets.h"
 
 namespace tether::api {
@@ -235,6 +237,32 @@ TEST_F(web_test, qualification_results_are_shown_from_the_configured_folder_only
                           "/v1/qualification/campaigns/c1/nothing.log", "/v1/qualification/campaigns/c1/a%00b"})
     EXPECT_EQ(request(port(), "GET", bad, auth_header).status, 404U) << bad;
   EXPECT_EQ(request(port(), "GET", "/v1/qualification/campaigns/c1/cells/server.log", "").status, 401U);
+}
+
+TEST_F(web_test, over_tls_the_cookie_is_secure) {
+  auto identity = tether::http::make_self_signed_identity();
+  ASSERT_TRUE(identity) << identity.error().describe();
+  auto tls = tether::http::make_server_tls_context(*identity);
+  ASSERT_TRUE(tls);
+  server_options o;
+  o.tls = *tls;
+  restart_server(o);
+  asio::io_context io;
+  asio::ssl::context client_tls(asio::ssl::context::tls_client);
+  client_tls.add_certificate_authority(asio::buffer(identity->certificate_pem));
+  client_tls.set_verify_mode(asio::ssl::verify_peer);
+  asio::ssl::stream<tcp::socket> stream(io, client_tls);
+  stream.next_layer().connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port()));
+  stream.handshake(asio::ssl::stream_base::client);
+  const std::string body = R"({"token":"s3cret-token"})";
+  asio::write(stream, asio::buffer(raw_request("POST", "/v1/auth/login", body, "Content-Type: application/json\r\n")));
+  beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  http::read(stream, buffer, res);
+  EXPECT_EQ(res.result_int(), 200U) << res.body();
+  const std::string set(res[http::field::set_cookie]);
+  EXPECT_NE(set.find("; Secure"), std::string::npos) << set;
+  EXPECT_NE(set.find("; HttpOnly"), std::string::npos) << set;
 }
 
 TEST(web_auth, cookies_are_read_from_any_place_in_the_header_and_revocation_is_bounded) {
