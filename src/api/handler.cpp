@@ -390,7 +390,7 @@ task<http_reply> handle(const handler_context* ctx, http_request req) {
     out["version"] = ctx->options.version;
     co_return json_reply(ok ? 200 : 503, out);
   }
-  if (auto web = co_await handle_public_web(ctx, req)) co_return std::move(*web);
+  if (auto web = handle_public_web(ctx, req)) co_return std::move(*web);
   if (auto who = authenticate(ctx, req); !who) co_return error_reply(who.error());
   if (auto media = check_media_type(req.content_type, req.body); !media) co_return error_reply(media.error());
 
@@ -414,7 +414,7 @@ task<http_reply> handle(const handler_context* ctx, http_request req) {
     r.stream = event_stream{};
     co_return r;
   }
-  if (auto web = co_await handle_web(ctx, req)) co_return std::move(*web);
+  if (auto web = handle_web(ctx, req)) co_return std::move(*web);
   if (route_is({"v1", "interactions", "", "answer"})) {
     if (!post) co_return method_not_allowed("POST");
     co_return co_await answer(ctx, std::string(parts[2]), std::move(req.body));

@@ -16,8 +16,6 @@ namespace tether::api {
 
 namespace json = boost::json;
 namespace fs = std::filesystem;
-template <class T>
-using task = boost::asio::awaitable<T>;
 
 namespace {
 
@@ -76,20 +74,20 @@ http_reply asset_reply(const http_request& req, std::string_view name) {
   return r;
 }
 
-task<http_reply> login(const handler_context* ctx, const http_request& req) {
-  if (req.method != "POST") co_return not_allowed("POST");
-  if (auto media = check_media_type(req.content_type, req.body); !media) co_return error_reply(media.error());
+http_reply login(const handler_context* ctx, const http_request& req) {
+  if (req.method != "POST") return not_allowed("POST");
+  if (auto media = check_media_type(req.content_type, req.body); !media) return error_reply(media.error());
   auto o = parse_body(req.body);
-  if (!o) co_return error_reply(o.error());
-  if (auto known = only_fields(*o, login_fields); !known) co_return error_reply(known.error());
+  if (!o) return error_reply(o.error());
+  if (auto known = only_fields(*o, login_fields); !known) return error_reply(known.error());
   auto token = string_field(*o, "token");
-  if (!token) co_return error_reply(token.error());
+  if (!token) return error_reply(token.error());
   if (!*token || !bearer_matches("Bearer " + **token, ctx->options.token))
-    co_return error_reply(make_error(api_errc::unauthorized, "that is not the server's token"));
+    return error_reply(make_error(api_errc::unauthorized, "that is not the server's token"));
   const auto s = ctx->auth->issue(unix_now());
   auto r = signed_in_reply(s);
   r.headers.emplace_back("Set-Cookie", set_cookie(ctx, s.cookie, ctx->auth->lifetime()));
-  co_return r;
+  return r;
 }
 
 http_reply session_check(const handler_context* ctx, const http_request& req) {
@@ -217,36 +215,36 @@ http_reply artifact(const handler_context* ctx, const std::vector<std::string_vi
 
 }  // namespace
 
-task<std::optional<http_reply>> handle_public_web(const handler_context* ctx, const http_request& req) {
+std::optional<http_reply> handle_public_web(const handler_context* ctx, const http_request& req) {
   const auto parts = split_path(req.target);
   if (parts.empty()) {
-    if (!is_read(req)) co_return not_allowed("GET");
+    if (!is_read(req)) return not_allowed("GET");
     http_reply r;
     r.status = 302;
     r.content_type = "text/plain; charset=utf-8";
     r.body = "the interface is at /ui/\n";
     r.headers.emplace_back("Location", "/ui/");
-    co_return r;
+    return r;
   }
   if (parts[0] == "ui") {
-    if (!is_read(req)) co_return not_allowed("GET");
+    if (!is_read(req)) return not_allowed("GET");
     if (parts.size() == 1) {
       if (!req.target.starts_with("/ui/")) {  // relative links in the page need the slash
         http_reply r;
         r.status = 301;
         r.headers.emplace_back("Location", "/ui/");
-        co_return r;
+        return r;
       }
-      co_return asset_reply(req, "");
+      return asset_reply(req, "");
     }
-    if (parts.size() != 2) co_return error_reply(make_error(api_errc::not_found, "no file " + req.target));
-    co_return asset_reply(req, parts[1]);
+    if (parts.size() != 2) return error_reply(make_error(api_errc::not_found, "no file " + req.target));
+    return asset_reply(req, parts[1]);
   }
   if (parts.size() == 3 && parts[0] == "v1" && parts[1] == "auth") {
-    if (parts[2] == "login") co_return co_await login(ctx, req);
-    if (parts[2] == "session") co_return session_check(ctx, req);
+    if (parts[2] == "login") return login(ctx, req);
+    if (parts[2] == "session") return session_check(ctx, req);
   }
-  co_return std::nullopt;
+  return std::nullopt;
 }
 
 result<void> authenticate(const handler_context* ctx, const http_request& req) {
@@ -261,25 +259,25 @@ result<void> authenticate(const handler_context* ctx, const http_request& req) {
   return {};
 }
 
-task<std::optional<http_reply>> handle_web(const handler_context* ctx, const http_request& req) {
+std::optional<http_reply> handle_web(const handler_context* ctx, const http_request& req) {
   const auto parts = split_path(req.target);
-  if (parts.size() < 2 || parts[0] != "v1") co_return std::nullopt;
-  if (parts.size() == 3 && parts[1] == "auth" && parts[2] == "logout") co_return logout(ctx, req);
+  if (parts.size() < 2 || parts[0] != "v1") return std::nullopt;
+  if (parts.size() == 3 && parts[1] == "auth" && parts[2] == "logout") return logout(ctx, req);
   if (parts.size() == 2 && parts[1] == "profiles") {
-    if (!is_read(req)) co_return not_allowed("GET");
-    co_return profiles(ctx);
+    if (!is_read(req)) return not_allowed("GET");
+    return profiles(ctx);
   }
-  if (parts[1] != "qualification") co_return std::nullopt;
-  if (!is_read(req)) co_return not_allowed("GET");
-  if (parts.size() == 2) co_return history(ctx);
+  if (parts[1] != "qualification") return std::nullopt;
+  if (!is_read(req)) return not_allowed("GET");
+  if (parts.size() == 2) return history(ctx);
   if (parts.size() == 3 && (parts[2] == "dashboard" || parts[2] == "dashboard.html"))
-    co_return dashboard(ctx, std::string(query_value(req.target, "campaign").value_or("")));
+    return dashboard(ctx, std::string(query_value(req.target, "campaign").value_or("")));
   if (parts.size() == 3 && parts[2].starts_with("dashboard-") && parts[2].ends_with(".html")) {
     const auto id = parts[2].substr(10, parts[2].size() - 15);
-    co_return dashboard(ctx, std::string(id));
+    return dashboard(ctx, std::string(id));
   }
-  if (parts.size() >= 4 && parts[2] == "campaigns") co_return artifact(ctx, parts);
-  co_return error_reply(make_error(api_errc::not_found, "no route " + req.method + " " + req.target));
+  if (parts.size() >= 4 && parts[2] == "campaigns") return artifact(ctx, parts);
+  return error_reply(make_error(api_errc::not_found, "no route " + req.method + " " + req.target));
 }
 
 }  // namespace tether::api

@@ -31,8 +31,6 @@
 #include <optional>
 #include <string_view>
 
-#include <boost/asio/awaitable.hpp>
-
 #include "api/handler.h"
 
 namespace tether::api {
@@ -42,12 +40,11 @@ inline constexpr std::array<std::string_view, 1> login_fields{"token"};
 
 // The routes served without the token: the files, sign-in and its check.
 // nullopt: not one of them.
-boost::asio::awaitable<std::optional<http_reply>> handle_public_web(const handler_context* ctx,
-                                                                    const http_request& req);
+std::optional<http_reply> handle_public_web(const handler_context* ctx, const http_request& req);
 // Whether a request carries the bearer token, or the cookie (with the CSRF
 // header unless GET/HEAD): api_errc::unauthorized or forbidden otherwise.
 result<void> authenticate(const handler_context* ctx, const http_request& req);
 // The routes above that need authentication; nullopt: not one of them.
-boost::asio::awaitable<std::optional<http_reply>> handle_web(const handler_context* ctx, const http_request& req);
+std::optional<http_reply> handle_web(const handler_context* ctx, const http_request& req);
 
 }  // namespace tether::api

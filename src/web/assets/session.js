@@ -10,7 +10,7 @@
 
 import { get, post, del, enc, LiveStream } from "./api.js";
 import {
-  h, clear, act, fmtUsageTokens, fmtCost, fmtDuration, fmtTime, statusBadge, pretty, clip, showError, safeClass,
+  h, clear, act, fmtUsageTokens, fmtCost, fmtDuration, fmtTime, statusBadge, pretty, clip, showError, safeClass, measureRender,
 } from "./ui.js";
 import { renderMarkdown } from "./markdown.js";
 import { interactionBlock, resolvedBlock } from "./interactions.js";
@@ -178,7 +178,6 @@ export async function renderSession(root, id) {
     requestAnimationFrame(() => {
       scrollQueued = false;
       window.scrollTo(0, document.documentElement.scrollHeight);
-  performance.measure("tether:session-render", "tether:session-read");
     });
   }
 
@@ -551,7 +550,7 @@ export async function renderSession(root, id) {
       h("p", null, "There is no session ", h("code", null, id), ". "), h("a", { href: "#/sessions" }, "Back to the sessions")));
     return () => {};
   }
-  performance.mark("tether:session-read");
+  const readAt = performance.now();
   const s = summary.session || {};
   title = s.title || "";
   profile = s.profile || "default";
@@ -583,7 +582,7 @@ export async function renderSession(root, id) {
   drawPending();
   root.appendChild(view);
   window.scrollTo(0, document.documentElement.scrollHeight);
-  performance.measure("tether:session-render", "tether:session-read");
+  measureRender("tether:session", readAt);
 
   const stream = new LiveStream((after) => `/v1/sessions/${enc(id)}/events?after=${after}`, {
     lastSeq: () => lastSeq,

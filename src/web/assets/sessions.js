@@ -4,7 +4,7 @@
 // (a debounced refetch); a form to start a new session from a profile.
 
 import { get, post, LiveStream, debounce } from "./api.js";
-import { h, clear, act, fmtUsageTokens, fmtCost, timeEl, statusBadge, showError } from "./ui.js";
+import { h, clear, act, fmtUsageTokens, fmtCost, timeEl, statusBadge, showError, measureRender } from "./ui.js";
 
 // The profiles a session may name, or just "default" when the server has no list.
 export async function loadProfiles() {
@@ -144,9 +144,11 @@ export async function renderSessions(root) {
   filter.addEventListener("change", draw);
 
   const [, profs] = await Promise.all([load(), loadProfiles().catch((e) => { showError(e); return []; })]);
+  const readAt = performance.now();
   profiles = profs;
   for (const p of profiles) profileRuntime.set(p.name, p.runtime || "");
   draw();
+  measureRender("tether:sessions", readAt);
 
   const refresh = debounce(() => load().catch(showError), 300);
   const stream = new LiveStream(() => "/v1/events", {

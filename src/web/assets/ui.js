@@ -187,3 +187,11 @@ export function facts(pairs, attrs) {
 export function emptyNote(text) {
   return h("p", { class: "empty" }, text);
 }
+
+// Render timing, read by the browser tests (performance entries, never
+// shown): `name:render` from the data having arrived to the DOM being
+// built, `name:painted` to the first frame after it.
+export function measureRender(name, since) {
+  performance.measure(`${name}:render`, { start: since });
+  requestAnimationFrame(() => setTimeout(() => performance.measure(`${name}:painted`, { start: since }), 0));
+}
