@@ -3,6 +3,7 @@
 //
 // Usage: node auth.test.mjs TETHER_BINARY (or TETHER_BIN=...; see harness.mjs)
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import { after } from "node:test";
 
 import { Harness, text_of } from "./harness.mjs";
@@ -67,6 +68,9 @@ h.test("the right token shows the sessions list and is kept nowhere the page can
     };
   });
   for (const [k, v] of Object.entries(where)) assert.ok(!String(v).includes(h.token), `the token is in ${k}`);
+  const html = await page.evaluate(() => document.documentElement.outerHTML);
+  assert.ok(!html.includes(h.token), "the token is in the page (the field is emptied after sign-in)");
+  assert.ok(!fs.readFileSync(h.server.log_path, "utf8").includes(h.token), "the token is in the server's log");
   assert.ok(!page.url().includes(h.token));
   assert.ok(!where.cookie.includes("tether_session"), "the session cookie is not readable by scripts");
   const cookie = (await page.__context.cookies()).find((c) => c.name === "tether_session");

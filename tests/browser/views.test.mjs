@@ -81,3 +81,38 @@ h.test("the health view shows the node name and the version", async ({ page, sig
   const shown = await text_of(page, "[data-test=health]");
   for (const p of profiles) assert.ok(shown.includes(p.name), `profile ${p.name} listed`);
 });
+
+h.test("the interface works from the keyboard alone", async ({ page }) => {
+  const s = await h.server.new_session("reached by keyboard");
+  await page.goto(`${h.server.url}/ui/`);
+  await page.waitForSelector("form[data-test=signin] input[name=token]", { visible: true });
+  await page.focus("form[data-test=signin] input[name=token]");
+  await page.keyboard.type(h.token);
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(`[data-test=session-row][data-session-id="${s.id}"]`, { visible: true });
+  // Tab until the session's link has the focus, then Enter opens it.
+  let reached = false;
+  for (let i = 0; i < 40 && !reached; ++i) {
+    await page.keyboard.press("Tab");
+    reached = await page.evaluate((id) => {
+      const a = document.activeElement;
+      return !!a && !!a.closest(`[data-test=session-row][data-session-id="${id}"]`) && a.matches("a, button");
+    }, s.id);
+  }
+  assert.ok(reached, "Tab reaches the session's row");
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+  assert.notEqual(outline, "none", "the focused element shows its focus");
+  await page.keyboard.press("Enter");
+  await page.waitForSelector(`[data-test=session-view][data-session-id="${s.id}"]`, { visible: true });
+  // The composer takes the focus by Tab too, and Enter sends.
+  let composer = false;
+  for (let i = 0; i < 40 && !composer; ++i) {
+    await page.keyboard.press("Tab");
+    composer = await page.evaluate(() => document.activeElement?.matches("form[data-test=composer] textarea[name=text]"));
+  }
+  assert.ok(composer, "Tab reaches the composer");
+  await page.keyboard.type("Reply with exactly: typed without a mouse");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => [...document.querySelectorAll("[data-test=message][data-role=assistant]:not([data-streaming=true]) [data-test=message-text]")]
+    .some((e) => e.textContent.trim() === "typed without a mouse"), { timeout: 30_000 });
+});
