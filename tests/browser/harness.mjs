@@ -138,13 +138,14 @@ function install_exit_hooks() {
 
 // One `tether serve` with its own data directory under `dir`.
 export class Server {
-  constructor({ bin, dir, token, args = [], name = "serve" }) {
+  constructor({ bin, dir, token, args = [], name = "serve", listen = "127.0.0.1:0" }) {
     this.bin = bin;
     this.token = token;
     this.name = name;
     this.data = path.join(dir, `${name}-data`);
     this.log_path = path.join(dir, `${name}.log`);
     this.args = args;
+    this.listen = listen;
     this.proc = null;
     this.watchdog = null;
     this.url = null;
@@ -157,7 +158,7 @@ export class Server {
     const log = fs.openSync(this.log_path, "a");
     this.proc = spawn(
       this.bin,
-      ["serve", "--data", this.data, "--listen", "127.0.0.1:0", ...this.args],
+      ["serve", "--data", this.data, "--listen", this.listen, ...this.args],
       { env, stdio: ["ignore", "pipe", log] },
     );
     fs.closeSync(log);
@@ -211,6 +212,20 @@ export class Server {
 
   alive() {
     return this.proc && this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  // SIGKILL now (no shutdown at all), then a new process on the same data
+  // directory and the same address, as a supervisor would restart it.
+  async crash_and_restart() {
+    if (this.watchdog) {
+      kill_quietly(this.watchdog.pid, "SIGKILL");
+      live_pids.delete(this.watchdog.pid);
+      this.watchdog = null;
+    }
+    this.proc.kill("SIGKILL");
+    await this.exited;
+    this.listen = new URL(this.url).host;
+    return this.start();
   }
 
   // SIGTERM, then SIGKILL after 10 s.

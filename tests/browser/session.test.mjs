@@ -268,3 +268,31 @@ h.test("the session view at phone width and in the dark theme", async (ctx) => {
   assert.ok(luminance < 0.5, `the dark theme has a dark background (luminance ${luminance.toFixed(2)})`);
   await ctx.shot("dark");
 });
+
+h.test("a server killed mid-turn and restarted: the page stays signed in and the answer arrives once", async ({ page, sign_in }) => {
+  const crash = await h.start_server({ name: "crash" });
+  await sign_in({ server: crash });
+  const s = await crash.new_session("survives kill -9");
+  await open_session(page, s.id);
+  const want = long_reply("SURVIVED", 60);
+  await send(page, `Stream slowly: 60\nReply with exactly: ${want}`);
+  await page.waitForFunction((sel) => (document.querySelector(sel)?.textContent ?? "").includes("word"), { polling: 20 }, streaming_selector);
+  await crash.crash_and_restart();
+  // The node takes its own session over with a restart notice and finishes
+  // the turn; the page's stream reconnects after the last event it saw.
+  await wait_assistant_text(page, want, 60_000);
+  await page.waitForFunction((sel) => !document.querySelector(sel), {}, streaming_selector);
+  await crash.wait_idle(s.id);
+  const xs = await crash.executions(s.id);
+  assert.equal(xs.length, 1, "one execution, taken over");
+  assert.equal(xs[0].outcome, "succeeded");
+  const shown = await transcript(page);
+  assert.equal(shown.filter((m) => m.role === "assistant" && m.text === want).length, 1, "the answer once");
+  const seqs = shown.map((m) => m.seq).filter((x) => x);
+  assert.equal(new Set(seqs).size, seqs.length, `a durable seq shows twice: ${seqs}`);
+  assert.ok(shown.some((m) => m.role === "synthetic" && /restart/i.test(m.text)), "the restart notice is shown");
+  assert.deepEqual(await crash.assistant_texts(s.id), [want]);
+  assert.equal(await page.evaluate(() => document.querySelector("form[data-test=signin]")?.offsetParent ?? null), null,
+    "still signed in: the cookie outlived the process");
+  assert.equal(await page.evaluate(() => fetch("/v1/auth/session").then((r) => r.status)), 200);
+});
