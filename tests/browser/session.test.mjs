@@ -296,3 +296,23 @@ h.test("a server killed mid-turn and restarted: the page stays signed in and the
     "still signed in: the cookie outlived the process");
   assert.equal(await page.evaluate(() => fetch("/v1/auth/session").then((r) => r.status)), 200);
 });
+
+h.test("an input queued behind a running turn is shown pending and can be cancelled", async (ctx) => {
+  const { page } = ctx;
+  const s = await signed_in_session(ctx, "cancel the queued one");
+  await send(page, `Stream slowly: 100\nReply with exactly: ${long_reply("FIRST", 60)}`);
+  await page.waitForSelector(streaming_selector, { visible: true });
+  await page.select("form[data-test=composer] select[name=delivery]", "queue");
+  await send(page, "Reply with exactly: SHOULD-NEVER-RUN");
+  await page.waitForSelector("[data-test=pending-input] button[data-test=cancel-input]", { visible: true });
+  const queued = (await api.inputs(s.id)).find((i) => i.text === "Reply with exactly: SHOULD-NEVER-RUN");
+  assert.equal(queued.delivery, "queue");
+  assert.equal(queued.status, "pending");
+  await page.click("[data-test=pending-input] button[data-test=cancel-input]");
+  await page.waitForFunction(() => !document.querySelector("[data-test=pending-input]"));
+  await api.wait_idle(s.id);
+  const after = (await api.inputs(s.id)).find((i) => i.id === queued.id);
+  assert.equal(after.status, "cancelled");
+  assert.deepEqual(await api.assistant_texts(s.id), [long_reply("FIRST", 60)], "the cancelled input never ran");
+  assert.equal((await api.executions(s.id)).length, 1);
+});
