@@ -35,6 +35,7 @@
 
 #include "api/errors.h"
 #include "api/handler.h"
+#include "api/web_auth.h"
 #include "fuzz_support.h"
 #include "session/runtime.h"
 #include "session/service.h"
@@ -94,6 +95,7 @@ class world {
     ctx_.store = store_.get();
     ctx_.options.token = std::string(token);
     ctx_.options.max_body_bytes = max_body_bytes;
+    ctx_.auth = std::make_shared<api::web_auth>(token);
   }
   ~world() {
     run(service_->stop());
@@ -153,6 +155,9 @@ api::http_request to_handler_request(http::request<http::string_body>& req) {
   hr.authorization = std::string(req[http::field::authorization]);
   hr.accept = std::string(req[http::field::accept]);
   hr.last_event_id = std::string(req["Last-Event-ID"]);
+  hr.cookie = std::string(req[http::field::cookie]);
+  hr.csrf = std::string(req["X-Tether-CSRF"]);
+  hr.if_none_match = std::string(req[http::field::if_none_match]);
   set_content_type(hr, req[http::field::content_type]);
   hr.body = std::move(req.body());
   return hr;

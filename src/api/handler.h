@@ -62,7 +62,7 @@ struct handler_context {
   store::event_store* store = nullptr;
   work::work_service* work = nullptr;  // options.work
   server_options options;
-  std::shared_ptr<web_auth> auth;  // the web interface's sign-in (api/web_auth.h)
+  std::shared_ptr<web_auth> auth;  // the web interface's sign-in (api/web_auth.h); null: bearer only
 };
 
 // Never fails: errors become JSON error replies (errors.h maps the codes).

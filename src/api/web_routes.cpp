@@ -84,6 +84,7 @@ http_reply login(const handler_context* ctx, const http_request& req) {
   if (!token) return error_reply(token.error());
   if (!*token || !bearer_matches("Bearer " + **token, ctx->options.token))
     return error_reply(make_error(api_errc::unauthorized, "that is not the server's token"));
+  if (!ctx->auth) return error_reply(make_error(api_errc::not_found, "this server has no web sign-in"));
   const auto s = ctx->auth->issue(unix_now());
   auto r = signed_in_reply(s);
   r.headers.emplace_back("Set-Cookie", set_cookie(ctx, s.cookie, ctx->auth->lifetime()));
@@ -92,14 +93,14 @@ http_reply login(const handler_context* ctx, const http_request& req) {
 
 http_reply session_check(const handler_context* ctx, const http_request& req) {
   if (!is_read(req)) return not_allowed("GET");
-  const auto s = ctx->auth->check(req.cookie, unix_now());
+  const auto s = ctx->auth ? ctx->auth->check(req.cookie, unix_now()) : std::nullopt;
   if (!s) return error_reply(make_error(api_errc::unauthorized, "not signed in"));
   return signed_in_reply(*s);
 }
 
 http_reply logout(const handler_context* ctx, const http_request& req) {
   if (req.method != "POST") return not_allowed("POST");
-  ctx->auth->revoke(req.cookie, unix_now());
+  if (ctx->auth) ctx->auth->revoke(req.cookie, unix_now());
   auto r = json_reply(200, json::object{});
   r.headers.emplace_back("Set-Cookie", set_cookie(ctx, "", 0));
   r.headers.emplace_back("Cache-Control", "no-store");
@@ -249,7 +250,7 @@ std::optional<http_reply> handle_public_web(const handler_context* ctx, const ht
 
 result<void> authenticate(const handler_context* ctx, const http_request& req) {
   if (bearer_matches(req.authorization, ctx->options.token)) return {};
-  const auto s = ctx->auth->check(req.cookie, unix_now());
+  const auto s = ctx->auth ? ctx->auth->check(req.cookie, unix_now()) : std::nullopt;
   if (!s)
     return make_error(api_errc::unauthorized,
                       "a valid 'Authorization: Bearer' token is required (or sign in at /ui/)");

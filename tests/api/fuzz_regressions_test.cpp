@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <boost/json.hpp>
 
+#include "api/errors.h"
+#include "api/web_routes.h"
 #include "session/errors.h"
 #include "util/text.h"
 
@@ -24,6 +26,51 @@ TEST(api_error_replies, are_utf8_json_even_when_the_message_quotes_bytes_that_ar
 
   const auto ok = error_reply(make_error(session::session_errc::unknown_session, "no session ses_caf\xC3\xA9"));
   EXPECT_NE(ok.body.find("ses_caf\xC3\xA9"), std::string::npos);  // valid text is kept as it is
+}
+
+// fuzz/regressions/api_requests/cookie-without-bearer: a route context
+// without the web sign-in (the fuzz target's, or any embedding's but the
+// server's) dereferenced its null web_auth on the first request with no
+// bearer token. Without it the cookie is simply never a credential.
+TEST(api_web_routes, without_a_web_sign_in_refuse_cookies_and_sign_ins_instead_of_crashing) {
+  handler_context ctx;
+  ctx.options.token = "right-token";
+  http_request req;
+  req.method = "GET";
+  req.target = "/v1/sessions";
+  req.cookie = "tether_session=v1.9999999999.nonce.mac";
+  auto a = authenticate(&ctx, req);
+  ASSERT_FALSE(a.has_value());
+  EXPECT_EQ(a.error().code, make_error_code(api_errc::unauthorized));
+
+  req.authorization = "Bearer right-token";
+  EXPECT_TRUE(authenticate(&ctx, req).has_value());  // the bearer header still works
+
+  http_request login;
+  login.method = "POST";
+  login.target = "/v1/auth/login";
+  login.content_type = "application/json";
+  login.body = R"({"token":"right-token"})";
+  auto r = handle_public_web(&ctx, login);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 404U) << r->body;
+  for (const auto& [name, value] : r->headers) EXPECT_NE(name, "Set-Cookie");
+
+  http_request check;
+  check.method = "GET";
+  check.target = "/v1/auth/session";
+  check.cookie = req.cookie;
+  r = handle_public_web(&ctx, check);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 401U);
+
+  http_request logout;
+  logout.method = "POST";
+  logout.target = "/v1/auth/logout";
+  logout.cookie = req.cookie;
+  r = handle_web(&ctx, logout);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200U);  // nothing to revoke; the cookie is cleared all the same
 }
 
 }  // namespace
