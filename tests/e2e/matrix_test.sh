@@ -18,6 +18,15 @@ trap 'rm -rf "$dir"' EXIT
 export TMPDIR=$dir/tmp
 mkdir -p "$TMPDIR"
 native=native-openai-chat,native-openai-responses,native-anthropic
+# fail WHY [FILE...]: the files, then WHY as the last line (a log shown by
+# its head and tail still says what failed).
+fail() {
+  local why=$1
+  shift
+  (($# == 0)) || cat "$@"
+  echo "FAILED: $why"
+  exit 1
+}
 
 # ---- 1. the native matrix ----
 rm -rf "$results"
@@ -26,7 +35,7 @@ set +e
 rc=$?
 set -e
 cat "$dir/run.out"
-[[ $rc -eq 0 ]] || { echo "the native matrix exited $rc"; exit 1; }
+[[ $rc -eq 0 ]] || fail "the native matrix exited $rc"
 "$tether" e2e list --suites "$suites" >"$dir/list.out"
 python3 - "$results" "$dir/list.out" "$native" <<'PY'
 import json, pathlib, sys
@@ -79,11 +88,11 @@ for ref in camp["cells"]:
     assert all((art / l).exists() for l in logs) and (art / "transcript.json").exists(), art
     assert (art / "model-requests.jsonl").stat().st_size > 0, art
 PY
-[[ -s "$results/dashboard.html" ]] || { echo "no dashboard"; exit 1; }
-if grep -Eq '(src|href)="https?://' "$results/dashboard.html"; then echo "the dashboard loads something from the network"; exit 1; fi
-[[ $(head -c 8 "$results/dashboard.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || { echo "dashboard.png is not a PNG"; exit 1; }
+[[ -s "$results/dashboard.html" ]] || fail "no dashboard"
+if grep -Eq '(src|href)="https?://' "$results/dashboard.html"; then fail "the dashboard loads something from the network"; fi
+[[ $(head -c 8 "$results/dashboard.png" | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || fail "dashboard.png is not a PNG"
 png_size=$(stat -c %s "$results/dashboard.png")
-(( png_size > 20000 )) || { echo "dashboard.png is only $png_size bytes"; exit 1; }
+(( png_size > 20000 )) || fail "dashboard.png is only $png_size bytes"
 
 # ---- 2. a case that cannot pass, and a selection that names nothing ----
 # Python that loads OUT (argv[1])'s latest campaign as camp, in camp_dir.
@@ -116,7 +125,7 @@ set +e
 "$tether" e2e run --suites "$dir/bad" --out "$dir/bad-out" >"$dir/bad.out" 2>&1
 rc=$?
 set -e
-[[ $rc -eq 1 ]] || { echo "a failing cell exited $rc"; cat "$dir/bad.out"; exit 1; }
+[[ $rc -eq 1 ]] || fail "a failing cell exited $rc" "$dir/bad.out"
 python3 - "$dir/bad-out" <<PY
 $latest_campaign
 assert camp["totals"]["failed"] == 1 and camp["totals"]["retries"] == 0, camp["totals"]
@@ -139,7 +148,7 @@ set +e
   --tether "$dir/flaky-tether" --out "$dir/flaky-out" >"$dir/flaky.out" 2>&1
 rc=$?
 set -e
-[[ $rc -eq 0 ]] || { echo "a cell that passed on its retry exited $rc"; cat "$dir/flaky.out"; exit 1; }
+[[ $rc -eq 0 ]] || fail "a cell that passed on its retry exited $rc" "$dir/flaky.out"
 python3 - "$dir/flaky-out" <<PY
 $latest_campaign
 assert camp["totals"]["passed"] == 1 and camp["totals"]["retries"] == 1, camp["totals"]
@@ -192,7 +201,7 @@ set +e
 "$tether" e2e run --suites "$dir/na" --out "$dir/na-out" >"$dir/na.out" 2>&1
 rc=$?
 set -e
-[[ $rc -eq 0 ]] || { echo "a campaign with a not-applicable cell exited $rc"; cat "$dir/na.out"; exit 1; }
+[[ $rc -eq 0 ]] || fail "a campaign with a not-applicable cell exited $rc" "$dir/na.out"
 python3 - "$dir/na-out" <<PY
 $latest_campaign
 t = camp["totals"]
@@ -203,36 +212,45 @@ assert len(na) == 1 and na[0]["status"] == "not_applicable", na
 assert na[0]["notApplicableReason"] == "only agent programs start a process per turn", na[0]
 assert na[0]["runIds"] == [] and na[0]["sessionId"] is None, na[0]
 PY
-grep -q 'chip na' "$dir/na-out/dashboard.html" || { echo "the dashboard does not show the not-applicable cell"; exit 1; }
+grep -q 'chip na' "$dir/na-out/dashboard.html" || fail "the dashboard does not show the not-applicable cell"
 # `e2e report --campaign`: a stored campaign's page again; an unknown id is a usage error naming it.
 na_id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["latest"])' "$dir/na-out/history.json")
 "$tether" e2e report --out "$dir/na-out" --campaign "$na_id" | grep -q "^dashboard: $dir/na-out/dashboard.html$" ||
-  { echo "report --campaign $na_id did not write the dashboard"; exit 1; }
+  fail "report --campaign $na_id did not write the dashboard"
 set +e
 "$tether" e2e report --out "$dir/na-out" --campaign 20000101T000000Z-beef >/dev/null 2>"$dir/report.err"
 rc=$?
 set -e
-[[ $rc -eq 2 ]] || { echo "report of an unknown campaign exited $rc"; exit 1; }
-grep -q "20000101T000000Z-beef" "$dir/report.err" || { echo "the error does not name the campaign"; cat "$dir/report.err"; exit 1; }
+[[ $rc -eq 2 ]] || fail "report of an unknown campaign exited $rc"
+grep -q "20000101T000000Z-beef" "$dir/report.err" || fail "the error does not name the campaign" "$dir/report.err"
 
 set +e
 "$tether" e2e run --suites "$suites" --suite no-such-suite --out "$dir/none" >/dev/null 2>"$dir/none.err"
 rc=$?
 set -e
-[[ $rc -eq 2 ]] || { echo "an unknown suite exited $rc"; exit 1; }
-grep -q "no-such-suite" "$dir/none.err" || { echo "the error does not name the suite"; exit 1; }
+[[ $rc -eq 2 ]] || fail "an unknown suite exited $rc"
+grep -q "no-such-suite" "$dir/none.err" || fail "the error does not name the suite" "$dir/none.err"
 
 # ---- 3. Ctrl-C ----
 "$tether" e2e run --suites "$suites" --suite persistent-chat --profile "$native" --out "$dir/int-out" --jobs 2 \
   >"$dir/int.out" 2>&1 &
 pid=$!
-sleep 1.5
+# In the middle: once a cell has started (a signal that came before the
+# harness installed its handler would be ignored: a background job of a
+# script starts with SIGINT ignored), and a second into it.
+for _ in $(seq 600); do
+  grep -q ' start ' "$dir/int.out" && break
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.1
+done
+grep -q ' start ' "$dir/int.out" || { kill -KILL $pid 2>/dev/null; fail "no cell started within 60 s" "$dir/int.out"; }
+sleep 1
 kill -INT $pid
 set +e
 wait $pid
 rc=$?
 set -e
-[[ $rc -eq 130 ]] || { echo "Ctrl-C exited $rc"; cat "$dir/int.out"; exit 1; }
+[[ $rc -eq 130 ]] || fail "Ctrl-C exited $rc" "$dir/int.out"
 sleep 0.2
-if pgrep -f "$TMPDIR" >/dev/null; then echo "processes left behind:"; pgrep -af "$TMPDIR"; exit 1; fi
+if pgrep -f "$TMPDIR" >/dev/null; then fail "processes left behind: $(pgrep -af "$TMPDIR" | tr '\n' ';')" "$dir/int.out"; fi
 echo "e2e matrix: ok"
