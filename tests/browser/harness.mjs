@@ -431,7 +431,7 @@ export class Harness {
       }
       if (!failed && !allow_page_errors) {
         const csp = await ctx.page.evaluate(() => window.__csp_violations || []).catch(() => []);
-        const errors = [...page.__errors, ...(ctx.page === page ? [] : ctx.page.__errors), ...csp.map((v) => `CSP: ${v}`)];
+        const errors = [...page.__errors, ...(ctx.page === page ? [] : ctx.page.__errors ?? []), ...csp.map((v) => `CSP: ${v}`)];
         if (errors.length) failed = new Error(`the page reported errors:\n  ${errors.join("\n  ")}`);
       }
       if (failed) {

@@ -107,23 +107,89 @@ export const EVENT_TYPES = [
   "task.commented", "document.revised", "document.accepted", "task.prepared",
 ];
 
-// A followed stream: new LiveStream(url => "/v1/…?after=" + n, {onEvent, onState, lastSeq}).
+// At most STREAM_SLOTS streams are open at once in this browser, across all
+// of its tabs on this server: a browser opens at most six HTTP/1.1
+// connections to one host, and a stream holds one for as long as it lives,
+// so a seventh tab each holding one would never load, nor could any tab
+// send a request. A slot is a Web Lock (tether-stream-N), which the browser
+// releases by itself when a tab closes or crashes. A stream without a slot
+// polls instead (`poll`, every POLL_MS, shown as "polling") and takes the
+// first slot that frees. A tab hidden for HIDDEN_GRACE_MS gives its slot up
+// ("paused") and catches up when shown again. Where Web Locks do not exist
+// (a page served over plain HTTP on an address other than loopback is not
+// a secure context) every stream opens, as if slots were unlimited.
+export const STREAM_SLOTS = 4;
+const POLL_MS = 1500;
+const HIDDEN_GRACE_MS = 10000;
+
+// A function that frees the slot taken, or null when all are taken.
+async function takeSlot() {
+  const locks = globalThis.navigator && navigator.locks;
+  if (!locks) return () => {};
+  for (let i = 0; i < STREAM_SLOTS; i++) {
+    let release = null;
+    const held = new Promise((r) => { release = r; });
+    const got = await new Promise((resolve) => {
+      locks.request(`tether-stream-${i}`, { ifAvailable: true }, (lock) => {
+        resolve(lock !== null);
+        return lock === null ? undefined : held;
+      }).catch(() => resolve(false));
+    });
+    if (got) return release;
+  }
+  return null;
+}
+
+// A followed stream: new LiveStream(url => "/v1/…?after=" + n, {onEvent, onState, onOpen, poll, lastSeq}).
 // The browser's EventSource reconnects by itself with Last-Event-ID; when it
 // gives up (an HTTP error), the stream is opened again after the last seq
-// seen, a little later, until closed.
+// seen, a little later, until closed. onOpen(missed) is called each time the
+// stream opens, `missed` true when events may have gone by unseen (after an
+// error, a pause or polling). `poll` is an async catch-up without a stream.
 export class LiveStream {
-  constructor(makeUrl, { onEvent, onState, onOpen, lastSeq = () => 0 }) {
+  constructor(makeUrl, { onEvent, onState, onOpen, poll, lastSeq = () => 0 }) {
     this.makeUrl = makeUrl;
     this.onEvent = onEvent;
     this.onState = onState || (() => {});
     this.onOpen = onOpen || (() => {});
+    this.poll = poll || (async () => {});
     this.lastSeq = lastSeq;
     this.closed = false;
     this.es = null;
+    this.release = null;   // frees this stream's slot
+    this.connecting = false;
     this.retry = 0;
     this.timer = 0;
+    this.hideTimer = 0;
     this.hadError = false;
-    this.open();
+    this.onVisibility = () => {
+      clearTimeout(this.hideTimer);
+      if (document.hidden) this.hideTimer = setTimeout(() => this.pause(), HIDDEN_GRACE_MS);
+      else if (this.state === "paused") { this.setState("connecting"); this.connect(); }
+    };
+    document.addEventListener("visibilitychange", this.onVisibility);
+    this.connect();
+    if (document.hidden) this.hideTimer = setTimeout(() => this.pause(), HIDDEN_GRACE_MS);  // opened in the background
+  }
+
+  // Opens the stream when a slot is free, or polls once and tries again later.
+  async connect() {
+    if (this.closed || this.es || this.connecting) return;
+    this.connecting = true;
+    const gone = () => this.closed || this.state === "paused";  // meanwhile
+    try {
+      if (!this.release) this.release = await takeSlot();
+      if (gone()) { this.freeSlot(); return; }
+      if (this.release) { this.open(); return; }
+      if (this.state !== "polling") this.setState("polling");
+      this.hadError = true;
+      try { await this.poll(); } catch { /* the next poll or the stream catches up */ }
+      if (gone()) return;
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.connect(), POLL_MS);
+    } finally {
+      this.connecting = false;
+    }
   }
 
   open() {
@@ -151,11 +217,12 @@ export class LiveStream {
       this.hadError = true;
       if (m && typeof m.data === "string" && m.data) {
         // The server's own error event (e.g. lagged): start over after the last seq.
-        es.close();
+        this.drop();
         this.reopenLater(200);
         return;
       }
       if (es.readyState === EventSource.CLOSED) {
+        this.drop();
         this.setState("offline");
         this.reopenLater();
       } else {
@@ -169,25 +236,48 @@ export class LiveStream {
     this.onState(st);
   }
 
+  // Closes the EventSource (the slot is kept).
+  drop() {
+    if (this.es) this.es.close();
+    this.es = null;
+  }
+
+  freeSlot() {
+    if (this.release) this.release();
+    this.release = null;
+  }
+
+  // Hidden: the stream and its slot go; shown again, connect() catches up.
+  pause() {
+    if (this.closed) return;
+    clearTimeout(this.timer);
+    this.drop();
+    this.freeSlot();
+    this.hadError = true;
+    this.setState("paused");
+  }
+
   async reopenLater(delay) {
     if (this.closed) return;
     this.retry = Math.min(this.retry + 1, 6);
     const wait = delay ?? Math.min(500 * 2 ** this.retry, 15000);
     clearTimeout(this.timer);
     this.timer = setTimeout(async () => {
-      if (this.closed) return;
+      if (this.closed || this.state === "paused") return;
       // A stream refused because the sign-in ended: back to the sign-in form.
       try { if (!(await checkSession())) { onSignedOut(new ApiError(401, "unauthorized", "Signed out")); return; } }
       catch { /* server down: try again */ }
-      this.open();
+      this.connect();
     }, wait);
   }
 
   close() {
     this.closed = true;
     clearTimeout(this.timer);
-    if (this.es) this.es.close();
-    this.es = null;
+    clearTimeout(this.hideTimer);
+    document.removeEventListener("visibilitychange", this.onVisibility);
+    this.drop();
+    this.freeSlot();
   }
 }
 

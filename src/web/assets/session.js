@@ -584,15 +584,19 @@ export async function renderSession(root, id) {
   window.scrollTo(0, document.documentElement.scrollHeight);
   measureRender("tether:session", readAt);
 
+  function take(events) {
+    if (!events.length) return;
+    if (emptyNote) { emptyNote.remove(); emptyNote = null; }
+    for (const ev of events) queue.push(ev);
+    pump();
+  }
   const stream = new LiveStream((after) => `/v1/sessions/${enc(id)}/events?after=${after}`, {
     lastSeq: () => lastSeq,
-    onEvent: (ev) => {
-      if (emptyNote) { emptyNote.remove(); emptyNote = null; }
-      queue.push(ev);
-      pump();
-    },
+    onEvent: (ev) => take([ev]),
     onState: (st) => { live.dataset.state = st; live.textContent = st; },
     onOpen: (again) => { if (again) dropStreams(); },
+    // Without a stream (every slot taken): the durable events, read after the last one shown.
+    poll: async () => take(await readAfter(lastSeq)),
   });
 
   return () => {

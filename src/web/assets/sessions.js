@@ -155,6 +155,7 @@ export async function renderSessions(root) {
     onEvent: refresh,
     onState: (st) => { live.dataset.state = st; live.textContent = st; },
     onOpen: (again) => { if (again) refresh(); },
+    poll: load,
   });
   const ticker = setInterval(draw, 30000);
   return () => { stream.close(); clearInterval(ticker); };

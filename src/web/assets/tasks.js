@@ -149,7 +149,7 @@ export async function renderBoard(root) {
     throw e;
   }
   const refresh = debounce(() => load().catch(showError), 400);
-  const stream = new LiveStream(() => "/v1/events", { onEvent: refresh, onOpen: (again) => { if (again) refresh(); } });
+  const stream = new LiveStream(() => "/v1/events", { onEvent: refresh, onOpen: (again) => { if (again) refresh(); }, poll: load });
   return () => stream.close();
 }
 
@@ -485,6 +485,12 @@ export async function renderTask(root, id) {
         if (typeof ev.seq === "number" && !ev.ephemeral) { if (ev.seq <= after) return; after = ev.seq; refresh(); }
       },
       onOpen: (again) => { if (again) refresh(); },
+      // Without a stream: drawn again only when the session has something new.
+      poll: async () => {
+        const s = await get(`/v1/sessions/${enc(detail.task.session)}`);
+        const seq = (s.session && s.session.last_seq) || 0;
+        if (seq > after && !closed) { after = seq; await load(); }
+      },
     });
   }
   return () => { closed = true; if (stream) stream.close(); };
