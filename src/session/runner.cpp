@@ -518,6 +518,12 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       auto f = lease_fence();
       f.no_open_execution = true;
       f.claim_ttl_ms = options_.lease_ttl_ms;
+      // A continuation is owed once: the log must still be as read, or
+      // another node may have run it between the read and this commit (its
+      // execution already finished, so neither the lease nor the open
+      // execution would stop this one). Inputs need no such check: a
+      // promotion of an input no longer pending is refused.
+      if (start == turn_start::continuation) f.last_seq = sess.last_seq;
       store::append_request req;
       req.session = s;
       req.fence = f;
@@ -529,6 +535,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       // when both read the same clock: a lower bound of its expiry.
       const time_ms asked = clock_.now();
       auto r = co_await store_.append(std::move(req));
+      if (!r && r.error() == store::store_errc::fence_failed && start == turn_start::continuation) continue;  // read again
       if (!r) co_return r.error() == store::store_errc::lease_held ? busy(r.error()) : fail(r.error());
       *held_until = asked + options_.lease_ttl_ms;
       for (std::size_t i = 0; i < chosen.size(); ++i)

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include "session/fixture.h"
+#include "session/forwarding_store.h"
 
 namespace tether::testing {
 namespace {
@@ -259,6 +260,73 @@ TEST_F(recovery_test, a_question_answered_just_before_a_crash_continues_its_turn
   EXPECT_EQ(count(s, "execution.started"), 2U);
   EXPECT_EQ(runtime_.turns(), 1);
   EXPECT_EQ(scan().woken, 0U);  // continued: nothing is left
+}
+
+// A store on which another node runs a whole continuation (started and
+// finished, its lease released) just before this node's execution.started
+// for the same continuation commits: the race of two nodes both woken by
+// one answer, where the second read the session before the first started.
+class continuation_taken_store final : public forwarding_store {
+ public:
+  using forwarding_store::forwarding_store;
+
+  store::task<result<store::append_result>> append(store::append_request req) override {
+    const bool continuation_start = !req.events.empty() && req.events.size() == 1 &&
+                                    std::holds_alternative<model::execution_started>(req.events.front());
+    if (continuation_start && !raced_) {
+      raced_ = true;
+      const auto other = execution_id::generate();
+      store::fence f;
+      f.lease_owner = "other-node/1";
+      f.no_open_execution = true;
+      f.claim_ttl_ms = 60'000;
+      // Named, not braced in the co_await (g++ 12 destroys those twice).
+      model::payload start_payload = model::execution_started{other, "other-node/1"};
+      auto start = store::single_event(req.session, std::move(start_payload), f);
+      auto started = co_await inner_->append(std::move(start));
+      if (!started) co_return started.error();
+      store::fence done;
+      done.lease_owner = "other-node/1";
+      done.release_lease = true;
+      model::payload end_payload = model::execution_finished{other, model::outcome::succeeded};
+      auto end = store::single_event(req.session, std::move(end_payload), done);
+      auto finished = co_await inner_->append(std::move(end));
+      if (!finished) co_return finished.error();
+    }
+    co_return co_await inner_->append(std::move(req));
+  }
+  [[nodiscard]] bool raced() const { return raced_; }
+
+ private:
+  bool raced_ = false;
+};
+
+TEST_F(recovery_test, a_continuation_another_node_ran_meanwhile_is_not_run_again) {
+  const auto s = session_id::generate();
+  const auto in = input_id::generate();
+  const auto exe = execution_id::generate();
+  const auto question = interaction_id::generate();
+  ASSERT_TRUE(run(store_->append(store::single_event(s, model::session_created{}))));
+  ASSERT_TRUE(run(store_->append(store::single_event(s, model::input_admitted{in, "Ask: colour?", delivery::steer}))));
+  store::append_request req;
+  req.session = s;
+  req.events.emplace_back(model::execution_started{exe, "dead/1"});
+  req.events.emplace_back(model::input_promoted{in, exe});
+  req.events.emplace_back(model::interaction_requested{question, {}, "question", boost::json::object{}});
+  req.events.emplace_back(model::execution_finished{exe, model::outcome::waiting});
+  ASSERT_TRUE(run(store_->append(std::move(req))));
+  ASSERT_TRUE(run(store_->append(
+      store::single_event(s, model::interaction_resolved{question, "answered", boost::json::object{}}))));
+
+  continuation_taken_store racing(*store_);
+  session::session_service late(io_.get_executor(), racing, runtime_, clock_, session::make_node_identity("n2"),
+                                test_options());
+  auto r = run(late.resume(s));
+  run(late.stop());
+  ASSERT_TRUE(racing.raced()) << "the other node's continuation went in first";
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(count(s, "execution.started"), 2U) << "the question's run and the other node's continuation only";
+  EXPECT_EQ(runtime_.turns(), 0) << "this node ran nothing";
 }
 
 TEST_F(recovery_test, an_input_recorded_without_resume_stays_pending_across_restarts) {
