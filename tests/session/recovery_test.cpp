@@ -48,6 +48,27 @@ class recovery_test : public session_fixture {
     return s;
   }
 
+  // A question asked by an execution that finished waiting, then answered:
+  // the session owes a continuation and nothing has started it yet.
+  session_id answered_question() {
+    const auto s = session_id::generate();
+    const auto in = input_id::generate();
+    const auto exe = execution_id::generate();
+    const auto question = interaction_id::generate();
+    EXPECT_TRUE(run(store_->append(store::single_event(s, model::session_created{}))));
+    EXPECT_TRUE(run(store_->append(store::single_event(s, model::input_admitted{in, "Ask: colour?", delivery::steer}))));
+    store::append_request req;
+    req.session = s;
+    req.events.emplace_back(model::execution_started{exe, "dead/1"});
+    req.events.emplace_back(model::input_promoted{in, exe});
+    req.events.emplace_back(model::interaction_requested{question, {}, "question", boost::json::object{}});
+    req.events.emplace_back(model::execution_finished{exe, model::outcome::waiting});
+    EXPECT_TRUE(run(store_->append(std::move(req))));
+    EXPECT_TRUE(run(store_->append(
+        store::single_event(s, model::interaction_resolved{question, "answered", boost::json::object{}}))));
+    return s;
+  }
+
   session::recovery_report scan() {
     auto r = run(service_->recover());
     EXPECT_TRUE(r) << r.error().describe();
@@ -236,21 +257,7 @@ TEST_F(recovery_test, an_acknowledged_input_that_never_started_runs_after_the_re
 TEST_F(recovery_test, a_question_answered_just_before_a_crash_continues_its_turn_after_the_restart) {
   // The answer committed (its 200 went out), then the process died before the
   // continuation's execution started.
-  const auto s = session_id::generate();
-  const auto in = input_id::generate();
-  const auto exe = execution_id::generate();
-  const auto question = interaction_id::generate();
-  ASSERT_TRUE(run(store_->append(store::single_event(s, model::session_created{}))));
-  ASSERT_TRUE(run(store_->append(store::single_event(s, model::input_admitted{in, "Ask: colour?", delivery::steer}))));
-  store::append_request req;
-  req.session = s;
-  req.events.emplace_back(model::execution_started{exe, "dead/1"});
-  req.events.emplace_back(model::input_promoted{in, exe});
-  req.events.emplace_back(model::interaction_requested{question, {}, "question", boost::json::object{}});
-  req.events.emplace_back(model::execution_finished{exe, model::outcome::waiting});
-  ASSERT_TRUE(run(store_->append(std::move(req))));
-  ASSERT_TRUE(run(store_->append(
-      store::single_event(s, model::interaction_resolved{question, "answered", boost::json::object{}}))));
+  const auto s = answered_question();
   make_service();
   auto report = run(service_->start());
   ASSERT_TRUE(report) << report.error().describe();
@@ -302,21 +309,7 @@ class continuation_taken_store final : public forwarding_store {
 };
 
 TEST_F(recovery_test, a_continuation_another_node_ran_meanwhile_is_not_run_again) {
-  const auto s = session_id::generate();
-  const auto in = input_id::generate();
-  const auto exe = execution_id::generate();
-  const auto question = interaction_id::generate();
-  ASSERT_TRUE(run(store_->append(store::single_event(s, model::session_created{}))));
-  ASSERT_TRUE(run(store_->append(store::single_event(s, model::input_admitted{in, "Ask: colour?", delivery::steer}))));
-  store::append_request req;
-  req.session = s;
-  req.events.emplace_back(model::execution_started{exe, "dead/1"});
-  req.events.emplace_back(model::input_promoted{in, exe});
-  req.events.emplace_back(model::interaction_requested{question, {}, "question", boost::json::object{}});
-  req.events.emplace_back(model::execution_finished{exe, model::outcome::waiting});
-  ASSERT_TRUE(run(store_->append(std::move(req))));
-  ASSERT_TRUE(run(store_->append(
-      store::single_event(s, model::interaction_resolved{question, "answered", boost::json::object{}}))));
+  const auto s = answered_question();
 
   continuation_taken_store racing(*store_);
   session::session_service late(io_.get_executor(), racing, runtime_, clock_, session::make_node_identity("n2"),
