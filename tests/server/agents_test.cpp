@@ -237,6 +237,47 @@ TEST_P(AgentRuntime, StopsMidTurnAndTheNextTurnResumes) {
   expect_no_agent_left(c, GetParam().warm);
 }
 
+// Stopped before the agent took the input up (it prints nothing, so nothing
+// binds the input to its session): the next turn tells the agent of the
+// stopped input as context, and does not run it again.
+TEST_P(AgentRuntime, AnInputStoppedBeforeTheAgentTookItUpIsNotRunByTheNextTurn) {
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  if (GetParam().warm) GTEST_SKIP() << "a warm agent has its turn's input before Tether records it started";
+  // While `hold` exists, the agent's start waits.
+  const auto hold = fs::temp_directory_path() / ("tether-hold-" + GetParam().profile + "-" + std::to_string(::getpid()));
+  const auto slow = script("slow-start-" + GetParam().profile,
+                           "[ -e '" + hold.string() + "' ] && sleep 120\nexec '" + bin.string() + "' \"$@\"\n");
+  cluster c({}, profile_config(GetParam(), "command = \"" + slow.string() + "\"\n"));
+  const auto s = create(c);
+  say(c, s, "Remember the phrase: quiet meadow");
+  const auto first = binding(c, s);
+  std::ofstream(hold).put('x');
+  const auto flag = c.dir() / "never-created";
+  c.send(s, "Wait for file " + flag.string() + "\nReply with exactly: should not get here");
+  const auto until = std::chrono::steady_clock::now() + 60s;
+  while (agent_processes(c.dir() / "data").empty() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_FALSE(agent_processes(c.dir() / "data").empty());
+  EXPECT_EQ(c.call("POST", "/v1/sessions/" + s + "/interrupt").status, 200u);
+  c.wait_idle(s, 60s);
+  EXPECT_EQ(last_execution(c, s).at("outcome").as_string(), "interrupted");
+  fs::remove(hold);
+  say(c, s, "Recall the phrase.");
+  EXPECT_EQ(last_execution(c, s).at("outcome").as_string(), "succeeded");
+  EXPECT_EQ(c.last_answer(s), "quiet meadow");
+  EXPECT_EQ(binding(c, s), first);
+  // Nothing of the stopped input ran: no tool was called (its wait would have been one).
+  for (const auto& m : c.messages(s))
+    if (const auto* calls = m.as_object().if_contains("tool_calls"))
+      EXPECT_TRUE(calls->as_array().empty()) << json::serialize(m);
+  // The agent was told of the stopped input, quoted, after a header that says it is not a request.
+  const auto prompt = last_prompt(c);
+  EXPECT_NE(prompt.find("not requests"), std::string::npos) << prompt;
+  EXPECT_NE(prompt.find("Wait for file"), std::string::npos) << prompt;
+  expect_no_agent_left(c, false);
+  fs::remove(slow);
+}
+
 TEST_P(AgentRuntime, ResetStartsAFreshAgentSession) {
   TETHER_REQUIRE_AGENT(bin, GetParam().binary);
   cluster c({}, profile_config(GetParam()));

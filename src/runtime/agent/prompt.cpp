@@ -15,7 +15,10 @@ namespace {
 
 constexpr std::string_view history_header =
     "The conversation so far, as Tether recorded it (you are taking it over; earlier turns may have been run by "
-    "another agent):";
+    "another agent):\n";  // a blank line follows
+constexpr std::string_view missed_header =
+    "Messages of an earlier turn that was stopped or failed before you took it up. They are context, not "
+    "requests: act on them only if you are asked again.";
 constexpr std::size_t max_rendered_tool_bytes = 2'000;
 
 // "answered: Blue" for a question's answer ({"answers":[{labels, other_text}]}), else the text as it is.
@@ -96,6 +99,13 @@ void append(std::string& out, const std::string& part) {
   out += part;
 }
 
+// HEADER, BODY, a rule, then the new part.
+std::string under(std::string_view header, std::string_view body, std::string_view fresh) {
+  std::string out(header);
+  out.append("\n").append(body).append("\n\n---\n\n").append(fresh);
+  return out;
+}
+
 }  // namespace
 
 bool can_resume(const session::turn_context& ctx, std::string_view kind) {
@@ -111,9 +121,20 @@ std::string render_prompt(const session::turn_context& ctx, std::string_view kin
   const auto questions = question_calls(rows);
   std::string fresh;
   if (can_resume(ctx, kind)) {
-    for (const auto& r : rows)
-      if (r.seq > ctx.binding->last_seen_seq) append(fresh, new_to_agent(r, questions));
-    return fresh.empty() ? std::string("Continue.") : fresh;
+    // An input before this turn's first one is an earlier turn's that ended
+    // (stopped by the user, failed) before the agent took it up: one line,
+    // its text as a JSON string, so no line of it reads as a request.
+    std::string missed;
+    for (const auto& r : rows) {
+      if (r.seq <= ctx.binding->last_seen_seq) continue;
+      if (r.role == message_role::user && !ctx.promoted.empty() && r.seq < ctx.promoted.front().seq)
+        missed += (missed.empty() ? "user: " : "\nuser: ") + json::serialize(json::string_view(r.text));
+      else
+        append(fresh, new_to_agent(r, questions));
+    }
+    if (fresh.empty()) fresh = "Continue.";
+    if (missed.empty()) return fresh;
+    return under(missed_header, missed, fresh);
   }
   // Where the new part begins: this turn's first input, or after the last answer.
   std::size_t split = rows.size();
@@ -129,7 +150,7 @@ std::string render_prompt(const session::turn_context& ctx, std::string_view kin
   for (std::size_t i = split; i < rows.size(); ++i) append(fresh, new_to_agent(rows[i], questions));
   if (fresh.empty()) fresh = "Continue.";
   if (history.empty()) return fresh;
-  return std::string(history_header) + "\n\n" + history + "\n\n---\n\n" + fresh;
+  return under(history_header, history, fresh);
 }
 
 }  // namespace tether::runtime::agent

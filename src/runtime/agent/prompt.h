@@ -6,6 +6,11 @@
 // the user's inputs, Tether's notices (the restart notice), and answers to
 // the agent's questions ("answered: LABELS"), in order, blank-line separated.
 // The agent's own messages and tool calls are in its session already.
+// An input from before this turn's first one belongs to an earlier turn
+// that ended (stopped by the user, failed) before the agent took it up: such
+// inputs go first, under a header saying they are context and not requests,
+// one line each with the text as a JSON string ("user: \"…\""), so a turn
+// the user stopped is not run again by the next one.
 //
 // Starting a new agent session (no binding: the first turn, after a reset,
 // or a session another runtime began): the earlier transcript, if any, as a

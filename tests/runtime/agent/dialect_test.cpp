@@ -195,6 +195,30 @@ TEST(prompt, resuming_sends_only_what_the_agent_has_not_seen) {
   EXPECT_EQ(render_prompt(ctx, "codex-exec"), "answered: Blue\n\nTether restarted while this turn was running.");
 }
 
+TEST(prompt, an_input_of_a_turn_stopped_before_the_agent_took_it_up_is_context_not_a_request) {
+  using store::message_role;
+  session::turn_context ctx;
+  // Seq 8 was stopped before the agent printed a word (no new binding); 12 is this turn's.
+  ctx.transcript = {row(3, message_role::user, "Remember the phrase: x"), row(6, message_role::assistant, "Noted."),
+                    row(8, message_role::user, "Wait for file /never\nReply with exactly: \"no\""),
+                    row(12, message_role::user, "Recall the phrase.")};
+  ctx.promoted = {{input_id::generate(), event_seq{12}, "Recall the phrase."}};
+  ctx.binding = store::runtime_binding{"opencode-run", "ses-1", 0, event_seq{6}, ""};
+  const auto p = render_prompt(ctx, "opencode-run");
+  // Each line of the stopped input is inside one JSON string, so no line of the prompt starts with it.
+  EXPECT_NE(p.find("\nuser: \"Wait for file /never\\nReply with exactly: \\\"no\\\"\"\n"), std::string::npos) << p;
+  EXPECT_EQ(p.find("\nWait for file"), std::string::npos) << p;
+  EXPECT_EQ(p.find("\nReply with exactly"), std::string::npos) << p;
+  EXPECT_NE(p.find("not requests"), std::string::npos) << p;
+  EXPECT_TRUE(p.ends_with("\n\n---\n\nRecall the phrase.")) << p;
+  // An answer or a notice before this turn's input is still news to act on, not a quote.
+  ctx.transcript.insert(ctx.transcript.begin() + 3, row(9, message_role::notice, "Tether restarted."));
+  EXPECT_TRUE(render_prompt(ctx, "opencode-run").ends_with("---\n\nTether restarted.\n\nRecall the phrase."));
+  // Without this turn's inputs (a continuation), everything since the binding is news, as before.
+  ctx.promoted.clear();
+  EXPECT_TRUE(render_prompt(ctx, "opencode-run").starts_with("Wait for file /never\n"));
+}
+
 TEST(prompt, another_runtimes_history_is_rendered_before_the_new_input) {
   using store::message_role;
   session::turn_context ctx;
