@@ -479,6 +479,16 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       auto lease = co_await store_.claim_lease(s, node_.owner(), options_.lease_ttl_ms);
       if (!lease) co_return lease.error() == store::store_errc::lease_held ? busy(lease.error()) : fail(lease.error());
       *held_until = lease->expires_at;
+      // Between the read and the claim another node may have recovered the
+      // execution and finished it (releasing the lease). Under the lease the
+      // open execution cannot change: read it again.
+      auto again = co_await store_.snapshot(s);
+      if (!again) co_return fail(again.error());
+      if (again->session.open_execution != sess.open_execution) {
+        auto released = co_await store_.release_lease(s, node_.owner());
+        if (!released) co_return fail(released.error());
+        continue;
+      }
     }
 
     execution_id exe;

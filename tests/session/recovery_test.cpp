@@ -322,6 +322,57 @@ TEST_F(recovery_test, a_continuation_another_node_ran_meanwhile_is_not_run_again
   EXPECT_EQ(runtime_.turns(), 0) << "this node ran nothing";
 }
 
+// Just before this node's claim of an abandoned execution's lease, another
+// node recovers that execution and runs it to its end (releasing the lease).
+class takeover_taken_store final : public forwarding_store {
+ public:
+  using forwarding_store::forwarding_store;
+
+  store::task<result<store::lease>> claim_lease(session_id s, std::string owner, time_ms ttl_ms) override {
+    if (!raced_) {
+      raced_ = true;
+      auto theirs = co_await inner_->claim_lease(s, "other-node/1", 60'000);
+      if (!theirs) co_return theirs.error();
+      auto snap = co_await inner_->snapshot(s);
+      if (!snap || !snap->session.open_execution) co_return make_error(store::store_errc::not_found, "no open execution");
+      const auto exe = *snap->session.open_execution;
+      store::fence done;
+      done.lease_owner = "other-node/1";
+      done.release_lease = true;
+      store::append_request req;
+      req.session = s;
+      req.fence = done;
+      req.events.emplace_back(model::execution_recovered{exe, "other-node/1", 1});
+      req.events.emplace_back(model::execution_finished{exe, model::outcome::succeeded});
+      auto finished = co_await inner_->append(std::move(req));
+      if (!finished) co_return finished.error();
+    }
+    co_return co_await inner_->claim_lease(std::move(s), std::move(owner), ttl_ms);
+  }
+  [[nodiscard]] bool raced() const { return raced_; }
+
+ private:
+  bool raced_ = false;
+};
+
+TEST_F(recovery_test, an_execution_another_node_recovered_meanwhile_is_not_recovered_again) {
+  const auto s = abandoned("dead/1");
+  clock_.advance(60'000);
+  takeover_taken_store racing(*store_);
+  session::session_service late(io_.get_executor(), racing, runtime_, clock_, session::make_node_identity("n2"),
+                                test_options());
+  auto r = run(late.resume(s));
+  run(late.stop());
+  ASSERT_TRUE(racing.raced()) << "the other node's recovery went in first";
+  ASSERT_TRUE(r) << r.error().describe();
+  EXPECT_EQ(r->status, session::drain_status::idle) << r->detail;  // not an error: nothing was owed
+  EXPECT_EQ(count(s, "execution.recovered"), 1U) << "the other node's only";
+  EXPECT_EQ(count(s, "execution.finished"), 1U);
+  EXPECT_EQ(runtime_.turns(), 0) << "this node ran nothing";
+  // It let go of the lease it claimed for nothing: a third node may run the session's next work at once.
+  EXPECT_TRUE(run(store_->claim_lease(s, "third-node/1", 30'000)));
+}
+
 TEST_F(recovery_test, an_input_recorded_without_resume_stays_pending_across_restarts) {
   const auto in = input_id::generate();
   const auto s = stranded_by_a_crash(in, /*resume=*/false);
