@@ -10,7 +10,12 @@ target_precompile_headers(tether_pch PUBLIC
   <boost/asio/steady_timer.hpp> <boost/asio/strand.hpp> <boost/asio/use_awaitable.hpp>
   <boost/json.hpp>)
 
-# tether_use_pch(target): reuse the shared precompiled header.
+# tether_use_pch(target): reuse the shared precompiled header. Not in the
+# clang fuzz build (fuzz/fuzz.cmake): clang writes the build directory's path
+# into a precompiled header, so every translation unit using it would miss
+# ccache in each fresh checkout (g++'s header does not depend on the path).
 function(tether_use_pch target)
-  target_precompile_headers(${target} REUSE_FROM tether_pch)
+  if(NOT TETHER_FUZZ)
+    target_precompile_headers(${target} REUSE_FROM tether_pch)
+  endif()
 endfunction()

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include "mock/tools.h"
 

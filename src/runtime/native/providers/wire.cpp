@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include "util/text.h"
 
