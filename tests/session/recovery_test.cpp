@@ -69,6 +69,16 @@ class recovery_test : public session_fixture {
     return s;
   }
 
+  // One resume of `s` by a second node ("n2") that reaches the store through
+  // `via`, then that node's stop.
+  result<session::drain_outcome> resume_on_another_node(store::event_store& via, const session_id& s) {
+    session::session_service other(io_.get_executor(), via, runtime_, clock_, session::make_node_identity("n2"),
+                                   test_options());
+    auto r = run(other.resume(s));
+    run(other.stop());
+    return r;
+  }
+
   session::recovery_report scan() {
     auto r = run(service_->recover());
     EXPECT_TRUE(r) << r.error().describe();
@@ -312,10 +322,7 @@ TEST_F(recovery_test, a_continuation_another_node_ran_meanwhile_is_not_run_again
   const auto s = answered_question();
 
   continuation_taken_store racing(*store_);
-  session::session_service late(io_.get_executor(), racing, runtime_, clock_, session::make_node_identity("n2"),
-                                test_options());
-  auto r = run(late.resume(s));
-  run(late.stop());
+  auto r = resume_on_another_node(racing, s);
   ASSERT_TRUE(racing.raced()) << "the other node's continuation went in first";
   ASSERT_TRUE(r) << r.error().describe();
   EXPECT_EQ(count(s, "execution.started"), 2U) << "the question's run and the other node's continuation only";
@@ -359,10 +366,7 @@ TEST_F(recovery_test, an_execution_another_node_recovered_meanwhile_is_not_recov
   const auto s = abandoned("dead/1");
   clock_.advance(60'000);
   takeover_taken_store racing(*store_);
-  session::session_service late(io_.get_executor(), racing, runtime_, clock_, session::make_node_identity("n2"),
-                                test_options());
-  auto r = run(late.resume(s));
-  run(late.stop());
+  auto r = resume_on_another_node(racing, s);
   ASSERT_TRUE(racing.raced()) << "the other node's recovery went in first";
   ASSERT_TRUE(r) << r.error().describe();
   EXPECT_EQ(r->status, session::drain_status::idle) << r->detail;  // not an error: nothing was owed
