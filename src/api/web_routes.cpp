@@ -214,28 +214,33 @@ http_reply artifact(const handler_context* ctx, const std::vector<std::string_vi
   return r;
 }
 
+// A redirect to /ui/ that keeps the target's query. Its body is text like
+// every reply that is not JSON, so no client reads an empty body as JSON.
+http_reply to_the_interface(unsigned status, std::string_view target) {
+  const auto query = target.find('?');
+  std::string location = "/ui/";
+  if (query != std::string_view::npos) location += target.substr(query);
+  http_reply r;
+  r.status = status;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = "the interface is at /ui/\n";
+  r.headers.emplace_back("Location", std::move(location));
+  return r;
+}
+
 }  // namespace
 
 std::optional<http_reply> handle_public_web(const handler_context* ctx, const http_request& req) {
   const auto parts = split_path(req.target);
   if (parts.empty()) {
     if (!is_read(req)) return not_allowed("GET");
-    http_reply r;
-    r.status = 302;
-    r.content_type = "text/plain; charset=utf-8";
-    r.body = "the interface is at /ui/\n";
-    r.headers.emplace_back("Location", "/ui/");
-    return r;
+    return to_the_interface(302, req.target);
   }
   if (parts[0] == "ui") {
     if (!is_read(req)) return not_allowed("GET");
     if (parts.size() == 1) {
-      if (!req.target.starts_with("/ui/")) {  // relative links in the page need the slash
-        http_reply r;
-        r.status = 301;
-        r.headers.emplace_back("Location", "/ui/");
-        return r;
-      }
+      // Relative links in the page need the slash.
+      if (!req.target.starts_with("/ui/")) return to_the_interface(301, req.target);
       return asset_reply(req, "");
     }
     if (parts.size() != 2) return error_reply(make_error(api_errc::not_found, "no file " + req.target));

@@ -48,6 +48,16 @@ TEST_F(web_test, the_interface_is_served_from_the_binary_with_an_etag_and_a_stri
   auto root = request(port(), "GET", "/", "");
   EXPECT_EQ(root.status, 302U);
   EXPECT_EQ(root.header("Location"), "/ui/");
+  // Without the slash (the page's relative links need it): moved for good,
+  // with the query kept, and a text body, not an empty "JSON" one.
+  for (const auto& [target, location] : {std::pair{"/ui", "/ui/"}, std::pair{"/ui?", "/ui/?"},
+                                         std::pair{"/ui?session=s1", "/ui/?session=s1"}}) {
+    auto moved = request(port(), "GET", target, "");
+    EXPECT_EQ(moved.status, 301U) << target;
+    EXPECT_EQ(moved.header("Location"), location) << target;
+    EXPECT_EQ(moved.header("Content-Type"), "text/plain; charset=utf-8") << target;
+    EXPECT_EQ(moved.raw, "the interface is at /ui/\n") << target;
+  }
   auto page = request(port(), "GET", "/ui/", "");
   ASSERT_EQ(page.status, 200U);
   const auto* index = web::find_asset("index.html");
