@@ -130,10 +130,10 @@ std::vector<agent_event> acp_turn::finish(const json::value& result) {
   std::optional<turn_usage> used;
   if (const auto* u = r != nullptr ? object_at(*r, "usage") : nullptr) {
     used.emplace();
-    const auto read = integer(*u, "cachedReadTokens");
-    used->usage.input_tokens = integer(*u, "inputTokens") + read + integer(*u, "cachedWriteTokens");
+    const auto read = token_count(*u, "cachedReadTokens");
+    used->usage.input_tokens = token_count(*u, "inputTokens") + read + token_count(*u, "cachedWriteTokens");
     used->usage.cached_input_tokens = read;
-    used->usage.output_tokens = integer(*u, "outputTokens") + integer(*u, "thoughtTokens");
+    used->usage.output_tokens = token_count(*u, "outputTokens") + token_count(*u, "thoughtTokens");
   }
   if (cost_ && cost_ != cost_at_begin_) {
     if (!used) used.emplace();

@@ -171,10 +171,10 @@ std::vector<std::string> claude_permission_flags(config::agent_permissions p) {
 turn_usage claude_result_usage(const json::object& result) {
   turn_usage u;
   if (const auto* usage = object_at(result, "usage")) {
-    const auto read = integer(*usage, "cache_read_input_tokens");
-    u.usage.input_tokens = integer(*usage, "input_tokens") + read + integer(*usage, "cache_creation_input_tokens");
+    const auto read = token_count(*usage, "cache_read_input_tokens");
+    u.usage.input_tokens = token_count(*usage, "input_tokens") + read + token_count(*usage, "cache_creation_input_tokens");
     u.usage.cached_input_tokens = read;
-    u.usage.output_tokens = integer(*usage, "output_tokens");
+    u.usage.output_tokens = token_count(*usage, "output_tokens");
   }
   if (const auto* cost = result.if_contains("total_cost_usd"); cost != nullptr && cost->is_number())
     u.agent_cost_usd = cost->to_number<double>();

@@ -25,6 +25,7 @@
 //   ← approval requests, answered by the profile's permissions (decide())
 //
 // codex exits when its stdin closes, killing what its tools run.
+#include <algorithm>
 #include <deque>
 #include <set>
 #include <utility>
@@ -136,8 +137,8 @@ struct tokens {
 };
 tokens read_tokens(const json::object* o) {
   if (o == nullptr) return {};
-  return {integer(*o, "inputTokens"), integer(*o, "cachedInputTokens"),
-          integer(*o, "outputTokens") + integer(*o, "reasoningOutputTokens")};
+  return {token_count(*o, "inputTokens"), token_count(*o, "cachedInputTokens"),
+          token_count(*o, "outputTokens") + token_count(*o, "reasoningOutputTokens")};
 }
 
 // What the notifications of one thread mean, shared with the RPC's handlers
@@ -261,10 +262,11 @@ void thread_state::usage(const json::object& params) {
 void thread_state::completed(const json::object& params) {
   turn_usage u;
   if (total) {
+    // A total below the baseline (a thread's count that went down) is no use, not a negative use.
     const auto before = base.value_or(tokens{});
-    u.usage.input_tokens = total->input - before.input;
-    u.usage.cached_input_tokens = total->cached - before.cached;
-    u.usage.output_tokens = total->output - before.output;
+    u.usage.input_tokens = std::max<std::int64_t>(0, total->input - before.input);
+    u.usage.cached_input_tokens = std::max<std::int64_t>(0, total->cached - before.cached);
+    u.usage.output_tokens = std::max<std::int64_t>(0, total->output - before.output);
   }
   push(std::move(u));
   const auto* t = object_at(params, "turn");

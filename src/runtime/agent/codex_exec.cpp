@@ -35,9 +35,9 @@ class codex_mapper final : public line_mapper {
     } else if (type == "turn.completed") {
       turn_usage u;
       if (const auto* usage = object_at(*obj, "usage")) {
-        u.usage.input_tokens = integer(*usage, "input_tokens");
-        u.usage.cached_input_tokens = integer(*usage, "cached_input_tokens");
-        u.usage.output_tokens = integer(*usage, "output_tokens") + integer(*usage, "reasoning_output_tokens");
+        u.usage.input_tokens = token_count(*usage, "input_tokens");
+        u.usage.cached_input_tokens = token_count(*usage, "cached_input_tokens");
+        u.usage.output_tokens = token_count(*usage, "output_tokens") + token_count(*usage, "reasoning_output_tokens");
       }
       out.emplace_back(std::move(u));
       out.emplace_back(turn_done{});

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <boost/json/parse.hpp>
 
+#include "model/tokens.h"
 #include "runtime/agent/errors.h"
 #include "util/text.h"
 
@@ -49,6 +50,10 @@ std::int64_t integer(const json::object& o, std::string_view key) {
   if (v->is_double() && v->as_double() >= 0 && v->as_double() < 9.0e18)
     return static_cast<std::int64_t>(v->as_double());
   return 0;
+}
+
+std::int64_t token_count(const json::object& o, std::string_view key) {
+  return model::reported_tokens(integer(o, key));
 }
 
 const json::object* object_at(const json::object& o, std::string_view key) {

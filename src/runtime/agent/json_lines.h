@@ -20,6 +20,8 @@ result<boost::json::object> parse_object(std::string_view line);
 
 std::string str(const boost::json::object& o, std::string_view key);
 std::int64_t integer(const boost::json::object& o, std::string_view key);
+// A token count: integer() clamped to [0, model::max_reported_tokens].
+std::int64_t token_count(const boost::json::object& o, std::string_view key);
 const boost::json::object* object_at(const boost::json::object& o, std::string_view key);
 
 // A TOML basic string with its quotes.

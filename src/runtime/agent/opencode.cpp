@@ -84,12 +84,12 @@ turn_usage step_usage(const json::object& part) {
     std::int64_t read = 0;
     std::int64_t write = 0;
     if (const auto* cache = object_at(*tokens, "cache")) {
-      read = integer(*cache, "read");
-      write = integer(*cache, "write");
+      read = token_count(*cache, "read");
+      write = token_count(*cache, "write");
     }
-    u.usage.input_tokens = integer(*tokens, "input") + read + write;
+    u.usage.input_tokens = token_count(*tokens, "input") + read + write;
     u.usage.cached_input_tokens = read;
-    u.usage.output_tokens = integer(*tokens, "output") + integer(*tokens, "reasoning");
+    u.usage.output_tokens = token_count(*tokens, "output") + token_count(*tokens, "reasoning");
   }
   if (const auto* cost = part.if_contains("cost"); cost != nullptr && cost->is_number())
     u.agent_cost_usd = cost->to_number<double>();

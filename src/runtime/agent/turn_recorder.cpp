@@ -110,9 +110,8 @@ asio::awaitable<result<void>> turn_recorder::take(std::vector<agent_event> evs) 
         events.emplace_back(model::tool_failed{it->second, text.empty() ? std::string("failed") : std::move(text)});
       calls_.erase(it);
     } else if (auto* u = std::get_if<turn_usage>(&e)) {
-      usage_.input_tokens += u->usage.input_tokens;
-      usage_.output_tokens += u->usage.output_tokens;
-      usage_.cached_input_tokens += u->usage.cached_input_tokens;
+      // Tokens only (their sums saturate); the agent's cost is kept apart.
+      usage_ += model::usage{u->usage.input_tokens, u->usage.output_tokens, u->usage.cached_input_tokens, {}, {}};
       if (u->agent_cost_usd) agent_cost_ = agent_cost_.value_or(0) + *u->agent_cost_usd;
     } else if (auto* f = std::get_if<turn_failed>(&e)) {
       agent_error_ = std::move(f->message);

@@ -79,7 +79,9 @@ std::vector<std::string> argv_of(const config::agent_settings& settings, std::op
   in.settings = &settings;
   auto l = make_claude_stream()->prepare(in);
   EXPECT_TRUE(l);
-  if (l) EXPECT_EQ(l->env.at("ANTHROPIC_BASE_URL"), "http://127.0.0.1:1");
+  if (l) {
+    EXPECT_EQ(l->env.at("ANTHROPIC_BASE_URL"), "http://127.0.0.1:1");
+  }
   return l ? l->argv : std::vector<std::string>{};
 }
 

@@ -2,6 +2,7 @@
 // the scripted model (shortened), and the prompt an agent gets.
 #include <gtest/gtest.h>
 
+#include "model/tokens.h"
 #include "runtime/agent/dialect.h"
 #include "runtime/agent/prompt.h"
 
@@ -148,6 +149,31 @@ TEST(opencode_mapper, maps_steps_tools_and_usage) {
   EXPECT_EQ(u[1].usage.input_tokens, 46 + 7368);
   EXPECT_EQ(u[1].usage.cached_input_tokens, 7368);
   EXPECT_EQ(all_of<turn_done>(es).size(), 1u);  // only the step that did not end in tool calls
+}
+
+// An agent reports its tokens as it likes: a count out of range or
+// negative is clamped to [0, max_reported_tokens] where it is read, and the
+// parts of a sum (input + cache read + cache write) cannot overflow.
+TEST(mappers, token_counts_out_of_range_are_clamped) {
+  constexpr auto most = model::max_reported_tokens;
+  auto opencode = make_opencode_run()->mapper();
+  auto u = all_of<turn_usage>(feed_all(
+      *opencode,
+      {R"({"type":"step_finish","sessionID":"ses_1","part":{"reason":"stop","tokens":{"input":9223372036854775807,)"
+       R"("output":-4,"reasoning":1e13,"cache":{"write":18446744073709551615,"read":12}},"cost":0}})"}));
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].usage.input_tokens, most + 12 + most);
+  EXPECT_EQ(u[0].usage.cached_input_tokens, 12);
+  EXPECT_EQ(u[0].usage.output_tokens, most);
+  auto claude = make_claude_print()->mapper();
+  u = all_of<turn_usage>(feed_all(
+      *claude, {R"({"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s",)"
+                R"("usage":{"input_tokens":9223372036854775807,"cache_read_input_tokens":9223372036854775807,)"
+                R"("cache_creation_input_tokens":9223372036854775807,"output_tokens":-1}})"}));
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].usage.input_tokens, 3 * most);
+  EXPECT_EQ(u[0].usage.cached_input_tokens, most);
+  EXPECT_EQ(u[0].usage.output_tokens, 0);
 }
 
 TEST(mappers, garbage_is_an_error_quoting_it) {

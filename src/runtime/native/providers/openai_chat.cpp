@@ -192,10 +192,10 @@ class openai_chat final : public wire_mapper {
   }
 
   void on_usage(const json::object& u) {
-    done_.usage.input_tokens = integer(u, "prompt_tokens");
-    done_.usage.output_tokens = integer(u, "completion_tokens");
+    done_.usage.input_tokens = token_count(u, "prompt_tokens");
+    done_.usage.output_tokens = token_count(u, "completion_tokens");
     if (const auto* d = object(u, "prompt_tokens_details"))
-      done_.usage.cached_input_tokens = integer(*d, "cached_tokens");
+      done_.usage.cached_input_tokens = token_count(*d, "cached_tokens");
     if (const auto* cost = u.if_contains("cost"); cost != nullptr && cost->is_number())
       done_.reported_cost_usd = cost->to_number<double>();
   }

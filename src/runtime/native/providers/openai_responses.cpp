@@ -232,10 +232,10 @@ class openai_responses final : public wire_mapper {
   void on_final(const json::object& resp) {
     if (auto id = str(resp, "id"); !id.empty()) done_.response_id = id;
     if (const auto* u = object(resp, "usage")) {
-      done_.usage.input_tokens = integer(*u, "input_tokens");
-      done_.usage.output_tokens = integer(*u, "output_tokens");
+      done_.usage.input_tokens = token_count(*u, "input_tokens");
+      done_.usage.output_tokens = token_count(*u, "output_tokens");
       if (const auto* d = object(*u, "input_tokens_details"))
-        done_.usage.cached_input_tokens = integer(*d, "cached_tokens");
+        done_.usage.cached_input_tokens = token_count(*d, "cached_tokens");
     }
     if (const auto* cost = resp.if_contains("cost"); cost != nullptr && cost->is_number())
       done_.reported_cost_usd = cost->to_number<double>();

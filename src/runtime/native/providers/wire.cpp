@@ -7,6 +7,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "model/tokens.h"
 #include "util/text.h"
 
 namespace tether::runtime::native {
@@ -132,6 +133,10 @@ std::int64_t integer(const json::object& o, std::string_view key) {
     return static_cast<std::int64_t>(d);
   }
   return 0;
+}
+
+std::int64_t token_count(const json::object& o, std::string_view key) {
+  return model::reported_tokens(integer(o, key));
 }
 
 const json::object* object(const json::object& o, std::string_view key) {

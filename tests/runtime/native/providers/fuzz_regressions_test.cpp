@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model/tokens.h"
 #include "runtime/native/providers/provider.h"
 #include "runtime/native/providers/cassette.h"
 #include "util/text.h"
@@ -34,14 +35,34 @@ TEST(provider_stream_failures, name_an_event_only_when_its_name_is_utf8) {
 
 // fuzz/regressions/provider_streams/usage-count-double-out-of-range: a token
 // count sent as a huge double was converted to int64 out of range
-// (undefined behaviour); counts now saturate.
-TEST(provider_stream_usage, a_token_count_out_of_the_int64_range_saturates) {
+// (undefined behaviour). Counts are clamped to [0, max_reported_tokens].
+TEST(provider_stream_usage, a_token_count_out_of_the_int64_range_is_clamped) {
   const auto fed = testing::feed_mapper(
       wire_api::openai_chat,
       "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}],"
-      "\"usage\":{\"prompt_tokens\":2.2e95,\"completion_tokens\":18446744073709551615}}\n\ndata: [DONE]\n\n");
-  EXPECT_EQ(fed.done.usage.input_tokens, std::numeric_limits<std::int64_t>::max());
-  EXPECT_EQ(fed.done.usage.output_tokens, std::numeric_limits<std::int64_t>::max());
+      "\"usage\":{\"prompt_tokens\":2.2e95,\"completion_tokens\":18446744073709551615,"
+      "\"prompt_tokens_details\":{\"cached_tokens\":-7}}}\n\ndata: [DONE]\n\n");
+  EXPECT_EQ(fed.done.usage.input_tokens, model::max_reported_tokens);
+  EXPECT_EQ(fed.done.usage.output_tokens, model::max_reported_tokens);
+  EXPECT_EQ(fed.done.usage.cached_input_tokens, 0);  // negative: none
+}
+
+// fuzz/regressions/provider_streams/anthropic-usage-overflow: Anthropic's
+// input side is the sum of three counts, and 12 + INT64_MAX overflowed
+// (undefined behaviour, UBSan's report in the fuzzer).
+TEST(provider_stream_usage, anthropic_input_counts_add_up_without_overflow) {
+  const auto fed = testing::feed_mapper(
+      wire_api::anthropic,
+      "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"x\","
+      "\"usage\":{\"input_tokens\":12,\"cache_read_input_tokens\":9223372036854775807,"
+      "\"cache_creation_input_tokens\":-3}}}\n\n"
+      "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
+      "\"usage\":{\"output_tokens\":5}}\n\n"
+      "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+  ASSERT_FALSE(fed.failure.has_value()) << fed.failure->message;
+  EXPECT_EQ(fed.done.usage.input_tokens, 12 + model::max_reported_tokens);
+  EXPECT_EQ(fed.done.usage.cached_input_tokens, model::max_reported_tokens);
+  EXPECT_EQ(fed.done.usage.output_tokens, 5);
 }
 
 }  // namespace
