@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -95,7 +96,10 @@ struct key_checker {
   bool on_number_part(json::string_view, boost::system::error_code&) { return true; }
   bool on_int64(std::int64_t, json::string_view, boost::system::error_code&) { return true; }
   bool on_uint64(std::uint64_t, json::string_view, boost::system::error_code&) { return true; }
-  bool on_double(double, json::string_view, boost::system::error_code&) { return true; }
+  bool on_double(double d, json::string_view, boost::system::error_code& ec) {
+    if (std::isfinite(d)) return true;
+    return fail("field '" + path() + "' holds a number out of range", ec);
+  }
   bool on_bool(bool, boost::system::error_code&) { return true; }
   bool on_null(boost::system::error_code&) { return true; }
   bool on_comment_part(json::string_view, boost::system::error_code&) { return true; }

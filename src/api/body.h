@@ -11,7 +11,9 @@
 //     interrupt, reset, resume) — api_errc::unsupported_media_type otherwise;
 //   - the body is valid UTF-8 (util_errc::invalid_utf8), one JSON object
 //     (util_errc::malformed_json), nested at most 32 deep;
-//   - no object in it, at any depth, has the same key twice, and no string
+//   - no number in it is out of the range of a double (1e400 would read as
+//     infinity and be stored as `Infinity`, which is not JSON), and no
+//     object in it, at any depth, has the same key twice, and no string
 //     or key contains U+0000 (api_errc::bad_request, naming the field: a
 //     duplicate key is ambiguous and the last-one-wins rule of one parser is
 //     the first-one-wins of another; NUL ends strings in C APIs, file names

@@ -1,6 +1,7 @@
 #include "model/events.h"
 
 #include <array>
+#include <cmath>
 #include <limits>
 
 #include <boost/json.hpp>
@@ -115,7 +116,9 @@ json::object usage_json(const usage& u) {
   json::object o{{"input_tokens", u.input_tokens},
                  {"output_tokens", u.output_tokens},
                  {"cached_input_tokens", u.cached_input_tokens}};
-  if (u.cost_usd) o["cost_usd"] = *u.cost_usd;
+  // A cost that is not finite would be written as `Infinity` (not JSON);
+  // parsers never make one (model/reported.h), and none is stored.
+  if (u.cost_usd && std::isfinite(*u.cost_usd)) o["cost_usd"] = *u.cost_usd;
   if (!u.cost_status.empty()) o["cost_status"] = u.cost_status;
   return o;
 }
@@ -152,7 +155,7 @@ json::object encode_one(const execution_finished& p) {
 json::object encode_one(const step_started& p) { return {{"execution_id", p.execution.str()}, {"step", p.step}}; }
 json::object encode_one(const step_ended& p) {
   json::object o{{"finish", p.finish}, {"usage", usage_json(p.usage)}};
-  if (p.agent_cost_usd) o["agent_cost_usd"] = *p.agent_cost_usd;
+  if (p.agent_cost_usd && std::isfinite(*p.agent_cost_usd)) o["agent_cost_usd"] = *p.agent_cost_usd;
   return o;
 }
 json::object encode_one(const step_failed& p) { return {{"error", p.error}}; }

@@ -242,6 +242,20 @@ TEST_F(api_server_test, a_nul_character_in_a_string_is_400_naming_the_field) {
   EXPECT_EQ(c.get("/v1/sessions/ses_nul").body.at("session").at("pending_inputs").to_number<std::int64_t>(), 0);
 }
 
+// 1e400 reads as infinity, which would be stored as `Infinity` (not JSON):
+// the body is refused naming the field, and nothing is created.
+TEST_F(api_server_test, a_number_out_of_the_range_of_a_double_is_400_naming_the_field) {
+  auto c = connect();
+  auto r = c.post("/v1/sessions", R"({"id":"ses_huge","metadata":{"a":[1, -1e400]}})");
+  EXPECT_EQ(r.status, 400U) << r.raw;
+  EXPECT_EQ(r.error_code(), "bad_request") << r.raw;
+  EXPECT_EQ(r.error_message(), "field 'metadata.a' holds a number out of range") << r.raw;
+  EXPECT_EQ(c.get("/v1/sessions/ses_huge").status, 404U);
+  auto fine = c.post("/v1/sessions", R"({"id":"ses_huge","metadata":{"a":1.7e308,"b":-4e-400}})");
+  ASSERT_EQ(fine.status, 201U) << fine.raw;
+  EXPECT_EQ(c.get("/v1/sessions/ses_huge").body.at("session").at("metadata").at("a").as_double(), 1.7e308);
+}
+
 TEST_F(api_server_test, the_bearer_scheme_is_matched_in_any_case) {
   auto c = connect();
   for (const std::string scheme : {"bearer ", "BEARER ", "bEaReR ", "Bearer  "})

@@ -523,5 +523,22 @@ TEST(usage, nothing_priced_keeps_the_cost_empty) {
   EXPECT_EQ(u.cost_status, "unpriced");
 }
 
+// An infinite cost would be written as `Infinity`, which is not JSON and
+// would not read back: it is left out of the event.
+TEST(usage, a_cost_that_is_not_finite_is_not_encoded) {
+  step_ended e{.finish = "stop",
+               .usage = usage{.input_tokens = 3, .cost_usd = std::numeric_limits<double>::infinity(),
+                              .cost_status = "reported"},
+               .agent_cost_usd = std::numeric_limits<double>::quiet_NaN()};
+  const auto o = encode(payload{e});
+  const auto text = boost::json::serialize(o);
+  boost::system::error_code ec;
+  (void)boost::json::parse(text, ec);
+  EXPECT_FALSE(ec) << text;
+  EXPECT_FALSE(o.at("usage").as_object().contains("cost_usd")) << text;
+  EXPECT_FALSE(o.contains("agent_cost_usd")) << text;
+  EXPECT_EQ(o.at("usage").at("input_tokens").as_int64(), 3);
+}
+
 }  // namespace
 }  // namespace tether::model

@@ -34,12 +34,6 @@ std::string content_text(const json::value* v) {
   return out;
 }
 
-std::optional<double> number_at(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  if (v == nullptr || !v->is_number()) return std::nullopt;
-  return v->to_number<double>();
-}
-
 tether::error refused(std::string why) { return {std::make_error_code(std::errc::permission_denied), std::move(why)}; }
 
 }  // namespace
@@ -107,7 +101,7 @@ std::vector<agent_event> acp_turn::update(const json::object& u) {
     }
   } else if (kind == "usage_update") {
     if (const auto* cost = object_at(u, "cost"))
-      if (auto amount = number_at(*cost, "amount")) cost_ = amount;
+      if (auto amount = cost_at(*cost, "amount")) cost_ = amount;
   }
   return out;
 }

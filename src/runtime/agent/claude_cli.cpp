@@ -176,8 +176,7 @@ turn_usage claude_result_usage(const json::object& result) {
     u.usage.cached_input_tokens = read;
     u.usage.output_tokens = token_count(*usage, "output_tokens");
   }
-  if (const auto* cost = result.if_contains("total_cost_usd"); cost != nullptr && cost->is_number())
-    u.agent_cost_usd = cost->to_number<double>();
+  u.agent_cost_usd = cost_at(result, "total_cost_usd");
   return u;
 }
 

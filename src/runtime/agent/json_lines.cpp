@@ -10,7 +10,8 @@
 #include <fmt/format.h>
 #include <boost/json/parse.hpp>
 
-#include "model/tokens.h"
+#include "model/reported.h"
+#include "util/json_finite.h"
 #include "runtime/agent/errors.h"
 #include "util/text.h"
 
@@ -34,6 +35,8 @@ result<json::object> parse_object(std::string_view line) {
   boost::system::error_code ec;
   auto v = json::parse(line, ec);
   if (ec || !v.is_object()) return make_error(agent_errc::protocol, "not a JSON object: \"" + quoted(line) + "\"");
+  if (!all_numbers_finite(v))
+    return make_error(agent_errc::protocol, "a number out of range in: \"" + quoted(line) + "\"");
   return std::move(v.as_object());
 }
 
@@ -54,6 +57,12 @@ std::int64_t integer(const json::object& o, std::string_view key) {
 
 std::int64_t token_count(const json::object& o, std::string_view key) {
   return model::reported_tokens(integer(o, key));
+}
+
+std::optional<double> cost_at(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  if (v == nullptr || !v->is_number()) return std::nullopt;
+  return model::reported_cost(v->to_number<double>());
 }
 
 const json::object* object_at(const json::object& o, std::string_view key) {

@@ -91,8 +91,7 @@ turn_usage step_usage(const json::object& part) {
     u.usage.cached_input_tokens = read;
     u.usage.output_tokens = token_count(*tokens, "output") + token_count(*tokens, "reasoning");
   }
-  if (const auto* cost = part.if_contains("cost"); cost != nullptr && cost->is_number())
-    u.agent_cost_usd = cost->to_number<double>();
+  u.agent_cost_usd = cost_at(part, "cost");
   return u;
 }
 

@@ -2,7 +2,7 @@
 // the scripted model (shortened), and the prompt an agent gets.
 #include <gtest/gtest.h>
 
-#include "model/tokens.h"
+#include "model/reported.h"
 #include "runtime/agent/dialect.h"
 #include "runtime/agent/prompt.h"
 
@@ -174,6 +174,23 @@ TEST(mappers, token_counts_out_of_range_are_clamped) {
   EXPECT_EQ(u[0].usage.input_tokens, 3 * most);
   EXPECT_EQ(u[0].usage.cached_input_tokens, most);
   EXPECT_EQ(u[0].usage.output_tokens, 0);
+}
+
+// A cost is used only when finite and not negative; a number out of the
+// range of a double (1e400, read as infinity, written back as `Infinity`,
+// which is not JSON) makes the line a protocol error quoting it.
+TEST(mappers, an_agent_cost_must_be_sane_and_a_number_out_of_range_is_a_protocol_error) {
+  auto claude = make_claude_print()->mapper();
+  auto u = all_of<turn_usage>(feed_all(
+      *claude, {R"({"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s","total_cost_usd":-2})"}));
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].agent_cost_usd, std::nullopt);
+  auto opencode = make_opencode_run()->mapper();
+  const auto line = R"({"type":"step_finish","sessionID":"ses_1","part":{"reason":"stop","tokens":{"input":1},"cost":1e400}})";
+  auto r = opencode->feed(line);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("a number out of range in"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("step_finish"), std::string::npos) << r.error().message;
 }
 
 TEST(mappers, garbage_is_an_error_quoting_it) {

@@ -196,8 +196,7 @@ class openai_chat final : public wire_mapper {
     done_.usage.output_tokens = token_count(u, "completion_tokens");
     if (const auto* d = object(u, "prompt_tokens_details"))
       done_.usage.cached_input_tokens = token_count(*d, "cached_tokens");
-    if (const auto* cost = u.if_contains("cost"); cost != nullptr && cost->is_number())
-      done_.reported_cost_usd = cost->to_number<double>();
+    done_.reported_cost_usd = cost_at(u, "cost");
   }
 
   std::map<int, pending_call> calls_;

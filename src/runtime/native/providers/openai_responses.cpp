@@ -237,8 +237,7 @@ class openai_responses final : public wire_mapper {
       if (const auto* d = object(*u, "input_tokens_details"))
         done_.usage.cached_input_tokens = token_count(*d, "cached_tokens");
     }
-    if (const auto* cost = resp.if_contains("cost"); cost != nullptr && cost->is_number())
-      done_.reported_cost_usd = cost->to_number<double>();
+    done_.reported_cost_usd = cost_at(resp, "cost");
     const std::string status = str(resp, "status");
     if (status == "incomplete") {
       const auto* details = object(resp, "incomplete_details");

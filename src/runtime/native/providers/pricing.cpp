@@ -1,6 +1,7 @@
 #include "runtime/native/providers/pricing.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include <fmt/format.h>
@@ -52,7 +53,10 @@ result<double> read_price(const toml::table& t, std::string_view model, std::str
   const auto* node = t.get(key);
   if (node == nullptr) return bad_prices(fmt::format("\"{}\" has no {}", model, key));
   std::optional<double> v = node->value<double>();  // integers convert too
-  if (!v || !(*v >= 0)) return bad_prices(fmt::format("\"{}\".{} must be a non-negative number", model, key));
+  // TOML has inf and nan: a price must be a finite number (an infinite one
+  // would make every cost infinite, which no event can store).
+  if (!v || !(*v >= 0) || !std::isfinite(*v))
+    return bad_prices(fmt::format("\"{}\".{} must be a non-negative finite number", model, key));
   return *v;
 }
 

@@ -7,7 +7,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "model/tokens.h"
+#include "model/reported.h"
+#include "util/json_finite.h"
 #include "util/text.h"
 
 namespace tether::runtime::native {
@@ -87,12 +88,14 @@ failure_info bad_response(std::string message) {
 std::optional<failure_info> parse_payload(const sse_event& e, json::object& out) {
   boost::system::error_code ec;
   auto v = json::parse(e.data, ec);
-  if (ec || !v.is_object()) {
+  const bool broken = ec || !v.is_object();
+  if (broken || !all_numbers_finite(v)) {
     // The event's name is raw stream bytes: it is named only when it can be
     // stored and shown (step.failed's error is JSON text).
     const bool named = !e.event.empty() && e.event.size() <= 64 && is_valid_utf8(e.event);
-    return bad_response(fmt::format("a stream event{}{} is not a JSON object", named ? " " : "",
-                                    named ? std::string_view(e.event) : std::string_view()));
+    return bad_response(fmt::format("a stream event{}{} {}", named ? " " : "",
+                                    named ? std::string_view(e.event) : std::string_view(),
+                                    broken ? "is not a JSON object" : "holds a number out of range"));
   }
   out = std::move(v.get_object());
   return std::nullopt;
@@ -109,6 +112,8 @@ std::optional<failure_info> parse_arguments(std::string_view json_text, std::str
   boost::system::error_code ec;
   out = json::parse(t, ec);
   if (ec) return bad_response(fmt::format("the arguments of the tool call {} are not valid JSON", tool));
+  if (!all_numbers_finite(out))
+    return bad_response(fmt::format("the arguments of the tool call {} hold a number out of range", tool));
   return std::nullopt;
 }
 
@@ -137,6 +142,12 @@ std::int64_t integer(const json::object& o, std::string_view key) {
 
 std::int64_t token_count(const json::object& o, std::string_view key) {
   return model::reported_tokens(integer(o, key));
+}
+
+std::optional<double> cost_at(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  if (v == nullptr || !v->is_number()) return std::nullopt;
+  return model::reported_cost(v->to_number<double>());
 }
 
 const json::object* object(const json::object& o, std::string_view key) {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/tokens.h"
+#include "model/reported.h"
 #include "runtime/native/providers/provider.h"
 #include "runtime/native/providers/cassette.h"
 #include "util/text.h"
@@ -63,6 +63,37 @@ TEST(provider_stream_usage, anthropic_input_counts_add_up_without_overflow) {
   EXPECT_EQ(fed.done.usage.input_tokens, 12 + model::max_reported_tokens);
   EXPECT_EQ(fed.done.usage.cached_input_tokens, model::max_reported_tokens);
   EXPECT_EQ(fed.done.usage.output_tokens, 5);
+}
+
+// JSON's 1e400 reads as infinity, which Boost.JSON writes back as
+// `Infinity` (not JSON): a stream event or tool arguments holding one are a
+// bad response, and a reported cost is used only when finite and not negative.
+TEST(provider_stream_numbers, a_number_out_of_range_is_a_bad_response_and_a_cost_must_be_sane) {
+  const auto event = testing::feed_mapper(
+      wire_api::openai_chat,
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}],\"x\":1e400}\n\ndata: [DONE]\n\n");
+  ASSERT_TRUE(event.failure.has_value());
+  EXPECT_EQ(event.failure->kind, provider_errc::bad_response);
+  EXPECT_EQ(event.failure->message, "a stream event holds a number out of range");
+
+  const auto args = testing::feed_mapper(
+      wire_api::openai_chat,
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\","
+      "\"function\":{\"name\":\"shell\",\"arguments\":\"{\\\"n\\\":-1e999}\"}}]},\"finish_reason\":\"tool_calls\"}]}"
+      "\n\ndata: [DONE]\n\n");
+  ASSERT_TRUE(args.failure.has_value());
+  EXPECT_EQ(args.failure->message, "the arguments of the tool call shell hold a number out of range");
+
+  const auto cost = [](std::string_view value) {
+    return testing::feed_mapper(wire_api::openai_chat,
+                                "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":"
+                                "\"stop\"}],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1,\"cost\":" +
+                                    std::string(value) + "}}\n\ndata: [DONE]\n\n")
+        .done.reported_cost_usd;
+  };
+  EXPECT_EQ(cost("0.25"), 0.25);
+  EXPECT_EQ(cost("-3"), std::nullopt);
+  EXPECT_EQ(cost("5e300"), model::max_reported_cost_usd);
 }
 
 }  // namespace

@@ -88,6 +88,12 @@ TEST(pricing, bad_price_files_get_clear_errors) {
   auto negative = load_prices("[prices.\"m\"]\ninput = -1\noutput = 1\n");
   ASSERT_FALSE(negative);
   EXPECT_NE(negative.error().message.find("non-negative"), std::string::npos);
+  for (const char* value : {"inf", "+inf", "nan", "-inf"}) {
+    auto odd = load_prices(std::string("[prices.\"m\"]\ninput = 1\noutput = ") + value + "\n");
+    ASSERT_FALSE(odd) << value;
+    EXPECT_NE(odd.error().message.find("\"m\".output must be a non-negative finite number"), std::string::npos)
+        << odd.error().message;
+  }
   auto text = load_prices("[prices.\"m\"]\ninput = \"cheap\"\noutput = 1\n");
   EXPECT_FALSE(text);
   auto unknown = load_prices("[prices.\"m\"]\ninput = 1\noutput = 1\ncache = 1\n");
