@@ -10,6 +10,9 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string_view>
+
+#include <boost/json/fwd.hpp>
 
 namespace tether::model {
 
@@ -27,5 +30,10 @@ inline std::optional<double> reported_cost(double usd) {
   if (!std::isfinite(usd) || usd < 0) return std::nullopt;
   return usd > max_reported_cost_usd ? max_reported_cost_usd : usd;
 }
+
+// The same, read from a field of a parsed report: a count (0 when absent or
+// not a number), a cost (nullopt when absent or not a number).
+std::int64_t token_count(const boost::json::object& o, std::string_view key);
+std::optional<double> cost_at(const boost::json::object& o, std::string_view key);
 
 }  // namespace tether::model

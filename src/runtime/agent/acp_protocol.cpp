@@ -6,6 +6,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "model/reported.h"
 #include "runtime/agent/json_lines.h"
 
 namespace tether::runtime::agent {
@@ -101,7 +102,7 @@ std::vector<agent_event> acp_turn::update(const json::object& u) {
     }
   } else if (kind == "usage_update") {
     if (const auto* cost = object_at(u, "cost"))
-      if (auto amount = cost_at(*cost, "amount")) cost_ = amount;
+      if (auto amount = model::cost_at(*cost, "amount")) cost_ = amount;
   }
   return out;
 }
@@ -124,10 +125,10 @@ std::vector<agent_event> acp_turn::finish(const json::value& result) {
   std::optional<turn_usage> used;
   if (const auto* u = r != nullptr ? object_at(*r, "usage") : nullptr) {
     used.emplace();
-    const auto read = token_count(*u, "cachedReadTokens");
-    used->usage.input_tokens = token_count(*u, "inputTokens") + read + token_count(*u, "cachedWriteTokens");
+    const auto read = model::token_count(*u, "cachedReadTokens");
+    used->usage.input_tokens = model::token_count(*u, "inputTokens") + read + model::token_count(*u, "cachedWriteTokens");
     used->usage.cached_input_tokens = read;
-    used->usage.output_tokens = token_count(*u, "outputTokens") + token_count(*u, "thoughtTokens");
+    used->usage.output_tokens = model::token_count(*u, "outputTokens") + model::token_count(*u, "thoughtTokens");
   }
   if (cost_ && cost_ != cost_at_begin_) {
     if (!used) used.emplace();

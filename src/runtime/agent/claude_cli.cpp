@@ -12,6 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "model/reported.h"
 #include "runtime/agent/json_lines.h"
 
 namespace tether::runtime::agent {
@@ -171,12 +172,12 @@ std::vector<std::string> claude_permission_flags(config::agent_permissions p) {
 turn_usage claude_result_usage(const json::object& result) {
   turn_usage u;
   if (const auto* usage = object_at(result, "usage")) {
-    const auto read = token_count(*usage, "cache_read_input_tokens");
-    u.usage.input_tokens = token_count(*usage, "input_tokens") + read + token_count(*usage, "cache_creation_input_tokens");
+    const auto read = model::token_count(*usage, "cache_read_input_tokens");
+    u.usage.input_tokens = model::token_count(*usage, "input_tokens") + read + model::token_count(*usage, "cache_creation_input_tokens");
     u.usage.cached_input_tokens = read;
-    u.usage.output_tokens = token_count(*usage, "output_tokens");
+    u.usage.output_tokens = model::token_count(*usage, "output_tokens");
   }
-  u.agent_cost_usd = cost_at(result, "total_cost_usd");
+  u.agent_cost_usd = model::cost_at(result, "total_cost_usd");
   return u;
 }
 

@@ -35,6 +35,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
+#include "model/reported.h"
 #include "runtime/agent/codex_common.h"
 #include "runtime/agent/errors.h"
 #include "runtime/agent/json_lines.h"
@@ -137,8 +138,8 @@ struct tokens {
 };
 tokens read_tokens(const json::object* o) {
   if (o == nullptr) return {};
-  return {token_count(*o, "inputTokens"), token_count(*o, "cachedInputTokens"),
-          token_count(*o, "outputTokens") + token_count(*o, "reasoningOutputTokens")};
+  return {model::token_count(*o, "inputTokens"), model::token_count(*o, "cachedInputTokens"),
+          model::token_count(*o, "outputTokens") + model::token_count(*o, "reasoningOutputTokens")};
 }
 
 // What the notifications of one thread mean, shared with the RPC's handlers

@@ -11,6 +11,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "model/reported.h"
 #include "runtime/agent/codex_common.h"
 #include "runtime/agent/dialect.h"
 #include "runtime/agent/json_lines.h"
@@ -35,9 +36,9 @@ class codex_mapper final : public line_mapper {
     } else if (type == "turn.completed") {
       turn_usage u;
       if (const auto* usage = object_at(*obj, "usage")) {
-        u.usage.input_tokens = token_count(*usage, "input_tokens");
-        u.usage.cached_input_tokens = token_count(*usage, "cached_input_tokens");
-        u.usage.output_tokens = token_count(*usage, "output_tokens") + token_count(*usage, "reasoning_output_tokens");
+        u.usage.input_tokens = model::token_count(*usage, "input_tokens");
+        u.usage.cached_input_tokens = model::token_count(*usage, "cached_input_tokens");
+        u.usage.output_tokens = model::token_count(*usage, "output_tokens") + model::token_count(*usage, "reasoning_output_tokens");
       }
       out.emplace_back(std::move(u));
       out.emplace_back(turn_done{});

@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 #include <boost/json/parse.hpp>
 
-#include "model/reported.h"
 #include "util/json_finite.h"
 #include "runtime/agent/errors.h"
 #include "util/text.h"
@@ -53,16 +52,6 @@ std::int64_t integer(const json::object& o, std::string_view key) {
   if (v->is_double() && v->as_double() >= 0 && v->as_double() < 9.0e18)
     return static_cast<std::int64_t>(v->as_double());
   return 0;
-}
-
-std::int64_t token_count(const json::object& o, std::string_view key) {
-  return model::reported_tokens(integer(o, key));
-}
-
-std::optional<double> cost_at(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  if (v == nullptr || !v->is_number()) return std::nullopt;
-  return model::reported_cost(v->to_number<double>());
 }
 
 const json::object* object_at(const json::object& o, std::string_view key) {

@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -21,11 +20,6 @@ result<boost::json::object> parse_object(std::string_view line);
 
 std::string str(const boost::json::object& o, std::string_view key);
 std::int64_t integer(const boost::json::object& o, std::string_view key);
-// A token count: integer() clamped to [0, model::max_reported_tokens].
-std::int64_t token_count(const boost::json::object& o, std::string_view key);
-// A cost in USD: a number passed through model::reported_cost (nullopt when
-// absent, not a number, negative or infinite).
-std::optional<double> cost_at(const boost::json::object& o, std::string_view key);
 const boost::json::object* object_at(const boost::json::object& o, std::string_view key);
 
 // A TOML basic string with its quotes.

@@ -6,6 +6,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "model/reported.h"
 #include "runtime/agent/json_lines.h"
 
 namespace tether::runtime::agent::opencode {
@@ -84,14 +85,14 @@ turn_usage step_usage(const json::object& part) {
     std::int64_t read = 0;
     std::int64_t write = 0;
     if (const auto* cache = object_at(*tokens, "cache")) {
-      read = token_count(*cache, "read");
-      write = token_count(*cache, "write");
+      read = model::token_count(*cache, "read");
+      write = model::token_count(*cache, "write");
     }
-    u.usage.input_tokens = token_count(*tokens, "input") + read + write;
+    u.usage.input_tokens = model::token_count(*tokens, "input") + read + write;
     u.usage.cached_input_tokens = read;
-    u.usage.output_tokens = token_count(*tokens, "output") + token_count(*tokens, "reasoning");
+    u.usage.output_tokens = model::token_count(*tokens, "output") + model::token_count(*tokens, "reasoning");
   }
-  u.agent_cost_usd = cost_at(part, "cost");
+  u.agent_cost_usd = model::cost_at(part, "cost");
   return u;
 }
 

@@ -23,6 +23,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "model/reported.h"
 #include "runtime/native/providers/classify.h"
 #include "runtime/native/providers/wire.h"
 
@@ -311,10 +312,10 @@ class anthropic final : public wire_mapper {
   void on_usage(const json::object& u) {
     // message_start carries the input side, message_delta the final output
     // count (and, in newer API versions, the input side again).
-    if (u.contains("input_tokens")) input_ = token_count(u, "input_tokens");
-    if (u.contains("cache_read_input_tokens")) cache_read_ = token_count(u, "cache_read_input_tokens");
-    if (u.contains("cache_creation_input_tokens")) cache_write_ = token_count(u, "cache_creation_input_tokens");
-    if (u.contains("output_tokens")) done_.usage.output_tokens = token_count(u, "output_tokens");
+    if (u.contains("input_tokens")) input_ = model::token_count(u, "input_tokens");
+    if (u.contains("cache_read_input_tokens")) cache_read_ = model::token_count(u, "cache_read_input_tokens");
+    if (u.contains("cache_creation_input_tokens")) cache_write_ = model::token_count(u, "cache_creation_input_tokens");
+    if (u.contains("output_tokens")) done_.usage.output_tokens = model::token_count(u, "output_tokens");
     done_.usage.input_tokens = input_ + cache_read_ + cache_write_;
     done_.usage.cached_input_tokens = cache_read_;
   }

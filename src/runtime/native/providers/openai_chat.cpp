@@ -12,6 +12,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "model/reported.h"
 #include "runtime/native/providers/classify.h"
 #include "runtime/native/providers/wire.h"
 
@@ -192,11 +193,11 @@ class openai_chat final : public wire_mapper {
   }
 
   void on_usage(const json::object& u) {
-    done_.usage.input_tokens = token_count(u, "prompt_tokens");
-    done_.usage.output_tokens = token_count(u, "completion_tokens");
+    done_.usage.input_tokens = model::token_count(u, "prompt_tokens");
+    done_.usage.output_tokens = model::token_count(u, "completion_tokens");
     if (const auto* d = object(u, "prompt_tokens_details"))
-      done_.usage.cached_input_tokens = token_count(*d, "cached_tokens");
-    done_.reported_cost_usd = cost_at(u, "cost");
+      done_.usage.cached_input_tokens = model::token_count(*d, "cached_tokens");
+    done_.reported_cost_usd = model::cost_at(u, "cost");
   }
 
   std::map<int, pending_call> calls_;

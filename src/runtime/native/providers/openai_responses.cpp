@@ -19,6 +19,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "model/reported.h"
 #include "runtime/native/providers/classify.h"
 #include "runtime/native/providers/wire.h"
 
@@ -232,12 +233,12 @@ class openai_responses final : public wire_mapper {
   void on_final(const json::object& resp) {
     if (auto id = str(resp, "id"); !id.empty()) done_.response_id = id;
     if (const auto* u = object(resp, "usage")) {
-      done_.usage.input_tokens = token_count(*u, "input_tokens");
-      done_.usage.output_tokens = token_count(*u, "output_tokens");
+      done_.usage.input_tokens = model::token_count(*u, "input_tokens");
+      done_.usage.output_tokens = model::token_count(*u, "output_tokens");
       if (const auto* d = object(*u, "input_tokens_details"))
-        done_.usage.cached_input_tokens = token_count(*d, "cached_tokens");
+        done_.usage.cached_input_tokens = model::token_count(*d, "cached_tokens");
     }
-    done_.reported_cost_usd = cost_at(resp, "cost");
+    done_.reported_cost_usd = model::cost_at(resp, "cost");
     const std::string status = str(resp, "status");
     if (status == "incomplete") {
       const auto* details = object(resp, "incomplete_details");

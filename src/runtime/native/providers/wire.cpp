@@ -7,7 +7,6 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "model/reported.h"
 #include "util/json_finite.h"
 #include "util/text.h"
 
@@ -138,16 +137,6 @@ std::int64_t integer(const json::object& o, std::string_view key) {
     return static_cast<std::int64_t>(d);
   }
   return 0;
-}
-
-std::int64_t token_count(const json::object& o, std::string_view key) {
-  return model::reported_tokens(integer(o, key));
-}
-
-std::optional<double> cost_at(const json::object& o, std::string_view key) {
-  const auto* v = o.if_contains(key);
-  if (v == nullptr || !v->is_number()) return std::nullopt;
-  return model::reported_cost(v->to_number<double>());
 }
 
 const json::object* object(const json::object& o, std::string_view key) {

@@ -88,11 +88,6 @@ failure_info bad_response(std::string message);
 
 std::string str(const boost::json::object& o, std::string_view key);       // "" when absent or not a string
 std::int64_t integer(const boost::json::object& o, std::string_view key);  // 0 when absent
-// A token count: integer() clamped to [0, model::max_reported_tokens].
-std::int64_t token_count(const boost::json::object& o, std::string_view key);
-// A reported cost in USD: model::reported_cost of a number (nullopt when
-// absent, not a number, negative or infinite).
-std::optional<double> cost_at(const boost::json::object& o, std::string_view key);
 const boost::json::object* object(const boost::json::object& o, std::string_view key);
 std::string data_url(const image_part& image);
 // Consecutive tool results are an unbroken run (Chat and Responses require it).
