@@ -319,7 +319,10 @@ TEST_F(opencode_serve, a_steer_lands_inside_the_running_turn) {
   ASSERT_TRUE(dialect_->can_steer());
   auto& a = start();
   ASSERT_TRUE(open(a));
-  auto t = turn(a, "Stream slowly: 200\nReply with exactly: one two three four five six seven eight nine ten",
+  // The steer goes after the first piece of text; the rest of the answer
+  // (about 6 s) is the window in which opencode must take it, wide enough
+  // for a loaded machine (at 200 ms a piece it once missed it under ctest).
+  auto t = turn(a, "Stream slowly: 600\nReply with exactly: one two three four five six seven eight nine ten",
                 "Reply with exactly: steered");
   ASSERT_FALSE(t.error) << t.error->message;
   EXPECT_EQ(t.all<turn_done>().size(), 1U);
