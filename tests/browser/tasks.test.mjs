@@ -26,14 +26,28 @@ const planning_script = [
 const detail = (id) => api.call("GET", `/v1/tasks/${id}`);
 const pending_confirmation = (d) => d.interactions.find((i) => i.kind === "confirmation" && i.status === "pending");
 
+// A click on what the selector finds now: the task view re-renders as its
+// events arrive, so an element found a moment ago may have been replaced
+// ("Node is detached from document"); the click is then made again on the
+// new one.
+async function click(page, selector) {
+  for (let tries = 1; ; ++tries) {
+    try {
+      return await page.click(selector);
+    } catch (e) {
+      if (tries >= 5 || !/detached/i.test(String(e?.message))) throw e;
+    }
+  }
+}
+
 async function click_reject(page, reason) {
   const field = "[data-test=task-view] textarea[name=reason]";
   if (!(await page.$(field)) || !(await page.$eval(field, (e) => e.offsetParent !== null))) {
-    await page.click("[data-test=task-view] button[data-test=reject-plan]");
+    await click(page, "[data-test=task-view] button[data-test=reject-plan]");
     await page.waitForSelector(field, { visible: true });
   }
   await page.type(field, reason);
-  await page.click("[data-test=task-view] button[data-test=reject-plan]");
+  await click(page, "[data-test=task-view] button[data-test=reject-plan]");
 }
 
 h.test("a plan rejected then approved from the task view: the task runs to done", async ({ page, sign_in, shot }) => {
@@ -45,7 +59,7 @@ h.test("a plan rejected then approved from the task view: the task runs to done"
   await go(page, "#/tasks", `[data-test=task-board] [data-test=task-card][data-task-id="${id}"]`);
   const column = await page.$eval(`[data-test=task-card][data-task-id="${id}"]`, (c) => c.closest("[data-test=task-column]")?.getAttribute("data-status"));
   assert.equal(column, (await detail(id)).task.status, "the card is in its status's column");
-  await page.click(`[data-test=task-card][data-task-id="${id}"]`);
+  await click(page, `[data-test=task-card][data-task-id="${id}"]`);
   await page.waitForSelector("[data-test=task-view]", { visible: true });
   await page.waitForFunction(() => /^#\/tasks\/tsk_/.test(location.hash));
   await page.waitForFunction(() => [...document.querySelectorAll("[data-test=plan-revision]")].some((r) => r.textContent.includes("DRAFT-PLAN")));
@@ -68,7 +82,7 @@ h.test("a plan rejected then approved from the task view: the task runs to done"
   await shot("revised");
 
   await page.waitForSelector("[data-test=task-view] button[data-test=approve-plan]:not([disabled])", { visible: true });
-  await page.click("[data-test=task-view] button[data-test=approve-plan]");
+  await click(page, "[data-test=task-view] button[data-test=approve-plan]");
   const done = await eventually("the task is done", async () => {
     const d = await detail(id);
     return d.task.status === "done" && d;
