@@ -6,27 +6,6 @@
 
 namespace tether::process {
 
-unique_fd& unique_fd::operator=(unique_fd&& o) noexcept {
-  if (this != &o) {
-    reset();
-    fd_ = o.release();
-  }
-  return *this;
-}
-
-unique_fd::~unique_fd() { reset(); }
-
-int unique_fd::release() {
-  const int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
-void unique_fd::reset() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
 exit_status exit_status::from_wait_status(int status) {
   exit_status s;
   if (WIFEXITED(status)) s.code = WEXITSTATUS(status);

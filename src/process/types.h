@@ -5,26 +5,13 @@
 
 #include <string>
 
+#include "util/fd.h"
+
 namespace tether::process {
 
-// An owned file descriptor, closed on destruction.
-class unique_fd {
- public:
-  unique_fd() = default;
-  explicit unique_fd(int fd) : fd_(fd) {}
-  unique_fd(unique_fd&& o) noexcept : fd_(o.release()) {}
-  unique_fd& operator=(unique_fd&& o) noexcept;
-  unique_fd(const unique_fd&) = delete;
-  unique_fd& operator=(const unique_fd&) = delete;
-  ~unique_fd();
-  [[nodiscard]] int get() const { return fd_; }
-  [[nodiscard]] bool valid() const { return fd_ >= 0; }
-  int release();
-  void reset();
+// An owned file descriptor (the util layer's).
+using unique_fd = tether::unique_fd;
 
- private:
-  int fd_ = -1;
-};
 
 // How a reaped child ended: exactly one of code (>= 0) and signal (> 0) is set.
 struct exit_status {
