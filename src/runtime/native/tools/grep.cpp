@@ -15,6 +15,7 @@
 #include "runtime/native/tools/glob_pattern.h"
 #include "runtime/native/tools/local_tools.h"
 #include "runtime/native/tools/paths.h"
+#include "util/beneath.h"
 
 namespace tether::runtime::native::tool_detail {
 
@@ -76,11 +77,13 @@ struct search_stats {
 };
 
 // Appends "file:line: text" for each matching line of one file.
-void search_file(const fs::path& abs, const std::string& shown, const line_matcher& m, const tool_context& ctx,
-                 std::vector<std::string>& hits, search_stats& stats) {
-  unique_fd fd(::open(abs.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+// Opened beneath the workspace's descriptor `root`: a directory on the way
+// swapped for a link since the walk saw it is not followed (beneath.h).
+void search_file(int root, const fs::path& abs, const std::string& shown, const line_matcher& m,
+                 const tool_context& ctx, std::vector<std::string>& hits, search_stats& stats) {
+  auto fd = beneath::open_regular(root, abs.lexically_relative(ctx.workspace).string());
   struct stat st {};
-  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (!fd || ::fstat(fd->get(), &st) != 0) {
     ++stats.unreadable;
     return;
   }
@@ -88,7 +91,7 @@ void search_file(const fs::path& abs, const std::string& shown, const line_match
     ++stats.too_large;
     return;
   }
-  auto data = read_all(fd.get(), ctx.limits.read_max_bytes, shown);
+  auto data = read_all(fd->get(), ctx.limits.read_max_bytes, shown);
   if (!data) {
     ++stats.unreadable;
     return;
@@ -154,12 +157,14 @@ tool_outcome grep_body(const json::value& input, const tool_context& ctx) {
     std::sort(files.begin(), files.end());
   }
 
+  auto root = beneath::open_root(ctx.workspace);
+  if (!root) return failed(root.error());
   const line_matcher matcher(*pattern, ignore_case->value_or(false));
   std::vector<std::string> hits;
   search_stats stats;
   for (const auto& [shown, abs] : files) {
     if (ctx.stop.stop_requested()) return interrupted();
-    search_file(abs, shown, matcher, ctx, hits, stats);
+    search_file(root->get(), abs, shown, matcher, ctx, hits, stats);
     if (stats.capped) break;
   }
 

@@ -6,16 +6,12 @@
 // refuses a result outside the workspace. The check is on the physical path,
 // so `ws/link/../x` means "the parent of link's target", not `ws/x`.
 //
-// Time of check vs time of use: files are then opened with O_NOFOLLOW on the
-// final component, and the opened descriptor's real path (/proc/self/fd) is
-// checked again, so a file or directory swapped for a symlink between the
-// check and the open is refused. write_atomic() works relative to a checked
-// descriptor of the parent directory (openat/renameat), so the final rename
-// lands in the checked directory. What remains: without /proc the second
-// check is skipped; and create_directories() for missing parents runs before
-// the parent is opened (a hostile process in the workspace could redirect
-// the creation of empty directories, never the write itself, which is
-// checked). Confinement guards the model's path arguments; it is not a
+// Time of check vs time of use: files are then opened beneath a descriptor
+// of the workspace with no symbolic link allowed on the way (util/beneath.h:
+// openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), so a file or directory
+// swapped for a symlink between the check and the open is refused, and
+// write_atomic() makes missing parents and renames the new file into place
+// through descriptors too. Confinement guards the model's path arguments; it is not a
 // sandbox (bash runs arbitrary commands).
 #pragma once
 
@@ -49,8 +45,8 @@ result<workspace_path> resolve(const std::filesystem::path& workspace, std::stri
 bool is_within(const std::filesystem::path& workspace, const std::filesystem::path& abs);
 std::string shown_path(const std::filesystem::path& workspace, const std::filesystem::path& abs);
 
-// Opens a resolved path with O_NOFOLLOW | O_CLOEXEC added to `flags` and
-// refuses it when the opened file is no longer inside the workspace.
+// Opens a resolved path beneath the workspace (O_NOFOLLOW | O_CLOEXEC added
+// to `flags`); a symbolic link on the way since resolve() is refused.
 result<unique_fd> open_inside(const std::filesystem::path& workspace, const workspace_path& p, int flags);
 
 // Reads a whole regular file from `fd`; refuses more than `max_bytes`.
