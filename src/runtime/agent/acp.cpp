@@ -28,6 +28,7 @@
 #include "runtime/agent/acp_protocol.h"
 #include "runtime/agent/claude_cli.h"
 #include "runtime/agent/errors.h"
+#include "runtime/agent/file_work.h"
 #include "runtime/agent/json_lines.h"
 #include "runtime/agent/json_rpc.h"
 
@@ -99,29 +100,38 @@ json::object permission_answer(acp_state& st, const json::object& params) {
   return json::object{{"outcome", json::object{{"outcome", "selected"}, {"optionId", *id}}}};
 }
 
-// The agent's requests of the client.
-result<json::value> answer(acp_state& st, std::string_view method, const json::value& params) {
-  static const json::object none;
-  const auto& p = params.is_object() ? params.as_object() : none;
-  if (method == "session/request_permission") return json::value(permission_answer(st, p));
+// The agent's fs/* requests: file work, done on file_work's pool with a
+// deadline (a FIFO or a hung mount must not stop an I/O thread).
+std::function<result<json::value>()> file_request(const acp_state& st, std::string_view method,
+                                                  const json::object& p) {
   if (method == "fs/read_text_file") {
-    auto text = read_text_file(st.o.workspace, str(p, "path"), optional_integer(p, "line"),
-                               optional_integer(p, "limit"));
-    if (!text) return text.error();
-    json::object out;
-    out["content"] = std::move(*text);
-    return json::value(std::move(out));
+    return [ws = st.o.workspace, path = str(p, "path"), line = optional_integer(p, "line"),
+            limit = optional_integer(p, "limit")]() -> result<json::value> {
+      auto text = read_text_file(ws, path, line, limit);
+      if (!text) return text.error();
+      json::object out;
+      out["content"] = std::move(*text);
+      return json::value(std::move(out));
+    };
   }
   if (method == "fs/write_text_file") {
-    auto w = write_text_file(st.o.workspace, st.policy(), str(p, "path"), str(p, "content"));
-    if (!w) return w.error();
-    return json::value(json::object{});
+    return [ws = st.o.workspace, policy = st.policy(), path = str(p, "path"),
+            content = str(p, "content")]() -> result<json::value> {
+      auto w = write_text_file(ws, policy, path, content);
+      if (!w) return w.error();
+      return json::value(json::object{});
+    };
   }
-  return tether::error(std::make_error_code(std::errc::function_not_supported), "method not found: " + std::string(method));
+  return {};
 }
 
+// The agent's requests of the client.
 asio::awaitable<result<json::value>> serve(state_ptr st, std::string method, json::value params) {
-  co_return answer(*st, method, params);
+  static const json::object none;
+  const auto& p = params.is_object() ? params.as_object() : none;
+  if (method == "session/request_permission") co_return json::value(permission_answer(*st, p));
+  if (auto work = file_request(*st, method, p)) co_return co_await file_work::run(std::move(work));
+  co_return tether::error(std::make_error_code(std::errc::function_not_supported), "method not found: " + method);
 }
 
 rpc_handlers handlers(const state_ptr& st) {

@@ -1,13 +1,12 @@
 // The ACP client's mapping, permission policy and fs confinement (acp_protocol.h).
 #include "runtime/agent/acp_protocol.h"
 
-#include <fstream>
-#include <sstream>
 
 #include <boost/json/serialize.hpp>
 
 #include "model/reported.h"
 #include "runtime/agent/json_lines.h"
+#include "util/beneath.h"
 
 namespace tether::runtime::agent {
 
@@ -195,20 +194,37 @@ result<fs::path> confined_path(const fs::path& workspace, std::string_view path)
   return full;
 }
 
-result<std::string> read_text_file(const fs::path& workspace, std::string_view path, std::optional<std::int64_t> line,
-                                   std::optional<std::int64_t> limit) {
+namespace {
+
+// Where a confined path is opened: a descriptor of the workspace and the
+// path beneath it (beneath.h refuses any link swapped in since the check).
+struct opened_root {
+  unique_fd root;
+  std::string rel;
+};
+
+result<opened_root> beneath_workspace(const fs::path& workspace, std::string_view path) {
   auto at = confined_path(workspace, path);
   if (!at) return at.error();
   std::error_code ec;
-  const auto size = fs::file_size(*at, ec);
-  if (ec) return tether::error(ec, at->string() + ": " + ec.message());
-  if (size > max_read_bytes)
-    return tether::error(std::make_error_code(std::errc::file_too_large), at->string() + " is over 16 MiB");
-  std::ifstream in(*at, std::ios::binary);
-  if (!in) return tether::error(std::make_error_code(std::errc::io_error), "cannot read " + at->string());
-  std::stringstream text;
-  text << in.rdbuf();
-  auto all = text.str();
+  const auto root = fs::canonical(workspace, ec);
+  if (ec) return tether::error(ec, "the workspace " + workspace.string() + ": " + ec.message());
+  auto fd = beneath::open_root(root);
+  if (!fd) return fd.error();
+  return opened_root{std::move(*fd), at->lexically_relative(root).generic_string()};
+}
+
+}  // namespace
+
+result<std::string> read_text_file(const fs::path& workspace, std::string_view path, std::optional<std::int64_t> line,
+                                   std::optional<std::int64_t> limit) {
+  auto at = beneath_workspace(workspace, path);
+  if (!at) return at.error();
+  auto fd = beneath::open_regular(at->root.get(), at->rel);
+  if (!fd) return fd.error();
+  auto read = beneath::read_all(fd->get(), max_read_bytes, at->rel);
+  if (!read) return read.error();
+  auto all = std::move(*read);
   if (!line && !limit) return all;
   const std::int64_t first = line.value_or(1) < 1 ? 1 : line.value_or(1);
   std::string out;
@@ -232,16 +248,9 @@ result<void> write_text_file(const fs::path& workspace, config::agent_permission
                              std::string_view content) {
   if (policy != config::agent_permissions::approve_all)
     return refused("the profile's permissions do not allow writing files");
-  auto at = confined_path(workspace, path);
+  auto at = beneath_workspace(workspace, path);
   if (!at) return at.error();
-  std::error_code ec;
-  fs::create_directories(at->parent_path(), ec);
-  if (ec) return tether::error(ec, at->parent_path().string() + ": " + ec.message());
-  std::ofstream out(*at, std::ios::binary | std::ios::trunc);
-  out.write(content.data(), static_cast<std::streamsize>(content.size()));
-  out.close();
-  if (!out) return tether::error(std::make_error_code(std::errc::io_error), "cannot write " + at->string());
-  return ok();
+  return beneath::write_file(at->root.get(), at->rel, content, 0644);
 }
 
 }  // namespace tether::runtime::agent

@@ -93,13 +93,17 @@ std::optional<std::string> pick_permission(config::agent_permissions policy, std
 // `workspace` (canonical), or std::errc::permission_denied with the reason
 // when it is not inside: a path with a `..` component, an absolute path outside, a
 // symlink whose target is outside (or dangling). A relative path is taken
-// from the workspace. (Checked when asked; a symlink swapped in between is
-// not caught.)
+// from the workspace. Symlinks inside the workspace that lead inside are
+// resolved here; the file is then opened beneath a descriptor of the
+// workspace with no link allowed on the way (util/beneath.h), so a link
+// swapped in after the check makes the call fail, never escape.
 result<std::filesystem::path> confined_path(const std::filesystem::path& workspace, std::string_view path);
 
 // fs/read_text_file: the file's text, from 1-based `line`, at most `limit`
 // lines; fs/write_text_file: creates or replaces the file (and its parent
-// directories inside the workspace). Both confined as above; writes refused
+// directories inside the workspace) through a temporary file renamed into
+// place. Neither opens a FIFO, socket or device, nor follows a link put
+// there after the check. Both confined as above; writes refused
 // (permission_denied) unless the policy is approve_all; other failures are
 // the file system's error codes, the message naming the path.
 result<std::string> read_text_file(const std::filesystem::path& workspace, std::string_view path,

@@ -12,6 +12,7 @@
 
 #include "runtime/agent/acp_test_support.h"
 #include "runtime/agent/errors.h"
+#include "runtime/agent/file_work.h"
 #include "runtime/agent/programs.h"
 
 #ifndef TETHER_SOURCE_DIR
@@ -284,6 +285,36 @@ TEST_F(acp_fake, the_agents_file_access_stays_in_the_workspace) {
   EXPECT_EQ(messages(s_.turn("write kept-out.txt no").events).rfind("error: ", 0), 0u);
   EXPECT_FALSE(fs::exists(s_.workspace() / "kept-out.txt"));
   EXPECT_EQ(messages(s_.turn("ask terminal/create").events), "-32601");
+}
+
+// The attack of a hostile agent: swap a workspace file for a symlink to a
+// secret outside between Tether's check and its open. Each file call opens
+// beneath the workspace with no link allowed on the way, so no read returns
+// the secret and no write lands in it, however the swaps fall.
+TEST_F(acp_fake, a_file_swapped_for_a_symlink_between_check_and_open_never_leaks_or_is_written_through) {
+  const auto secret = s_.workspace().parent_path() / "token";
+  write(secret, "TOP-SECRET");
+  write(s_.workspace() / "f.txt", "inside");
+  start();
+  const auto path = (s_.workspace() / "f.txt").string();
+  EXPECT_EQ(messages(s_.turn("race-read " + path + " " + secret.string() + " 3000").events), "leaked 0 of 3000");
+  s_.settings.permissions = agent_permissions::approve_all;
+  EXPECT_EQ(messages(s_.turn("race-write " + path + " " + secret.string() + " 300").events), "done 300");
+  EXPECT_EQ(read(secret), "TOP-SECRET") << "a write went through the symlink";
+}
+
+// A FIFO in the workspace is refused at once, for writes and reads alike:
+// an open would block a thread until someone opened the other end.
+TEST_F(acp_fake, a_fifo_in_the_workspace_is_refused_without_blocking) {
+  s_.settings.permissions = agent_permissions::approve_all;
+  start();
+  const auto t = s_.turn("fifo " + (s_.workspace() / "pipe").string(), 30s);
+  ASSERT_TRUE(t.done()) << (t.error ? t.error->describe() : t.failure());
+  const auto text = messages(t.events);
+  EXPECT_NE(text.find("write: error: "), std::string::npos) << text;
+  EXPECT_NE(text.find("read: error: "), std::string::npos) << text;
+  EXPECT_NE(text.find("not a regular file"), std::string::npos) << text;
+  EXPECT_EQ(file_work::pending(), 0U) << "no file request is left waiting";
 }
 
 TEST_F(acp_fake, a_tool_maps_to_start_and_end_and_an_unfinished_one_fails) {

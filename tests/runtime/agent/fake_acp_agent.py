@@ -8,6 +8,14 @@ line. What a turn does is chosen by the prompt's first word:
                      optionId chosen (or "cancelled") and completes/fails the tool
   read PATH [L N]    fs/read_text_file; replies the content or "error: …"
   write PATH TEXT    fs/write_text_file; replies "ok" or "error: …"
+  race-read P SECRET N   while another process swaps file P (absolute) between
+                     a file holding "inside" and a symlink to SECRET, reads P
+                     N times; replies "leaked K of N" (K: answers with
+                     SECRET's text)
+  race-write P SECRET N  the same swap, while writing "overwritten" to P N
+                     times; replies "done N"
+  fifo P             makes a FIFO at P (absolute), then writes and reads it;
+                     replies "write: …; read: …" (ok or the error)
   ask METHOD         calls METHOD on the client; replies the error code it got
   tool               a tool whose input arrives in an update, then its output
   wait               waits for session/cancel, then stopReason cancelled
@@ -22,6 +30,7 @@ $FAKE_ACP_LOG when set.
 """
 import json
 import os
+import subprocess
 import sys
 
 sessions = {}
@@ -70,6 +79,48 @@ def chunk(sid, text):
     update(sid, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
 
 
+# Swaps argv[1] between a file holding "inside" and a symlink to argv[2],
+# each step an atomic rename, until killed.
+SWAPPER = r"""
+import os, sys
+p, secret = sys.argv[1], sys.argv[2]
+f, l = p + ".swap-f", p + ".swap-l"
+while True:
+    with open(f, "w") as fh:
+        fh.write("inside")
+    os.rename(f, p)
+    try:
+        os.remove(l)
+    except FileNotFoundError:
+        pass
+    os.symlink(secret, l)
+    os.rename(l, p)
+"""
+
+
+def race(sid, path, secret, n, method):
+    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, path, secret])
+    try:
+        with open(secret) as fh:
+            secret_text = fh.read()
+        leaked = 0
+        for _ in range(n):
+            if method == "read":
+                r = call("fs/read_text_file", {"sessionId": sid, "path": path})
+                if r.get("result", {}).get("content") == secret_text:
+                    leaked += 1
+            else:
+                call("fs/write_text_file", {"sessionId": sid, "path": path, "content": "overwritten"})
+        return "leaked %d of %d" % (leaked, n) if method == "read" else "done %d" % n
+    finally:
+        swapper.kill()
+        swapper.wait()
+
+
+def answer_of(r):
+    return "ok" if "result" in r else "error: " + r["error"]["message"]
+
+
 def prompt(rid, p):
     sid = p["sessionId"]
     text = "".join(b.get("text", "") for b in p["prompt"])
@@ -107,6 +158,14 @@ def prompt(rid, p):
         path, _, content = rest.partition(" ")
         r = call("fs/write_text_file", {"sessionId": sid, "path": path, "content": content})
         chunk(sid, "ok" if "result" in r else "error: " + r["error"]["message"])
+    elif word in ("race-read", "race-write"):
+        path, secret, n = rest.split(" ")
+        chunk(sid, race(sid, path, secret, int(n), word[5:]))
+    elif word == "fifo":
+        os.mkfifo(rest)
+        w = call("fs/write_text_file", {"sessionId": sid, "path": rest, "content": "x"})
+        r = call("fs/read_text_file", {"sessionId": sid, "path": rest})
+        chunk(sid, "write: %s; read: %s" % (answer_of(w), answer_of(r)))
     elif word == "ask":
         r = call(rest, {"sessionId": sid})
         chunk(sid, str(r.get("error", {}).get("code", "no error")))
