@@ -1,5 +1,10 @@
 #include "runtime/agent/agent_env.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -9,6 +14,7 @@
 #include "runtime/native/tools/process_records.h"
 #include "runtime/agent/errors.h"
 #include "runtime/native/tools/sandbox.h"
+#include "util/beneath.h"
 
 extern char** environ;
 
@@ -22,11 +28,14 @@ namespace {
 // every agent refuses to start without one.
 constexpr std::string_view placeholder_key = "tether-no-key";
 
-result<void> make_private_dir(const fs::path& p) {
-  std::error_code ec;
-  fs::create_directories(p, ec);
-  if (ec) return make_error(agent_errc::io, "cannot create " + p.string() + ": " + ec.message());
-  fs::permissions(p, fs::perms::owner_all, fs::perm_options::replace, ec);
+// `rel` beneath the data directory, made where missing and 0700. The agent
+// can write in its home: a link it put there is refused, never followed
+// (util/beneath.h), so no other directory gets the mode.
+result<void> make_private_dir(int data_dir, const fs::path& rel) {
+  auto dir = beneath::open_dir(data_dir, rel.string(), beneath::missing_dirs::make, 0700);
+  if (!dir) return make_error(agent_errc::io, "cannot create " + rel.string() + ": " + dir.error().message);
+  if (::fchmod(dir->get(), 0700) != 0)
+    return make_error(agent_errc::io, "cannot set the mode of " + rel.string() + ": " + std::strerror(errno));
   return ok();
 }
 
@@ -34,11 +43,15 @@ result<void> make_private_dir(const fs::path& p) {
 
 result<agent_dirs> prepare_dirs(const fs::path& data_dir, const session_id& s, const std::string& workspace) {
   agent_dirs d;
-  d.home = data_dir / "agents" / s.str() / "home";
+  const fs::path home = fs::path("agents") / s.str() / "home";
+  d.home = data_dir / home;
+  std::error_code ec;
+  fs::create_directories(data_dir, ec);
+  auto root = beneath::open_root(data_dir);
+  if (!root) return make_error(agent_errc::io, root.error().message);
   for (const auto& sub : {fs::path(), fs::path(".config"), fs::path(".local/share"), fs::path(".local/state"),
                           fs::path(".cache"), fs::path("tmp")})
-    TETHER_TRY(make_private_dir(d.home / sub));
-  std::error_code ec;
+    TETHER_TRY(make_private_dir(root->get(), home / sub));
   d.workspace = workspace.empty() ? data_dir / "workspaces" / s.str() : fs::path(workspace);
   fs::create_directories(d.workspace, ec);
   if (ec)
@@ -90,9 +103,12 @@ result<std::unique_ptr<process::child>> spawn_agent(const boost::asio::any_io_ex
     box.mode = process::sandbox_mode::contain;
     box.bwrap = *o.bwrap;
     box.root = dirs.workspace;
+    box.network = true;
     box.hidden = fs::weakly_canonical(o.data_dir, ec);
-    box.exposed = {dirs.home, dirs.workspace};
+    box.exposed = {fs::weakly_canonical(dirs.home, ec), dirs.workspace};
     if (o.bridge != nullptr) box.exposed.push_back(o.bridge->socket_path());
+    box.masked = o.masked;
+    box.visible = o.visible;
     so.sandbox = std::move(box);
   }
   auto spawned = native::spawn_recorded(so, o.data_dir / "run" / "procs");

@@ -1,6 +1,11 @@
 // What claude -p and claude stream-json share (claude_cli.h).
 #include "runtime/agent/claude_cli.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -14,6 +19,7 @@
 
 #include "model/reported.h"
 #include "runtime/agent/json_lines.h"
+#include "util/beneath.h"
 
 namespace tether::runtime::agent {
 
@@ -147,7 +153,7 @@ result<launch> claude_launch(const launch_input& in, const std::vector<std::stri
                         {"env", std::move(env)}};
     const json::object config{{"mcpServers", json::object{{"tether", std::move(server)}}}};
     const auto path = in.home / "mcp.json";
-    TETHER_TRY(write_private_file(path, json::serialize(config)));
+    TETHER_TRY(write_private_file(in.home, "mcp.json", json::serialize(config)));
     l.argv.insert(l.argv.end(), {"--mcp-config", path.string(), "--strict-mcp-config"});
   }
   return l;
@@ -194,7 +200,7 @@ std::filesystem::path session_file(const std::string& config, const std::string&
   std::error_code ec;
   for (const auto& project : std::filesystem::directory_iterator(std::filesystem::path(config) / "projects", ec)) {
     auto file = project.path() / (session + ".jsonl");
-    if (std::filesystem::is_regular_file(file, ec)) return file;
+    if (std::filesystem::is_regular_file(std::filesystem::symlink_status(file, ec))) return file;
   }
   return {};
 }
@@ -208,17 +214,31 @@ std::uintmax_t claude_session_size(const std::string& config, const std::string&
   return ec ? 0 : size;
 }
 
+// The file is in the agent's home, which the agent can write: it is opened
+// beneath the config directory with no link followed and never blocks (a
+// FIFO there is no session file), then read with pread.
 bool claude_session_has(const std::string& config, const std::string& session, std::string_view needle,
                         std::uintmax_t from) {
   const auto file = session_file(config, session);
   if (file.empty()) return false;
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(file, ec);
-  if (ec || size <= from) return false;
-  if (from == 0 && size > session_file_tail) from = size - session_file_tail;
-  std::ifstream in(file, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(from));
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto root = beneath::open_root(config);
+  if (!root) return false;
+  auto fd = beneath::open_regular(root->get(), file.lexically_relative(config).string());
+  if (!fd) return false;
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0) return false;
+  const auto size = static_cast<std::uintmax_t>(st.st_size);
+  if (size <= from) return false;
+  if (size - from > session_file_tail) from = size - session_file_tail;  // the needle is near the end
+  std::string text(size - from, '\0');
+  std::size_t have = 0;
+  while (have < text.size()) {
+    const auto n = ::pread(fd->get(), text.data() + have, text.size() - have, static_cast<off_t>(from + have));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    have += static_cast<std::size_t>(n);
+  }
+  text.resize(have);
   return text.find(needle) != std::string::npos;
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/agent/json_lines.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "util/json_finite.h"
 #include "runtime/agent/errors.h"
+#include "util/beneath.h"
 #include "util/text.h"
 
 namespace tether::runtime::agent {
@@ -75,29 +77,18 @@ std::string toml_string(std::string_view s) {
   return out + "\"";
 }
 
-result<void> write_private_file(const std::filesystem::path& path, std::string_view content) {
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  if (ec) return make_error(agent_errc::io, "cannot create " + path.parent_path().string() + ": " + ec.message());
-  std::filesystem::permissions(path.parent_path(), std::filesystem::perms::owner_all,
-                               std::filesystem::perm_options::replace, ec);
-  const auto tmp = path.string() + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return make_error(agent_errc::io, "cannot write " + tmp + ": " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const auto n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      return make_error(agent_errc::io, "cannot write " + tmp + ": " + std::strerror(err));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return make_error(agent_errc::io, "cannot replace " + path.string() + ": " + ec.message());
+result<void> write_private_file(const std::filesystem::path& home, const std::filesystem::path& rel,
+                                std::string_view content) {
+  const auto fail = [&](const tether::error& e) {
+    return make_error(agent_errc::io, "cannot write " + (home / rel).string() + ": " + e.message);
+  };
+  auto root = beneath::open_root(home);
+  if (!root) return fail(root.error());
+  auto dir = beneath::open_dir(root->get(), rel.parent_path().string(), beneath::missing_dirs::make, 0700);
+  if (!dir) return fail(dir.error());
+  if (::fchmod(dir->get(), 0700) != 0) return make_error(agent_errc::io, "cannot set the mode of " + (home / rel).parent_path().string());
+  auto w = beneath::replace_file(dir->get(), rel.filename().string(), content, 0600, rel.string());
+  if (!w) return fail(w.error());
   return ok();
 }
 

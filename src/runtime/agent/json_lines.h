@@ -25,7 +25,12 @@ const boost::json::object* object_at(const boost::json::object& o, std::string_v
 // A TOML basic string with its quotes.
 std::string toml_string(std::string_view s);
 
-// Writes `content` to `path` (created 0600, parents 0700), replacing it.
-result<void> write_private_file(const std::filesystem::path& path, std::string_view content);
+// Writes `content` to `home`/`rel` (created 0600, parents 0700), replacing
+// it. The agent can write its home: each step is opened beneath `home`
+// without following a link (util/beneath.h), the file is renamed into the
+// opened parent, so a link the agent planted there makes the write fail and
+// never redirects it.
+result<void> write_private_file(const std::filesystem::path& home, const std::filesystem::path& rel,
+                                std::string_view content);
 
 }  // namespace tether::runtime::agent
