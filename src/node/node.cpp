@@ -19,6 +19,7 @@
 
 #include "mock/server.h"
 #include "node/data_dir.h"
+#include "node/masks.h"
 #include "runtime/agent/agent_runtime.h"
 #include "runtime/agent/programs.h"
 #include "runtime/agent/tool_bridge.h"
@@ -98,6 +99,7 @@ struct node::impl {
   std::optional<fs::path> bwrap;                 // set when bubblewrap works here
   std::string sandbox_problem;                   // why it does not, when a profile wanted it
   std::vector<std::string> withheld;             // every profile's api_key_env
+  std::vector<fs::path> secrets;                 // what no sandboxed child may read (node/masks.h)
   std::function<void(const std::string&)> note;  // node_options::note
   std::optional<mock::server> scripted;
   std::unique_ptr<store::event_store> store;
@@ -150,6 +152,7 @@ struct node::impl {
     p.withheld = withheld;
     if (!prof.api_key_env.empty()) p.withheld.push_back(prof.api_key_env);  // set by tether run's flags too
     p.hidden = data;
+    p.masked = secrets;
     p.records = data / "run" / "procs";
     if (p.mode != sandbox_mode::off && !probe_bwrap()) {
       spdlog::warn("node: WARNING: profile {}: the bash tool runs WITHOUT a sandbox (sandbox = \"{}\" wanted): {}",
@@ -176,6 +179,35 @@ struct node::impl {
           "process group can outlive a stop, and it can read the data directory",
           prof.name, sandbox_problem);
     return bwrap;
+  }
+
+  // What a contained agent sees of the host besides its own home and
+  // workspace: not the server's secrets, not the workspace roots (other
+  // sessions' workspaces) unless a root holds the system, the agent's
+  // program or `tether` itself (then it stays visible, read-only).
+  void contain_view(runtime::agent::agent_options& o) const {
+    o.masked = secrets;
+    std::error_code ec;
+    // The program's install prefix: PREFIX/bin/x, PREFIX/node_modules/.bin/x, or its own directory.
+    auto prefix = fs::canonical(o.program, ec).parent_path();
+    const auto dir = o.program.parent_path();
+    if (dir.filename() == ".bin" && dir.parent_path().filename() == "node_modules")
+      prefix = fs::weakly_canonical(dir.parent_path().parent_path(), ec);
+    else if (dir.filename() == "bin")
+      prefix = fs::weakly_canonical(dir.parent_path(), ec);
+    const auto tether = fs::weakly_canonical(o.tether_program, ec);
+    o.visible = {prefix, tether};
+    const auto holds = [](const fs::path& dir, const fs::path& p) {
+      const auto rel = p.lexically_relative(dir);
+      return !rel.empty() && *rel.begin() != "..";
+    };
+    for (const auto& root : roots_of(settings, data)) {
+      const auto r = fs::weakly_canonical(root, ec);
+      if (ec || r == r.root_path()) continue;
+      bool shared = holds(r, prefix) || holds(r, tether);
+      for (const char* system : {"/usr", "/etc", "/bin", "/lib", "/opt", "/sbin"}) shared = shared || holds(r, system);
+      if (!shared) o.masked.push_back(r);
+    }
   }
 
   // The runtime kinds this node runs; each builds a profile's runtime.
@@ -259,6 +291,7 @@ struct node::impl {
     std::error_code ec;
     o.tether_program = fs::read_symlink("/proc/self/exe", ec);
     o.bwrap = agent_sandbox(prof);
+    contain_view(o);
     o.io = io.get_executor();
     if constexpr (std::is_same_v<Dialect, agent::warm_dialect>)
       return agent::make_warm_runtime(std::move(d), std::move(o));
@@ -353,6 +386,8 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   i->dir.emplace(std::move(dir).value());
   for (const auto& [name, prof] : i->settings.profiles)
     if (!prof.api_key_env.empty()) i->withheld.push_back(prof.api_key_env);
+  const std::string store_setting = !o.store.empty() ? o.store : i->settings.store;
+  i->secrets = server_secrets(o.config, store_setting);
 
   // `default` always exists: with no profile configured it is the scripted model.
   std::map<std::string, config::profile, std::less<>> profiles;
@@ -381,7 +416,6 @@ result<std::unique_ptr<node>> node::open(node_options o) {
     if (auto r = i->add_profile(o, prof); !r) return r.error();
   }
 
-  const std::string store_setting = !o.store.empty() ? o.store : i->settings.store;
   auto st = open_store(store_setting, i->data);
   if (!st) return st.error();
   i->store = std::move(st).value();

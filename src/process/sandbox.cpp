@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
+#include <optional>
 
 #include "process/run_to_end.h"
 #include "process/spawn.h"
@@ -58,18 +60,39 @@ std::optional<sandbox_mode> parse_sandbox_mode(std::string_view name) {
 
 namespace {
 
+// The mount that makes `p` unreadable: an empty tmpfs over a directory, the
+// host's /dev/null over anything else (a device on that mount cannot be
+// opened); nothing for a path that does not exist.
+std::optional<mount_op> mask(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return std::nullopt;
+  if (S_ISDIR(st.st_mode)) return mount_op{p, {"--tmpfs", p.string()}};
+  return mount_op{p, {"--ro-bind", "/dev/null", p.string()}};
+}
+
+// Mounts run shallow to deep, so a path shown again inside a hidden one
+// lands on top; at one depth, what hides goes before what shows.
+void add_sorted(std::vector<std::string>& argv, std::vector<mount_op> hide, std::vector<mount_op> show) {
+  std::vector<mount_op> all = std::move(hide);
+  all.insert(all.end(), std::make_move_iterator(show.begin()), std::make_move_iterator(show.end()));
+  std::stable_sort(all.begin(), all.end(), [](const mount_op& a, const mount_op& b) { return depth(a.at) < depth(b.at); });
+  for (auto& m : all) argv.insert(argv.end(), m.args.begin(), m.args.end());
+}
+
 std::vector<std::string> contain_argv(const sandbox& box, const std::vector<std::string>& command) {
   std::vector<std::string> argv = {box.bwrap.string(), "--die-with-parent", "--unshare-pid", "--unshare-ipc",
-                                   "--unshare-uts", "--cap-drop", "ALL", "--bind", "/", "/", "--proc", "/proc",
-                                   "--dev", "/dev"};
-  if (!box.hidden.empty()) {
-    argv.insert(argv.end(), {"--tmpfs", box.hidden.string()});
-    auto exposed = box.exposed;
-    std::stable_sort(exposed.begin(), exposed.end(),
-                     [](const fs::path& a, const fs::path& b) { return depth(a) < depth(b); });
-    for (const auto& p : exposed)
-      if (inside(p, box.hidden)) argv.insert(argv.end(), {"--bind", p.string(), p.string()});
-  }
+                                   "--unshare-uts", "--cap-drop", "ALL", "--ro-bind", "/", "/"};
+  if (!box.network) argv.emplace_back("--unshare-net");
+  std::vector<mount_op> hide = {{"/proc", {"--proc", "/proc"}}, {"/dev", {"--dev", "/dev"}}, {"/tmp", {"--tmpfs", "/tmp"}}};
+  if (!box.hidden.empty()) hide.push_back({box.hidden, {"--tmpfs", box.hidden.string()}});
+  for (const auto& p : box.masked)
+    if (auto m = mask(p)) hide.push_back(std::move(*m));
+  std::vector<mount_op> show;
+  for (const auto& p : box.visible) show.push_back({p, {"--ro-bind-try", p.string(), p.string()}});
+  for (const auto& p : box.exposed) show.push_back({p, {"--bind", p.string(), p.string()}});
+  if (!box.root.empty() && std::find(box.exposed.begin(), box.exposed.end(), box.root) == box.exposed.end())
+    show.push_back({box.root, {"--bind", box.root.string(), box.root.string()}});  // where it works: writable
+  add_sorted(argv, std::move(hide), std::move(show));
   if (!box.root.empty()) argv.insert(argv.end(), {"--chdir", box.root.string()});
   argv.insert(argv.end(), command.begin(), command.end());
   return argv;
@@ -114,6 +137,11 @@ std::vector<std::string> sandbox_argv(const sandbox& box, const std::vector<std:
   if (!box.hidden.empty() &&
       std::any_of(readable.begin(), readable.end(), [&](const fs::path& r) { return inside(box.hidden, r); }))
     mounts.push_back({box.hidden, {"--tmpfs", box.hidden.string()}});
+  // So is every masked path a mount above would show (the server's
+  // configuration under /etc, say).
+  for (const auto& p : box.masked)
+    if (std::any_of(readable.begin(), readable.end(), [&](const fs::path& r) { return inside(p, r) && p != r; }))
+      if (auto m = mask(p)) mounts.push_back(std::move(*m));
   std::stable_sort(mounts.begin(), mounts.end(),
                    [](const mount_op& a, const mount_op& b) { return depth(a.at) < depth(b.at); });
   for (auto& m : mounts) argv.insert(argv.end(), m.args.begin(), m.args.end());

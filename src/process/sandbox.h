@@ -18,14 +18,19 @@
 //                    and --die-with-parent so the tree dies with its spawner.
 //   read-only        the same with `root` mounted read-only.
 //   contain          for programs that bring their own tools (agent CLIs):
-//                    the host's whole filesystem as it is (read-write) and
-//                    its network, but new PID, IPC and UTS namespaces, every
-//                    capability dropped, `hidden` under an empty tmpfs with
-//                    the `exposed` paths inside it mounted back read-write,
-//                    and --die-with-parent. What it contains is the process
-//                    tree: when the program exits or is killed, everything
-//                    it started dies with its PID namespace, whatever
-//                    process group or session it moved to.
+//                    the host's filesystem read-only, with a fresh /tmp,
+//                    /proc and /dev; `hidden` and every `masked` path
+//                    unreadable (a directory under an empty tmpfs, a file
+//                    under the host's /dev/null, which cannot be opened on
+//                    that mount); the `visible` paths among them shown again
+//                    read-only; only the `exposed` paths (its home, its
+//                    workspace, the tool bridge's socket) and `root`
+//                    writable; the host's network unless `network` is
+//                    false; new PID, IPC and UTS namespaces, every
+//                    capability dropped, and --die-with-parent: when the
+//                    program exits or is killed, everything it started
+//                    dies with its PID namespace, whatever process group or
+//                    session it moved to.
 //   off              no sandbox: argv runs as it is.
 // The sandbox does not choose the environment: spawn_options::env is the
 // whole of it, sandbox or not.
@@ -53,8 +58,15 @@ struct sandbox {
   std::filesystem::path bwrap;   // the bubblewrap binary, a path (find_bwrap, probe_sandbox)
   std::filesystem::path root;    // canonical; the directory the child works in and may write (by mode)
   std::filesystem::path hidden;  // canonical; never visible inside (empty: none)
-  // contain: paths inside `hidden` that stay visible, read-write (canonical).
+  // contain: what the program may write (canonical), mounted read-write.
   std::vector<std::filesystem::path> exposed;
+  // Never readable inside, in every mode (canonical; missing ones are
+  // skipped): the server's configuration, PostgreSQL's socket directories
+  // and password files, other sessions' workspaces.
+  std::vector<std::filesystem::path> masked;
+  // contain: paths inside `hidden` or `masked` shown again, read-only (the
+  // program itself, the `tether` binary its tools run).
+  std::vector<std::filesystem::path> visible;
 };
 
 // The bubblewrap command line that runs `command` under `box` (mode not off).

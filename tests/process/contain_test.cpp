@@ -1,6 +1,7 @@
 // The `contain` sandbox (process/sandbox.h) through real bubblewrap: the
-// host's filesystem as it is but the hidden directory, and a process tree
-// that dies with the program however it detaches.
+// host's filesystem read-only but the hidden and masked paths, only the
+// exposed ones writable, and a process tree that dies with the program
+// however it detaches.
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -96,20 +97,48 @@ TEST(contain_sandbox, the_hidden_directory_is_empty_but_for_what_is_exposed) {
   EXPECT_EQ(written, "written");  // the exposed path is the host's, read-write
 }
 
-TEST(contain_sandbox, the_rest_of_the_host_is_as_it_is) {
+// What the host shows, as an attacker inside would probe it. The files
+// live under /var/tmp: the sandbox's /tmp is a fresh one.
+TEST(contain_sandbox, the_host_is_read_only_and_masked_paths_are_absent) {
   const auto bwrap = probe_sandbox();
   ASSERT_TRUE(bwrap) << bwrap.error().describe();
-  temp_dir dir;
-  std::ofstream(dir.path / "outside") << "host file";
+  temp_dir work;
+  const auto host = fs::path("/var/tmp") / ("tether-contain-host-" + std::to_string(std::random_device{}()));
+  fs::create_directories(host / "pg");
+  fs::create_directories(host / "roots" / "other-ws");
+  fs::create_directories(host / "roots" / "program");
+  std::ofstream(host / "outside") << "host file";
+  std::ofstream(host / "config.toml") << "store = \"postgres://user:pw@db\"";
+  std::ofstream(host / "pg" / ".s.PGSQL.5432") << "";
+  std::ofstream(host / "roots" / "other-ws" / "secret") << "theirs";
+  std::ofstream(host / "roots" / "program" / "run") << "mine to run";
+  std::ofstream("/tmp/tether-contain-host-tmp-probe") << "host tmp";
+  auto box = contained(*bwrap, work.path);
+  box.masked = {host / "config.toml", host / "pg", host / "roots", host / "missing"};
+  box.visible = {host / "roots" / "program"};
+  const auto at = [&](const char* rel) { return (host / rel).string(); };
   spawn_options o;
-  o.argv = shell_argv("cat " + (dir.path / "outside").string() + "; echo $$");
+  o.argv = shell_argv("cat " + at("outside") + "; echo; cat " + at("config.toml") + " 2>/dev/null; echo \"[config]\"; ls -A " +
+                      at("pg") + "; echo \"[pg]\"; cat " + at("roots/other-ws/secret") + " 2>/dev/null; echo \"[ws]\"; cat " +
+                      at("roots/program/run") + "; echo; touch " + at("written") +
+                      " 2>/dev/null && echo host-writable; cat /tmp/tether-contain-host-tmp-probe 2>/dev/null; echo "
+                      "\"[tmp]\"; echo ok > mine && cat mine; echo $$");
   o.env = {"PATH=/usr/bin:/bin"};
-  o.sandbox = contained(*bwrap, dir.path);
+  o.sandbox = box;
   auto done = run_to_end(o, {.limit = 10s});
+  std::error_code ec;
+  fs::remove("/tmp/tether-contain-host-tmp-probe", ec);
+  const bool written = fs::exists(host / "written");
+  fs::remove_all(host, ec);
   ASSERT_TRUE(done) << done.error().describe();
-  ASSERT_EQ(done->output.substr(0, 9), "host file") << done->output;
+  EXPECT_EQ(done->output.substr(0, done->output.rfind('\n', done->output.size() - 2) + 1),
+            "host file\n[config]\n[pg]\n[ws]\nmine to run\n[tmp]\nok\n")
+      << done->output;
+  EXPECT_FALSE(written) << "the host was writable";
   // Its own PID namespace: under bubblewrap's init the shell is pid 2.
-  EXPECT_LE(std::stoi(done->output.substr(9)), 3) << done->output;
+  const auto pid = done->output.substr(done->output.rfind('\n', done->output.size() - 2) + 1);
+  EXPECT_LE(std::stoi(pid), 3) << done->output;
+  EXPECT_TRUE(fs::exists(work.path / "mine")) << "the working directory is writable";
 }
 
 }  // namespace

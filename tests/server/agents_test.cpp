@@ -382,6 +382,74 @@ TEST_P(AgentRuntime, TheAgentSeesItsKeyButNoneOfTethersSecrets) {
   fs::remove(nosy);
 }
 
+// The contain sandbox as an attacker sees it: a hostile agent (a script in
+// place of the ACP agent) probes what it can read and write, prints each
+// answer on stderr and fails; the run's error quotes that stderr. The
+// server's files live outside /tmp here (the sandbox's /tmp is always a
+// fresh one, which would hide them anyway).
+TEST(AgentContain, TheAgentSeesAReadOnlyHostWithoutTheServersSecretsOrOtherSessions) {
+  const auto build = fs::path(tether_binary()).parent_path().parent_path();
+  const auto base = build / ("contain-test-" + std::to_string(::getpid()));
+  fs::create_directories(base / "tmp");
+  fs::create_directories(base / "roots" / "other-ws");
+  std::ofstream(base / "roots" / "other-ws" / "secret.txt") << "another session's work";
+  fs::create_directories(base / "pgsock");
+  std::ofstream(base / "pgsock" / ".s.PGSQL.5432") << "";
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string saved_tmpdir = tmpdir != nullptr ? tmpdir : "";
+  ::setenv("TMPDIR", (base / "tmp").c_str(), 1);
+  ::setenv("PGHOST", (base / "pgsock").c_str(), 1);
+  const auto restore = [&] {
+    if (saved_tmpdir.empty()) ::unsetenv("TMPDIR"); else ::setenv("TMPDIR", saved_tmpdir.c_str(), 1);
+    ::unsetenv("PGHOST");
+  };
+  {
+    const auto data = [&](cluster& c) { return (c.dir() / "data").string(); };
+    std::optional<cluster> c;
+    // The script exists before the server starts (it checks the profile's
+    // command); the paths it probes, known only then, come from paths.sh.
+    const auto hostile = base / "hostile.sh";
+    std::ofstream(hostile) << "#!/bin/bash\n. " << (base / "paths.sh").string() << "\n"
+                           << "p() { if eval \"$2\" >/dev/null 2>&1; then echo \"$1=open\" >&2; else echo \"$1=closed\" >&2; fi; }\n"
+                           << "p config 'grep -q profiles \"$CONFIG\"'\n"
+                           << "p token 'cat \"$DATA/token\"'\n"
+                           << "p store 'test -e \"$DATA/tether.db\"'\n"
+                           << "p other_ws 'cat " << (base / "roots" / "other-ws" / "secret.txt").string() << "'\n"
+                           << "p pg_socket 'test -e " << (base / "pgsock" / ".s.PGSQL.5432").string() << "'\n"
+                           << "p write_host 'touch " << (build / ".contain-probe").string() << "'\n"
+                           << "p read_host 'test -r /etc/hostname'\n"
+                           << "p write_ws 'touch ./mine'\n"
+                           << "p write_home 'touch \"$HOME/mine\"'\n"
+                           << "echo \"pg_env=$(env | grep -c '^PG')\" >&2\n"
+                           << "echo not-json\nexit 3\n";
+    fs::permissions(hostile, fs::perms::owner_all);
+    c.emplace(std::vector<std::string>{},
+              "workspace_roots = [\"" + (base / "roots").string() + "\"]\n" +
+                  "\n[profiles.hostile]\nruntime = \"acp\"\nmodel = \"scripted\"\ncommand = \"" + hostile.string() + "\"\n");
+    std::ofstream(base / "paths.sh") << "CONFIG=" << (c->dir() / "tether.toml").string() << "\nDATA=" << data(*c) << "\n";
+    auto other = c->call("POST", "/v1/sessions", json::object{{"workspace", (base / "roots" / "other-ws").string()}});
+    ASSERT_EQ(other.status, 201u) << other.body;
+    auto r = c->call("POST", "/v1/sessions", json::object{{"profile", "hostile"}});
+    ASSERT_EQ(r.status, 201u) << r.body;
+    const std::string s(r.json.at("session").at("id").as_string());
+    c->send(s, "Reply with exactly: never");
+    c->wait_idle(s, 60s);
+    const auto runs = c->executions(s);
+    ASSERT_FALSE(runs.empty());
+    const std::string error(runs.back().at("error").as_string());
+    for (const char* closed : {"config=closed", "token=closed", "store=closed", "other_ws=closed", "pg_socket=closed",
+                               "write_host=closed", "pg_env=0"})
+      EXPECT_NE(error.find(closed), std::string::npos) << closed << " in " << error;
+    for (const char* open : {"read_host=open", "write_ws=open", "write_home=open"})
+      EXPECT_NE(error.find(open), std::string::npos) << open << " in " << error;
+    EXPECT_FALSE(fs::exists(build / ".contain-probe"));
+    c.reset();
+  }
+  restore();
+  std::error_code ec;
+  fs::remove_all(base, ec);
+}
+
 // The agent process that served an execution (executions.agent_process.pid; 0 when none was recorded).
 std::int64_t served_by(const json::value& x) {
   const auto* p = x.as_object().if_contains("agent_process");

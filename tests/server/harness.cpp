@@ -187,14 +187,17 @@ cluster::cluster(std::vector<std::string> serve_args, const std::string& extra_c
                                   dir_ / "mock.log");
   const auto line = mock_->wait_line("mock-llm listening on ", 20s);
   mock_port_ = static_cast<unsigned short>(std::stoi(line.substr(line.rfind(':') + 1)));
-  std::ofstream cfg(dir_ / "tether.toml");
-  cfg << "[profiles.default]\nprovider = \"openai-chat\"\nbase_url = \"http://127.0.0.1:" << mock_port_
-      << "/v1\"\nmodel = \"scripted\"\n";
   std::string extra = extra_config;
   const std::string root = "http://127.0.0.1:" + std::to_string(mock_port_);
   for (auto at = extra.find("{mock}"); at != std::string::npos; at = extra.find("{mock}", at + root.size()))
     extra.replace(at, 6, root);
-  cfg << extra;
+  // Top-level keys (the lines before the first table) go before the tables.
+  const auto first_table = extra.starts_with("[") ? 0 : extra.find("\n[");
+  const std::string top = first_table == std::string::npos ? extra : extra.substr(0, first_table);
+  std::ofstream cfg(dir_ / "tether.toml");
+  cfg << top << "\n[profiles.default]\nprovider = \"openai-chat\"\nbase_url = \"http://127.0.0.1:" << mock_port_
+      << "/v1\"\nmodel = \"scripted\"\n";
+  if (first_table != std::string::npos) cfg << extra.substr(first_table);
   cfg.close();
   start_server();
 }

@@ -109,7 +109,8 @@ finished_run run_to_exit(const std::vector<std::string>& argv, const std::filesy
 class cluster {
  public:
   // Starts mock-llm and serve. `serve_args` are extra flags for serve;
-  // `extra_config` is appended to the configuration file, every "{mock}" in
+  // `extra_config` is appended to the configuration file (its lines before
+  // its first table go first, as top-level keys), every "{mock}" in
   // it replaced by the scripted model's root URL (http://127.0.0.1:PORT).
   explicit cluster(std::vector<std::string> serve_args = {}, const std::string& extra_config = "");
   ~cluster();

@@ -91,11 +91,17 @@ struct agent_options {
   std::chrono::milliseconds grace{2000};
   std::size_t max_line_bytes = 8U << 20U;
   // bubblewrap, when it runs here: the agent runs in a `contain` sandbox
-  // (process/sandbox.h): its whole tree dies with it, and the data
-  // directory is hidden but for the session's home, its workspace and the
-  // tool bridge's socket. Absent: no sandbox (a warning at start-up), and
+  // (process/sandbox.h): its whole tree dies with it, the host is
+  // read-only, and the data directory is hidden but for the session's home
+  // and its workspace (both writable) and the tool bridge's socket. Absent: no sandbox (a warning at start-up), and
   // what the agent starts in another process group outlives a stop.
   std::optional<std::filesystem::path> bwrap;
+  // In that sandbox: what the agent must not read (node/masks.h: the
+  // server's configuration, PostgreSQL's sockets and password files, the
+  // workspace roots that hold other sessions' workspaces), and what is shown
+  // again inside them read-only (the agent's program, the `tether` binary).
+  std::vector<std::filesystem::path> masked;
+  std::vector<std::filesystem::path> visible;
   // The warm runtime's processes run on strands of this executor (the node's).
   boost::asio::any_io_executor io;
 };

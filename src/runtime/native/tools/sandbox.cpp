@@ -16,6 +16,12 @@ bool named(std::string_view entry, const std::vector<std::string>& names) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
+// The store's credentials (libpq's PG* variables, DATABASE_URL) reach no
+// child, whatever a profile passes through.
+bool store_credential(std::string_view entry) {
+  return entry.starts_with("PG") || entry.starts_with("DATABASE_URL=");
+}
+
 }  // namespace
 
 std::vector<std::string> tool_environment(const sandbox_policy& policy, const fs::path& home, char** environ_entries) {
@@ -30,7 +36,7 @@ std::vector<std::string> tool_environment(const sandbox_policy& policy, const fs
     const std::string_view entry(*e);
     const auto eq = entry.find('=');
     if (eq == std::string_view::npos || eq == 0) continue;
-    if (named(entry, withheld)) continue;
+    if (named(entry, withheld) || store_credential(entry)) continue;
     if (!named(entry, allowed) && !entry.starts_with("LC_")) continue;
     if (std::find_if(out.begin(), out.end(), [&](const std::string& o) {
           return o.compare(0, eq + 1, entry.substr(0, eq + 1)) == 0;
@@ -51,6 +57,7 @@ process::sandbox sandbox_for(const sandbox_policy& policy, const fs::path& bwrap
   box.bwrap = bwrap;
   box.root = workspace;
   box.hidden = policy.hidden;
+  box.masked = policy.masked;
   return box;
 }
 

@@ -52,13 +52,15 @@ struct sandbox_policy {
   std::vector<std::string> env;        // variable names passed through beyond the base list
   std::vector<std::string> withheld;   // never passed, even when named in env
   std::filesystem::path hidden;        // canonical; never visible inside the sandbox (empty: none)
+  std::vector<std::filesystem::path> masked;  // never readable inside either (node/masks.h)
   std::filesystem::path records;       // where process records go (empty: none; see process_records.h)
 };
 
 // The variables a tool sees, as "NAME=value": PATH (the server's, else
 // /usr/local/bin:/usr/bin:/bin), LANG, LANGUAGE, LC_*, TERM, TZ, USER, LOGNAME,
 // the names in policy.env that are set, and HOME = `home`; never a name in
-// policy.withheld nor TETHER_TOKEN. `environ` is the server's environment.
+// policy.withheld, TETHER_TOKEN, a PG* variable or DATABASE_URL (the store's
+// credentials). `environ` is the server's environment.
 std::vector<std::string> tool_environment(const sandbox_policy& policy, const std::filesystem::path& home,
                                           char** environ_entries);
 
