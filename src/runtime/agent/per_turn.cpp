@@ -215,6 +215,7 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   rec->finish();
   st->watchdog.cancel();
   co_await st->err.drain(*st->proc, stderr_drain);  // what it said last, before the pipe closed
+  const auto turned_away = ticket.refused();
   ticket.close();
   const auto tail = st->err.tail();
 
@@ -227,6 +228,7 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   if (rec->agent_error()) co_return co_await rec->fail(*rec->agent_error(), tail);
   if (!exit.success()) co_return co_await rec->fail("exited with " + exit.describe(), tail);
   if (!rec->done()) co_return co_await rec->fail("ended without completing the turn (" + exit.describe() + ")", tail);
+  if (turned_away > 0) co_return co_await rec->fail(unreachable_tools(turned_away), tail);
   co_return co_await rec->complete();
 }
 

@@ -47,6 +47,7 @@ struct bridge_run {
   tool_handler handler;
   std::weak_ptr<tool_bridge::impl> bridge;
   std::atomic<bool> closed{false};
+  std::atomic<std::size_t> refused{0};  // connections of this run turned away (over max_connections_per_run)
   std::mutex mu;
   std::deque<std::shared_ptr<pending_call>> queue;  // under mu
   bool draining = false;                            // under mu: a worker is running the queue

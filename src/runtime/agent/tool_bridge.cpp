@@ -46,12 +46,16 @@ constexpr auto accept_backoff = std::chrono::milliseconds(50);
 // A bridge connection. Everything but shut() runs on its strand (the
 // socket's executor).
 struct connection : std::enable_shared_from_this<connection> {
-  explicit connection(local::socket s) : socket(std::move(s)) {}
+  explicit connection(local::socket s) : socket(std::move(s)), deadline(socket.get_executor()) {}
   local::socket socket;
+  net::steady_timer deadline;             // closes the connection while it waits for a request too long
   std::string buffer;                     // read but not yet framed
   std::shared_ptr<pending_call> waiting;  // the call whose reply it awaits
+  // Under impl::mu: the run it authenticated as (null: not yet).
+  bridge_run* run = nullptr;
 
   void close_now() {
+    deadline.cancel();
     boost::system::error_code ignored;
     socket.shutdown(local::socket::shutdown_both, ignored);
     socket.close(ignored);
@@ -106,17 +110,46 @@ struct tool_bridge::impl : std::enable_shared_from_this<tool_bridge::impl> {
     std::lock_guard lock(mu);
     if (const auto it = runs.find(token); it != runs.end() && it->second.get() == run) runs.erase(it);
   }
+  // Registers a new connection; the oldest unauthenticated one makes room
+  // when there are max_unauthenticated. false: refuse it (stopping, or over
+  // max_connections).
   bool admit(const std::shared_ptr<connection>& c, std::uint64_t& id) {
     std::lock_guard lock(mu);
     if (stopping || live.size() >= max_connections) return false;
+    std::size_t unauthenticated = 0;
+    std::shared_ptr<connection> oldest;
+    for (auto& [i, other] : live) {
+      if (other->run != nullptr) continue;
+      if (!oldest) oldest = other;
+      ++unauthenticated;
+    }
+    if (unauthenticated >= max_unauthenticated && oldest) {
+      oldest->run = &evicted;  // counted as gone from now on
+      oldest->shut();
+    }
     id = next_id++;
     live.emplace(id, c);
+    return true;
+  }
+  // The connection authenticates as `run`: false when the run has its
+  // max_connections_per_run already (the run counts the refusal).
+  bool authenticate(const std::shared_ptr<connection>& c, const std::shared_ptr<bridge_run>& run) {
+    std::lock_guard lock(mu);
+    if (c->run == run.get()) return true;
+    std::size_t held = 0;
+    for (auto& [i, other] : live) held += other->run == run.get() ? 1 : 0;
+    if (held >= max_connections_per_run) {
+      ++run->refused;
+      return false;
+    }
+    c->run = run.get();
     return true;
   }
   void release(std::uint64_t id) {
     std::lock_guard lock(mu);
     live.erase(id);
   }
+  bridge_run evicted;  // stands for "no run" on an evicted connection
   void shut_all() {
     std::lock_guard lock(mu);
     stopping = true;
@@ -134,6 +167,7 @@ using conn_ptr = std::shared_ptr<connection>;
 net::awaitable<std::optional<std::string>> answer(impl_ptr self, conn_ptr c, protocol::request req) {
   auto run = self->find(req.token);
   if (!run) co_return protocol::refusal("unknown run token");
+  if (!self->authenticate(c, run)) co_return protocol::refusal("too many connections for this run");
   if (req.kind == protocol::op::list) co_return protocol::list_reply(run->tools);
   if (!run->offers(req.tool)) co_return protocol::refusal("the run offers no tool \"" + req.tool + "\"");
   auto call = std::make_shared<pending_call>(c->socket.get_executor(), std::move(req.tool),
@@ -153,8 +187,19 @@ net::awaitable<bool> send(conn_ptr c, std::string line) {
 
 // Lines in, replies out, until the peer leaves, a line is refused with a
 // close, or the bridge stops.
+// Closes the connection unless a request line arrives within `d`.
+void await_request(const conn_ptr& c, std::chrono::milliseconds d) {
+  c->deadline.expires_after(d);
+  c->deadline.async_wait([weak = std::weak_ptr<connection>(c)](boost::system::error_code ec) {
+    if (ec) return;  // a request came (or the connection ended)
+    if (auto c = weak.lock()) c->close_now();
+  });
+}
+
 net::awaitable<void> converse(impl_ptr self, conn_ptr c) {
-  for (;;) {
+  for (bool first = true;; first = false) {
+    if (c->buffer.find('\n') == std::string::npos)
+      await_request(c, first ? tool_bridge::auth_timeout : tool_bridge::idle_timeout);
     auto [ec, n] = co_await net::async_read_until(
         c->socket, net::dynamic_buffer(c->buffer, tool_bridge::max_line_bytes + 1), '\n', use_tuple);
     if (self->is_stopping()) co_return;
@@ -163,7 +208,8 @@ net::awaitable<void> converse(impl_ptr self, conn_ptr c) {
                                          std::to_string(tool_bridge::max_line_bytes) + " bytes"));
       co_return;
     }
-    if (ec) co_return;  // the peer left (a partial last line is dropped)
+    if (ec) co_return;  // the peer left, or waited too long (a partial last line is dropped)
+    c->deadline.cancel();
     std::string line = c->buffer.substr(0, n - 1);
     c->buffer.erase(0, n);
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -253,6 +299,14 @@ run_ticket& run_ticket::operator=(run_ticket&& o) noexcept {
 }
 
 run_ticket::~run_ticket() { close(); }
+
+std::string unreachable_tools(std::size_t refused) {
+  return "could not reach Tether's tools: the tool bridge turned " + std::to_string(refused) +
+         " of its connections away (more than " + std::to_string(tool_bridge::max_connections_per_run) +
+         " at once), so a tool call may not have run";
+}
+
+std::size_t run_ticket::refused() const { return shared_ ? shared_->refused.load() : 0; }
 
 void run_ticket::close() {
   if (!shared_) return;

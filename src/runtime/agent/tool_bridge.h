@@ -22,10 +22,24 @@
 // most max_line_bytes (a trailing '\r' is dropped, empty lines are skipped);
 // a longer one, or one that is not a JSON object with a string token and a
 // known op (call: a string tool and an object of arguments), gets
-// {"ok":false} with the reason and the connection is closed. Connections are
-// bounded (max_connections; over it a new one is sent {"ok":false,"error":
-// "too many connections to the tool bridge"} and closed at once). Requests
-// on one connection are answered in order, one at a time.
+// {"ok":false} with the reason and the connection is closed. Requests on
+// one connection are answered in order, one at a time.
+//
+// Connections are counted after they authenticate, so that one agent
+// cannot starve the others (`tether mcp` opens a connection per request and
+// sends at once):
+//   - a new connection must send a request with a run's token within
+//     auth_timeout; until then it is unauthenticated, and at most
+//     max_unauthenticated are kept: one more evicts the oldest (closed);
+//   - a run holds at most max_connections_per_run connections; one more is
+//     refused ("too many connections for this run"), and the run counts it
+//     (run_ticket::refused(): a turn whose agent was turned away must not
+//     report success);
+//   - a connection waiting for its next request is closed after
+//     idle_timeout (never while its call runs: a question waits for a
+//     person);
+//   - max_connections bounds them all (over it a new one is sent
+//     {"ok":false,"error":"too many connections to the tool bridge"}).
 //
 //   tool_bridge bridge(io.get_executor(), data / "run" / "tools.sock");
 //   TETHER_TRY(bridge.start());
@@ -62,6 +76,7 @@
 // already_started. See listen_socket.h for how the file is made.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <functional>
@@ -89,6 +104,9 @@ class run_ticket {
   run_ticket& operator=(run_ticket&& o) noexcept;  // closes the run this ticket held
   ~run_ticket();
   [[nodiscard]] const std::string& token() const { return token_; }
+  // Connections of this run the bridge turned away so far (any thread; 0
+  // once closed).
+  [[nodiscard]] std::size_t refused() const;
   void close();
 
  private:
@@ -98,10 +116,18 @@ class run_ticket {
   std::string token_;
 };
 
+// The reason a turn fails when the bridge turned `refused` of its agent's
+// connections away: its tools may not have run.
+std::string unreachable_tools(std::size_t refused);
+
 class tool_bridge {
  public:
   static constexpr std::size_t max_line_bytes = 1U << 20U;
-  static constexpr std::size_t max_connections = 256;
+  static constexpr std::size_t max_connections = 4096;
+  static constexpr std::size_t max_unauthenticated = 64;
+  static constexpr std::size_t max_connections_per_run = 16;
+  static constexpr std::chrono::milliseconds auth_timeout{5'000};
+  static constexpr std::chrono::milliseconds idle_timeout{60'000};
 
   tool_bridge(boost::asio::any_io_executor executor, std::filesystem::path socket_path);
   ~tool_bridge();

@@ -64,6 +64,10 @@ struct turn_link {
   std::atomic<bool> timed_out{false};
   int delivering = 0;                    // steers being delivered
   std::vector<std::string> undelivered;  // promoted steers the agent did not take
+  // The process's tool-bridge refusals when the turn began, and how many
+  // came during it (on the process's strand).
+  std::size_t refused_before = 0;
+  std::size_t turned_away = 0;
 };
 using link_ptr = std::shared_ptr<turn_link>;
 
@@ -279,9 +283,10 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
   host->record_soon(std::move(started));
   rec->bind_soon(p->agent_session, p->identity());
 
-  auto attach = [rec, ex](warm_process& w) -> asio::awaitable<void> {
+  auto attach = [rec, ex, l](warm_process& w) -> asio::awaitable<void> {
     w.turn = rec;
     w.turn_executor = ex;
+    l->refused_before = w.ticket.refused();
     co_return;
   };
   co_await on_process(p, std::move(attach));
@@ -349,7 +354,8 @@ asio::awaitable<turn_result> warm_runtime::end(link_ptr l, std::shared_ptr<turn_
   // A turn that ends waiting for an answer closes its process before it
   // reports so, where the dialect says (warm_dialect::close_while_waiting).
   const bool park = !replace && rec->asked() && !l->interrupted && dialect_->close_while_waiting();
-  auto retire = [replace, park](warm_process& w) -> asio::awaitable<std::string> {
+  auto retire = [replace, park, l](warm_process& w) -> asio::awaitable<std::string> {
+    l->turned_away = w.ticket.refused() - l->refused_before;
     w.turn.reset();
     if (park && w.conn && w.proc && !w.closing) {
       co_await w.conn->close();
@@ -378,6 +384,7 @@ asio::awaitable<turn_result> warm_runtime::end(link_ptr l, std::shared_ptr<turn_
     co_return co_await rec->fail(broken->message, tail);
   }
   if (rec->agent_error()) co_return co_await rec->fail(*rec->agent_error(), tail);
+  if (l->turned_away > 0) co_return co_await rec->fail(unreachable_tools(l->turned_away), tail);
   co_return co_await rec->complete();
 }
 

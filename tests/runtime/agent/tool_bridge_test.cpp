@@ -23,6 +23,7 @@
 
 #include "runtime/agent/agent_test_support.h"
 #include "runtime/agent/errors.h"
+#include "util/fd.h"
 
 namespace tether::runtime::agent {
 namespace {
@@ -334,29 +335,50 @@ TEST_F(tool_bridge_test, a_malformed_request_is_refused_with_its_reason_and_the_
   EXPECT_EQ(line_client(socket_path_).ask(list_request(t)).at("ok"), true);  // the bridge is fine
 }
 
-TEST_F(tool_bridge_test, connections_over_the_bound_are_closed_at_once) {
-  auto run = open_run();
-  std::vector<std::unique_ptr<line_client>> clients;
-  for (std::size_t i = 0; i < tool_bridge::max_connections; ++i) {
-    clients.push_back(std::make_unique<line_client>(socket_path_));
-    ASSERT_EQ(clients.back()->ask(list_request(run.token())).at("ok"), true) << i;  // admitted
+// A raw connection to the bridge that never says a word (one descriptor,
+// no io_context): what a hostile agent holds by the hundred.
+unique_fd silent_connection(const fs::path& socket) {
+  unique_fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
+  EXPECT_EQ(::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+  return fd;
+}
+
+// 400 held connections used to fill the bridge (256 at most, counted before
+// they said who they were): another session's ask_user vanished and its
+// turn "succeeded". Connections count once they authenticate, per run.
+TEST_F(tool_bridge_test, an_agent_holding_hundreds_of_connections_cannot_keep_another_run_out) {
+  auto hostile = open_run();
+  auto other = open_run();
+  std::vector<unique_fd> held;
+  for (int i = 0; i < 400; ++i) held.push_back(silent_connection(socket_path_));
+  line_client client(socket_path_);
+  EXPECT_EQ(client.ask(list_request(other.token())).at("ok"), true) << "the other run got through";
+  EXPECT_EQ(other.refused(), 0U);
+
+  // The hostile run's own connections: max_connections_per_run, then refusals it is charged with.
+  std::vector<std::unique_ptr<line_client>> own;
+  for (std::size_t i = 0; i < tool_bridge::max_connections_per_run; ++i) {
+    own.push_back(std::make_unique<line_client>(socket_path_));
+    ASSERT_EQ(own.back()->ask(list_request(hostile.token())).at("ok"), true) << i;
   }
   line_client over(socket_path_);
-  auto refused = over.read_line();
-  ASSERT_TRUE(refused);
-  EXPECT_EQ(json::parse(*refused).at("error"), "too many connections to the tool bridge");
-  EXPECT_TRUE(over.closed_by_peer());
-  // A connection that ends makes room again.
-  clients.front()->close();
-  bool admitted = false;
-  for (int attempt = 0; attempt < 100 && !admitted; ++attempt) {
-    line_client again(socket_path_);
-    auto reply = again.ask(list_request(run.token()));
-    admitted = reply.is_object() && reply.at("ok") == true;
-    if (!admitted) std::this_thread::sleep_for(20ms);
-  }
-  EXPECT_TRUE(admitted);
-  EXPECT_EQ(clients.back()->ask(list_request(run.token())).at("ok"), true);
+  const auto refused = over.ask(list_request(hostile.token()));
+  ASSERT_TRUE(refused.is_object());
+  EXPECT_EQ(refused.at("error"), "too many connections for this run");
+  EXPECT_EQ(hostile.refused(), 1U);
+  line_client again(socket_path_);
+  EXPECT_EQ(again.ask(list_request(other.token())).at("ok"), true);
+  EXPECT_EQ(other.refused(), 0U);
+  EXPECT_NE(unreachable_tools(1).find("could not reach Tether's tools"), std::string::npos);
+}
+
+// A connection that never authenticates is closed after auth_timeout.
+TEST_F(tool_bridge_test, a_connection_that_never_sends_a_request_is_closed) {
+  line_client silent(socket_path_);
+  EXPECT_TRUE(silent.closed_by_peer(tool_bridge::auth_timeout + 5s));
 }
 
 TEST_F(tool_bridge_test, stop_with_a_handler_still_running_ends_cleanly) {
