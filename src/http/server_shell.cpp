@@ -69,7 +69,8 @@ bool is_parse_error(const boost::system::error_code& ec) {
 // stop() reach a connection only through these, which post to its strand.
 struct connection_base {
   enum class state {
-    fresh,  // no complete request yet
+    fresh,  // no complete request head yet
+    body,   // its head is read, its body is still coming
     idle,   // between requests on a keep-alive connection
     busy,   // a request is being handled, or a stream runs
   };
@@ -80,6 +81,7 @@ struct connection_base {
   // Under impl::mu.
   std::string peer;
   state now = state::fresh;
+  bool trusted = false;  // it sent a head routes::inspect() trusted
   bool evicted = false;  // closed to make room: refused at its next look
 };
 
@@ -123,16 +125,21 @@ struct server_shell::impl : std::enable_shared_from_this<server_shell::impl> {
     --counted;
     if (auto p = per_peer.find(c.peer); p != per_peer.end() && --p->second == 0) per_peer.erase(p);
   }
-  // Makes room by evicting the oldest connection waiting for a request (one
-  // that never sent a complete request first), among all or only `peer`'s.
+  // Makes room by evicting the oldest connection not being served, among
+  // all or only `peer`'s: untrusted ones first; in each group one without a
+  // complete head, then one sending its body, then an idle one.
   bool evict_locked(const std::string* peer) {
-    for (const auto want : {connection_base::state::fresh, connection_base::state::idle}) {
-      for (auto& [id, c] : live) {
-        if (c->evicted || c->now != want || (peer != nullptr && c->peer != *peer)) continue;
-        c->evicted = true;
-        release_locked(*c);
-        c->interrupt_read();
-        return true;
+    using st = connection_base::state;
+    for (const bool trusted : {false, true}) {
+      for (const auto want : {st::fresh, st::body, st::idle}) {
+        for (auto& [id, c] : live) {
+          if (c->evicted || c->now != want || c->trusted != trusted || (peer != nullptr && c->peer != *peer))
+            continue;
+          c->evicted = true;
+          release_locked(*c);
+          c->interrupt_read();
+          return true;
+        }
       }
     }
     return false;
@@ -151,12 +158,14 @@ struct server_shell::impl : std::enable_shared_from_this<server_shell::impl> {
     live.emplace(id, c);
     return true;
   }
-  // The connection starts handling a request; false: it was evicted meanwhile.
-  bool begin_request(std::uint64_t id) {
+  // The connection moves on to `to` (body: its head is read; busy: its
+  // request is handled); false: it was evicted meanwhile.
+  bool advance(std::uint64_t id, connection_base::state to, bool trusted = false) {
     std::lock_guard lock(mu);
     const auto it = live.find(id);
     if (it == live.end() || it->second->evicted) return false;
-    it->second->now = connection_base::state::busy;
+    it->second->now = to;
+    it->second->trusted = it->second->trusted || trusted;
     return true;
   }
   void end_request(std::uint64_t id) {
@@ -297,6 +306,14 @@ net::awaitable<bool> write_response(conn_ptr<Stream> c, response res, std::chron
 
 enum class next { serve_again, close };
 
+// The answer of a connection evicted to make room for a newer one.
+template <class Stream>
+net::awaitable<next> refuse_evicted(impl_ptr self, conn_ptr<Stream> c) {
+  self->routes_->refused();
+  co_await c->write(self->options.refusal, refusal_timeout);
+  co_return next::close;
+}
+
 // One request and its reply.
 template <class Stream>
 net::awaitable<next> exchange(impl_ptr self, conn_ptr<Stream> c, std::uint64_t id, bool first) {
@@ -310,13 +327,16 @@ net::awaitable<next> exchange(impl_ptr self, conn_ptr<Stream> c, std::uint64_t i
   auto [ec, n] = co_await bhttp::async_read_header(c->raw(), c->buffer(), parser, use_tuple);
   c->reading = false;
   if (self->stopping) co_return next::close;
-  if (!self->begin_request(id)) {  // evicted to make room for a newer connection
-    self->routes_->refused();
-    co_await c->write(o.refusal, refusal_timeout);
-    co_return next::close;
+  head_policy policy;
+  if (!ec) policy = self->routes_->inspect(parser.get(), request_info{c->peer});
+  const std::size_t limit = policy.body_limit != 0 ? std::min(policy.body_limit, o.max_body_bytes) : o.max_body_bytes;
+  if (!self->advance(id, connection_base::state::body, policy.trusted)) co_return co_await refuse_evicted(self, c);
+  if (!ec && limit < o.max_body_bytes) {
+    parser.body_limit(limit);
+    if (parser.content_length() && *parser.content_length() > limit) ec = bhttp::error::body_limit;
   }
   if (ec == bhttp::error::body_limit) {  // Content-Length over the limit
-    auto res = self->routes_->too_large(parser.get(), o.max_body_bytes);
+    auto res = self->routes_->too_large(parser.get(), limit);
     res.keep_alive(false);
     if (co_await write_response(c, std::move(res), o.write_timeout)) co_await drain(c);
     co_return next::close;
@@ -337,10 +357,13 @@ net::awaitable<next> exchange(impl_ptr self, conn_ptr<Stream> c, std::uint64_t i
     if (wec) co_return next::close;
   }
   c->lowest().expires_after(o.request_timeout);
+  c->reading = true;
   auto [bec, bn] = co_await bhttp::async_read(c->raw(), c->buffer(), parser, use_tuple);
+  c->reading = false;
   if (self->stopping) co_return next::close;
+  if (!self->advance(id, connection_base::state::busy)) co_return co_await refuse_evicted(self, c);
   if (bec == bhttp::error::body_limit) {  // a chunked body that grew over the limit
-    auto res = self->routes_->too_large(parser.get(), o.max_body_bytes);
+    auto res = self->routes_->too_large(parser.get(), limit);
     res.keep_alive(false);
     if (co_await write_response(c, std::move(res), o.write_timeout)) co_await drain(c);
     co_return next::close;
@@ -354,7 +377,9 @@ net::awaitable<next> exchange(impl_ptr self, conn_ptr<Stream> c, std::uint64_t i
     co_return next::close;
   }
   c->lowest().expires_never();
-  auto r = co_await self->routes_->handle(parser.release());
+  request_info info;  // named: a braced temporary in a co_await is destroyed twice by g++ 12
+  info.peer = c->peer;
+  auto r = co_await self->routes_->handle(parser.release(), std::move(info));
   if (self->stopping) co_return next::close;
   if (r.streamer) {
     const auto after = co_await r.streamer(c);

@@ -31,10 +31,13 @@
 // max_connections_per_peer from one address (default half of the total),
 // and never more than the descriptor limit leaves after descriptor_reserve
 // (default a quarter of the limit, at least 256). At a limit, the oldest
-// connection waiting for a request (first one that never sent a complete
-// request, then one idle between requests; of that peer, for the per-peer
-// limit) is sent `refusal` and closed to make room; when there is none (all
-// busy or streaming) the new connection is. routes::refused() and
+// connection not being served is sent `refusal` and closed to make room
+// (of that peer, for the per-peer limit): first among connections that never
+// sent a trusted head (routes::inspect), then among the others; in each
+// group one that never sent a complete head first, then one still sending
+// its body (a slow body does not make a connection busy), then one idle
+// between requests. When there is none (all being served or streaming) the
+// new connection is. routes::refused() and
 // routes::connections_changed() let the owner count them.
 //
 // Threads: the shell runs on the executor it is given; each connection on a
@@ -124,6 +127,20 @@ struct reply {
 };
 // With neither message nor streamer, the connection is closed unanswered.
 
+// What the shell knows of a request besides its bytes.
+struct request_info {
+  std::string peer;  // the client's address ("127.0.0.1", "::1"), "" when unknown
+};
+
+// What the owner decides about a request once its head is read, before its
+// body is: the body's limit (0: options.max_body_bytes) and whether the head
+// carries valid credentials. A connection that ever sent a trusted head is
+// evicted last (see "Connections" above).
+struct head_policy {
+  std::size_t body_limit = 0;
+  bool trusted = false;
+};
+
 // What the owner of a shell decides.
 class routes {
  public:
@@ -131,7 +148,13 @@ class routes {
   // One request (owned by the call) in, its reply out. Runs on the
   // connection's strand; must not throw (an exception closes the connection
   // and is logged).
-  virtual boost::asio::awaitable<reply> handle(request req) = 0;
+  virtual boost::asio::awaitable<reply> handle(request req, request_info info) = 0;
+  // A request's head, before its body is read (on the connection's strand).
+  virtual head_policy inspect(const request& head, const request_info& info) {
+    (void)head;
+    (void)info;
+    return {};
+  }
   // The reply to a request whose body is over `limit` (`head`: its start
   // line and headers); the connection is closed after it.
   virtual response too_large(const request& head, std::size_t limit) = 0;

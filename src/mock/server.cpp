@@ -92,7 +92,7 @@ class mock_routes final : public http::routes {
   mock_routes(request_handler& h, std::chrono::milliseconds write_timeout)
       : handler_(h), write_timeout_(write_timeout) {}
 
-  net::awaitable<http::reply> handle(http::request req) override {
+  net::awaitable<http::reply> handle(http::request req, http::request_info) override {
     const bool head = req.method() == bhttp::verb::head;
     auto r = handler_.handle(sv(req.method_string()), sv(req.target()), req.body());
     const bool keep_alive = req.keep_alive() && !r.close;

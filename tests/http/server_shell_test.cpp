@@ -4,8 +4,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,7 +39,7 @@ using namespace std::chrono_literals;
 // at once with its target as the body.
 class test_routes final : public routes {
  public:
-  net::awaitable<reply> handle(request req) override {
+  net::awaitable<reply> handle(request req, request_info) override {
     const std::string target(req.target());
     if (target == "/block") {
       blocked_.set_value();
@@ -61,6 +63,28 @@ class test_routes final : public routes {
     r.message = std::move(res);
     co_return r;
   }
+  // Trusted: a head with "X-Trusted: yes"; /small takes a body of 16 bytes at most.
+  head_policy inspect(const request& head, const request_info& info) override {
+    head_policy p;
+    p.trusted = head["X-Trusted"] == "yes";
+    if (head.target() == "/small") p.body_limit = 16;
+    {
+      std::lock_guard lock(mu_);
+      ++heads_;
+      peer_ = info.peer;
+    }
+    heads_seen_.notify_all();
+    return p;
+  }
+  std::string peer() {
+    std::lock_guard lock(mu_);
+    return peer_;
+  }
+  // Until `n` heads were inspected in all.
+  void wait_heads(int n) {
+    std::unique_lock lock(mu_);
+    heads_seen_.wait(lock, [&] { return heads_ >= n; });
+  }
   response too_large(const request& head, std::size_t) override {
     response res{bhttp::status::payload_too_large, head.version()};
     res.prepare_payload();
@@ -79,6 +103,9 @@ class test_routes final : public routes {
   std::mutex mu_;
   std::shared_ptr<net::steady_timer> hold_;
   std::atomic<bool> hold_finished_{false};
+  std::condition_variable heads_seen_;
+  int heads_ = 0;
+  std::string peer_;
 
   void release_hold() {
     std::lock_guard lock(mu_);
@@ -96,9 +123,10 @@ class connection {
     tv.tv_sec = 20;
     ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   }
-  void send(const std::string& target) {
-    net::write(socket_, net::buffer("GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+  void send(const std::string& target, const std::string& headers = "") {
+    net::write(socket_, net::buffer("GET " + target + " HTTP/1.1\r\nHost: x\r\n" + headers + "\r\n"));
   }
+  void send_raw(const std::string& bytes) { net::write(socket_, net::buffer(bytes)); }
   // The status of the next response, 0 when none arrived.
   unsigned status(std::string* body = nullptr) {
     bhttp::response<bhttp::string_body> res;
@@ -134,6 +162,13 @@ class server_shell_test : public ::testing::Test {
   void release() {
     if (!released_) release_.set_value();
     released_ = true;
+  }
+  // The shell again, with these limits.
+  void restart(shell_options o) {
+    net::co_spawn(io_, shell_->stop(), net::use_future).get();
+    shell_ = std::make_unique<server_shell>(io_.get_executor(), std::move(o), routes_);
+    auto r = shell_->start();
+    ASSERT_TRUE(r) << (r ? "" : r.error().describe());
   }
 
   net::io_context io_;
@@ -180,6 +215,64 @@ TEST_F(server_shell_test, stop_ends_idle_keep_alive_connections) {
   EXPECT_EQ(shell_->connections(), 0U);
   EXPECT_EQ(a.status(), 0U) << "the connection was closed";
   EXPECT_EQ(b.status(), 0U);
+}
+
+// A head was read, its body trickles in: such a connection is not being
+// served, so a new connection at the limit evicts it (it used to count as
+// busy, and a flood of slow bodies locked every client out).
+TEST_F(server_shell_test, a_connection_still_sending_its_body_is_evicted_to_make_room) {
+  shell_options o;
+  o.max_connections = 3;
+  o.max_connections_per_peer = 3;
+  restart(o);
+  std::vector<std::unique_ptr<connection>> slow;
+  for (int i = 0; i < 3; ++i) {
+    slow.push_back(std::make_unique<connection>(shell_->port()));
+    slow.back()->send_raw("POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nx");
+  }
+  routes_->wait_heads(3);
+  connection next(shell_->port());
+  next.send("/fast");
+  std::string body;
+  EXPECT_EQ(next.status(&body), 200U) << "a client got in past three slow bodies";
+  EXPECT_EQ(body, "/fast");
+  EXPECT_EQ(slow.front()->status(), 503U) << "the oldest slow body was evicted";
+  EXPECT_EQ(routes_->peer(), "127.0.0.1") << "the routes learn the peer's address";
+}
+
+// Connections that never showed credentials go first: a flood of
+// untrusted connections cannot push out a client that signed in.
+TEST_F(server_shell_test, a_trusted_connection_is_evicted_after_every_untrusted_one) {
+  shell_options o;
+  o.max_connections = 2;
+  o.max_connections_per_peer = 2;
+  restart(o);
+  connection trusted(shell_->port());
+  trusted.send("/one", "X-Trusted: yes\r\n");
+  EXPECT_EQ(trusted.status(), 200U);
+  connection untrusted(shell_->port());
+  untrusted.send("/two");
+  EXPECT_EQ(untrusted.status(), 200U);
+  connection third(shell_->port());  // both idle now: the untrusted one, though newer, makes room
+  third.send("/three");
+  EXPECT_EQ(third.status(), 200U);
+  trusted.send("/again");
+  EXPECT_EQ(trusted.status(), 200U) << "the trusted connection was kept";
+  untrusted.send("/gone");
+  EXPECT_NE(untrusted.status(), 200U) << "the untrusted connection was the one evicted";
+}
+
+TEST_F(server_shell_test, a_route_can_take_a_smaller_body_than_the_shell) {
+  connection small(shell_->port());
+  small.send_raw("POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'x'));
+  EXPECT_EQ(small.status(), 413U);
+  connection other(shell_->port());
+  other.send_raw("POST /other HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'x'));
+  EXPECT_EQ(other.status(), 200U);
+  connection chunked(shell_->port());
+  chunked.send_raw("POST /small HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n20\r\n" +
+                   std::string(32, 'x') + "\r\n0\r\n\r\n");
+  EXPECT_EQ(chunked.status(), 413U);
 }
 
 TEST(server_shell_listen, malformed_addresses_are_refused_and_localhost_means_loopback) {
