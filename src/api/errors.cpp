@@ -35,6 +35,10 @@ class api_category_impl final : public std::error_category {
         return "request header fields too large";
       case api_errc::forbidden:
         return "forbidden";
+      case api_errc::too_many_requests:
+        return "too many requests";
+      case api_errc::misdirected:
+        return "misdirected request";
     }
     return "unknown api error";
   }
@@ -48,6 +52,8 @@ constexpr http_error conflict{409, "conflict"};
 constexpr http_error too_large{413, "payload_too_large"};
 constexpr http_error headers_too_large{431, "headers_too_large"};
 constexpr http_error forbidden{403, "forbidden"};
+constexpr http_error too_many_requests{429, "too_many_requests"};
+constexpr http_error misdirected{421, "misdirected_request"};
 constexpr http_error unsupported_media_type{415, "unsupported_media_type"};
 constexpr http_error internal{500, "internal"};
 constexpr http_error unavailable{503, "unavailable"};
@@ -77,6 +83,10 @@ http_error from_api(api_errc e) {
       return headers_too_large;
     case api_errc::forbidden:
       return forbidden;
+    case api_errc::too_many_requests:
+      return too_many_requests;
+    case api_errc::misdirected:
+      return misdirected;
   }
   return internal;
 }

@@ -21,6 +21,8 @@ enum class api_errc {
   unavailable,             // 503: over the connection limit
   headers_too_large,       // 431: the request's head exceeds the header limit
   forbidden,               // 403: signed in by cookie, without the CSRF header
+  too_many_requests,       // 429: too many failed credentials from one address (guard.h)
+  misdirected,             // 421: a Host this server does not answer to (guard.h)
 };
 
 const std::error_category& api_category();

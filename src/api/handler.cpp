@@ -14,6 +14,7 @@
 
 #include "api/body.h"
 #include "api/errors.h"
+#include "api/guard.h"
 #include "api/openapi.h"
 #include "api/views.h"
 #include "api/web_routes.h"
@@ -359,6 +360,19 @@ bool bearer_matches(std::string_view header, std::string_view token) {
   return diff == 0;
 }
 
+// 429 while the client's address has used up its failed credentials
+// (guard.h): asked of every request that carries a credential.
+std::optional<http_reply> throttled(const handler_context* ctx, const http_request& req) {
+  if (!ctx->throttle || !carries_credentials(req)) return std::nullopt;
+  const int wait = ctx->throttle->wait_s(req.peer);
+  if (wait == 0) return std::nullopt;
+  auto r = error_reply(make_error(api_errc::too_many_requests,
+                                  "too many wrong tokens from " + (req.peer.empty() ? "this address" : req.peer) +
+                                      "; try again in " + std::to_string(wait) + " s"));
+  r.headers.emplace_back("Retry-After", std::to_string(wait));
+  return r;
+}
+
 task<http_reply> handle(const handler_context* ctx, http_request req) {
   const auto parts = split_path(req.target);
   const std::string_view m = req.method;
@@ -374,6 +388,11 @@ task<http_reply> handle(const handler_context* ctx, http_request req) {
     return true;
   };
 
+  if (!host_allowed(req.host, ctx->options.allowed_hosts))
+    co_return error_reply(make_error(api_errc::misdirected,
+                                     "this server does not answer to the host '" + req.host +
+                                         "' (an IP address, localhost, or a name given to `tether serve "
+                                         "--allow-host`)"));
   if (route_is({"v1", "health"})) {
     if (!get) co_return method_not_allowed("GET");
     // Degraded when the store cannot write: a load balancer or supervisor
@@ -390,6 +409,7 @@ task<http_reply> handle(const handler_context* ctx, http_request req) {
     out["version"] = ctx->options.version;
     co_return json_reply(ok ? 200 : 503, out);
   }
+  if (auto wait = throttled(ctx, req)) co_return std::move(*wait);
   if (auto web = handle_public_web(ctx, req)) co_return std::move(*web);
   if (auto who = authenticate(ctx, req); !who) co_return error_reply(who.error());
   if (auto media = check_media_type(req.content_type, req.body); !media) co_return error_reply(media.error());

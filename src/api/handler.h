@@ -18,6 +18,7 @@
 namespace tether::api {
 
 class web_auth;
+class credential_throttle;
 
 struct http_request {
   std::string method;         // "GET", "POST", …
@@ -29,6 +30,8 @@ struct http_request {
   std::string cookie;         // the Cookie header (the web interface's sign-in)
   std::string csrf;           // the X-Tether-CSRF header
   std::string if_none_match;  // the If-None-Match header (the interface's files)
+  std::string host;           // the Host header (guard.h)
+  std::string peer;           // the client's address, for the credential throttle
   std::string body;
 };
 
@@ -63,6 +66,7 @@ struct handler_context {
   work::work_service* work = nullptr;  // options.work
   server_options options;
   std::shared_ptr<web_auth> auth;  // the web interface's sign-in (api/web_auth.h); null: bearer only
+  std::shared_ptr<credential_throttle> throttle;  // failed credentials per address (api/guard.h); null: none
 };
 
 // Never fails: errors become JSON error replies (errors.h maps the codes).

@@ -15,6 +15,7 @@
 #include <boost/beast/http.hpp>
 
 #include "api/errors.h"
+#include "api/guard.h"
 #include "api/handler.h"
 #include "api/server_metrics.h"
 #include "api/sse_stream.h"
@@ -50,6 +51,7 @@ constexpr std::string_view refusal =
     "Connection: close\r\nServer: tether\r\nContent-Length: 82\r\n\r\n"
     "{\"error\":{\"code\":\"unavailable\",\"message\":\"too many connections; try again later\"}}";
 constexpr std::uint32_t header_limit = 16U * 1024U;
+constexpr std::size_t login_body_limit = 4096;  // {"token": "…"} with room to spare
 
 // What every answer says about itself to a browser: no script, style or
 // connection from anywhere but this server, never framed, never sniffed
@@ -77,8 +79,9 @@ http::response to_response(http_reply r, unsigned version, bool keep_alive) {
   return res;
 }
 
-http_request from_wire(http::request req) {
+http_request from_wire(http::request req, http::request_info info) {
   http_request hr;
+  hr.peer = std::move(info.peer);
   hr.method = std::string(req.method_string());
   hr.target = std::string(req.target());
   hr.authorization = std::string(req[bhttp::field::authorization]);
@@ -88,6 +91,7 @@ http_request from_wire(http::request req) {
   hr.cookie = std::string(req[bhttp::field::cookie]);
   hr.csrf = std::string(req["X-Tether-CSRF"]);
   hr.if_none_match = std::string(req[bhttp::field::if_none_match]);
+  hr.host = std::string(req[bhttp::field::host]);
   hr.body = std::move(req.body());
   return hr;
 }
@@ -107,10 +111,10 @@ class api_routes final : public http::routes {
  public:
   explicit api_routes(std::shared_ptr<const handler_context> ctx) : ctx_(std::move(ctx)) {}
 
-  net::awaitable<http::reply> handle(http::request req) override {
+  net::awaitable<http::reply> handle(http::request req, http::request_info info) override {
     const unsigned version = req.version();
     const bool keep_alive = req.keep_alive();
-    auto r = co_await api::handle(ctx_.get(), from_wire(std::move(req)));
+    auto r = co_await api::handle(ctx_.get(), from_wire(std::move(req), std::move(info)));
     metrics::http_requests_total().with(std::to_string(r.status)).inc();
     http::reply out;
     if (r.stream) {  // the connection becomes an event stream until either side ends it
@@ -121,6 +125,16 @@ class api_routes final : public http::routes {
     }
     out.message = to_response(std::move(r), version, keep_alive);
     co_return out;
+  }
+
+  // Sign-in takes a small body; a head with a valid token or sign-in cookie
+  // makes its connection one the shell evicts last.
+  http::head_policy inspect(const http::request& head, const http::request_info&) override {
+    http::head_policy p;
+    if (head.target() == "/v1/auth/login") p.body_limit = login_body_limit;
+    p.trusted = bearer_matches(head[bhttp::field::authorization], ctx_->options.token) ||
+                (ctx_->auth && ctx_->auth->check(head[bhttp::field::cookie], unix_now()).has_value());
+    return p;
   }
 
   http::response too_large(const http::request& head, std::size_t limit) override {
@@ -212,6 +226,7 @@ std::shared_ptr<const handler_context> context_of(session::session_service& serv
   c->options = std::move(options);
   c->work = c->options.work;
   c->auth = std::make_shared<web_auth>(c->options.token);
+  c->throttle = std::make_shared<credential_throttle>();
   c->options.workspace_roots = resolve_roots(c->options.workspace_roots);
   return c;
 }

@@ -123,6 +123,9 @@ struct server_options {
   // empty: only the default workspace (no `workspace` field) is accepted.
   std::vector<std::filesystem::path> workspace_roots;
   std::filesystem::path data_dir;  // a workspace holding it is refused (api/workspace.h)
+  // Host names the server answers to besides IP literals and localhost
+  // (api/guard.h: other names are refused, against DNS rebinding).
+  std::vector<std::string> allowed_hosts;
   // Connections at once, in total and from one peer address; 0 = automatic
   // (see "Connections" above). The total is also kept under what the
   // descriptor limit leaves after descriptor_reserve.

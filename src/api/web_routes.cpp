@@ -9,6 +9,7 @@
 
 #include "api/body.h"
 #include "api/errors.h"
+#include "api/guard.h"
 #include "api/web_auth.h"
 #include "web/assets.h"
 
@@ -82,8 +83,10 @@ http_reply login(const handler_context* ctx, const http_request& req) {
   if (auto known = only_fields(*o, login_fields); !known) return error_reply(known.error());
   auto token = string_field(*o, "token");
   if (!token) return error_reply(token.error());
-  if (!*token || !bearer_matches("Bearer " + **token, ctx->options.token))
+  if (!*token || !bearer_matches("Bearer " + **token, ctx->options.token)) {
+    if (ctx->throttle) ctx->throttle->failed(req.peer);
     return error_reply(make_error(api_errc::unauthorized, "that is not the server's token"));
+  }
   if (!ctx->auth) return error_reply(make_error(api_errc::not_found, "this server has no web sign-in"));
   const auto s = ctx->auth->issue(unix_now());
   auto r = signed_in_reply(s);
@@ -230,6 +233,13 @@ http_reply to_the_interface(unsigned status, std::string_view target) {
 
 }  // namespace
 
+bool carries_credentials(const http_request& req) {
+  if (!req.authorization.empty()) return true;
+  if (cookie_value(req.cookie, session_cookie_name)) return true;
+  const auto parts = split_path(req.target);
+  return parts.size() == 3 && parts[0] == "v1" && parts[1] == "auth" && parts[2] == "login";
+}
+
 std::optional<http_reply> handle_public_web(const handler_context* ctx, const http_request& req) {
   const auto parts = split_path(req.target);
   if (parts.empty()) {
@@ -256,9 +266,11 @@ std::optional<http_reply> handle_public_web(const handler_context* ctx, const ht
 result<void> authenticate(const handler_context* ctx, const http_request& req) {
   if (bearer_matches(req.authorization, ctx->options.token)) return {};
   const auto s = ctx->auth ? ctx->auth->check(req.cookie, unix_now()) : std::nullopt;
-  if (!s)
+  if (!s) {
+    if (ctx->throttle && carries_credentials(req)) ctx->throttle->failed(req.peer);
     return make_error(api_errc::unauthorized,
                       "a valid 'Authorization: Bearer' token is required (or sign in at /ui/)");
+  }
   if (!is_read(req) && !web_auth::csrf_matches(*s, req.csrf))
     return make_error(api_errc::forbidden,
                       "a request signed in by cookie must carry the " + std::string(csrf_header_name) + " header");

@@ -44,6 +44,10 @@ std::optional<http_reply> handle_public_web(const handler_context* ctx, const ht
 // Whether a request carries the bearer token, or the cookie (with the CSRF
 // header unless GET/HEAD): api_errc::unauthorized or forbidden otherwise.
 result<void> authenticate(const handler_context* ctx, const http_request& req);
+// A failed check counts against the client's address (api/guard.h).
+// Whether a request presents a credential: an Authorization header, a
+// sign-in cookie, or a sign-in attempt.
+bool carries_credentials(const http_request& req);
 // The routes above that need authentication; nullopt: not one of them.
 std::optional<http_reply> handle_web(const handler_context* ctx, const http_request& req);
 

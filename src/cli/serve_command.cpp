@@ -15,6 +15,7 @@
 #include <fstream>
 #include <future>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -54,6 +55,7 @@ struct serve_args {
   std::string results;   // `tether e2e`'s results folder the interface shows
   std::string tls_cert;  // PEM files: serve HTTPS
   std::string tls_key;
+  std::vector<std::string> allow_hosts;  // Host names answered besides IP literals and localhost
 };
 
 std::string trimmed(std::string s) {
@@ -89,6 +91,8 @@ result<std::string> bearer_token(const fs::path& data) {
   return token;
 }
 
+constexpr std::size_t min_token_bytes = 32;
+
 bool loopback(const std::string& listen) {
   return listen.starts_with("127.") || listen.starts_with("[::1]") || listen.starts_with("localhost:");
 }
@@ -115,9 +119,18 @@ int serve(const serve_args& args) {
     fmt::print(stderr, "tether serve: {}\n", token.error().describe());
     return 2;
   }
+  if (token->size() < min_token_bytes) {
+    fmt::print(stderr,
+               "tether serve: the token from {} is {} bytes; at least {} are needed (for example `openssl rand -hex "
+               "16` makes one), so that it cannot be guessed\n",
+               std::getenv("TETHER_TOKEN") != nullptr ? "$TETHER_TOKEN" : (n.data_dir() / "token").string(),
+               token->size(), min_token_bytes);
+    return 2;
+  }
   api::server_options so;
   so.listen = args.listen;
   so.token = *token;
+  so.allowed_hosts = args.allow_hosts;
   so.max_body_bytes = args.max_body_bytes;
   so.heartbeat = std::chrono::milliseconds(std::max(10, args.heartbeat_ms));
   so.sse_max_buffered = std::max<std::size_t>(4096, args.sse_max_buffered);
@@ -219,6 +232,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "the event store: a PostgreSQL URL (postgres://…) shared with other nodes (default: the config's "
                   "store, else SQLite in the data directory)");
   cmd->add_option("--listen", args->listen, "HOST:PORT to listen on (port 0 picks a free one)")->capture_default_str();
+  cmd->add_option("--allow-host", args->allow_hosts,
+                  "a Host name the server answers to besides IP addresses and localhost (repeatable; other names "
+                  "are refused, against DNS rebinding)");
   cmd->add_option("--node", args->node,
                   "this node's name for leases (unique among live servers on one store; on a shared store the default "
                   "is the host's name)")

@@ -31,6 +31,7 @@
 //   TETHER_TEST_RESULTS   screenshots, figures and server logs (default
 //                         build/test-results/browser in the checkout)
 import { spawn } from "node:child_process";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -351,7 +352,7 @@ export class Harness {
     h.results = results_dir();
     h.dir = fs.mkdtempSync(path.join(os.tmpdir(), "tether-browser-"));
     live_dirs.add(h.dir);
-    h.token = token || `browser-test-token-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
+    h.token = token || `browser-test-token-${crypto.randomBytes(16).toString("hex")}`;
     h.servers = [];
     h.browser = null;
     try {

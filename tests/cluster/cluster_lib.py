@@ -11,7 +11,7 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PG = os.path.join(ROOT, "scripts", "pg-cluster")
-TOKEN = "cluster-test-token-0123456789"
+TOKEN = "cluster-test-token-0123456789abcdef"
 
 
 class Failure(Exception):

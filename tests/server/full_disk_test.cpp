@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-const std::string token = "full-disk-test-token";
+const std::string token = "full-disk-test-token-0123456789abcdef";
 
 // Whether this process may mount a tmpfs in a private mount namespace.
 bool can_mount_tmpfs(const fs::path& where) {
