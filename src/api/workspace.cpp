@@ -1,6 +1,8 @@
 #include "api/workspace.h"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "api/errors.h"
 
@@ -18,13 +20,29 @@ bool inside(const fs::path& p, const fs::path& root) {
 
 }  // namespace
 
-bool holds_data_dir(const fs::path& workspace, const fs::path& data_dir) {
-  if (data_dir.empty()) return false;
+namespace {
+
+// Both paths resolved (weakly_canonical); nullopt when either cannot be.
+std::optional<std::pair<fs::path, fs::path>> resolved(const fs::path& workspace, const fs::path& data_dir) {
+  if (data_dir.empty()) return std::nullopt;
   std::error_code ec;
-  const fs::path w = fs::weakly_canonical(workspace, ec);
-  if (ec) return false;
-  const fs::path d = fs::weakly_canonical(data_dir, ec);
-  return !ec && inside(d, w);
+  fs::path w = fs::weakly_canonical(workspace, ec);
+  if (ec) return std::nullopt;
+  fs::path d = fs::weakly_canonical(data_dir, ec);
+  if (ec) return std::nullopt;
+  return std::pair{std::move(w), std::move(d)};
+}
+
+}  // namespace
+
+bool holds_data_dir(const fs::path& workspace, const fs::path& data_dir) {
+  const auto r = resolved(workspace, data_dir);
+  return r && inside(r->second, r->first);
+}
+
+bool in_data_dir(const fs::path& workspace, const fs::path& data_dir) {
+  const auto r = resolved(workspace, data_dir);
+  return r && inside(r->first, r->second);
 }
 
 result<std::string> resolve_workspace(std::string_view given, const std::vector<fs::path>& roots,
@@ -38,6 +56,11 @@ result<std::string> resolve_workspace(std::string_view given, const std::vector<
   if (holds_data_dir(resolved, data_dir))
     return make_error(api_errc::bad_request, "field 'workspace': '" + p.string() +
                                                  "' holds Tether's data directory, which the agent's tools must not reach");
+  if (in_data_dir(resolved, data_dir))
+    return make_error(api_errc::bad_request,
+                      "field 'workspace': '" + p.string() +
+                          "' is inside Tether's data directory (other sessions' workspaces, agent homes, the "
+                          "store); name none and the session gets its own workspace there");
   for (const auto& root : roots)
     if (inside(resolved, root)) return resolved.string();
   std::string list;

@@ -13,7 +13,9 @@
 // `roots` must already be resolved (resolve_roots). A refusal is
 // api_errc::bad_request naming the field `workspace`. So is a workspace that
 // holds `data_dir` (Tether's data directory, its token and store), which
-// the agent's tools would otherwise reach.
+// the agent's tools would otherwise reach, and one inside it (another
+// session's workspace, an agent's home, run/): a session's own workspace
+// there is the one it gets by naming none.
 #pragma once
 
 #include <filesystem>
@@ -31,6 +33,9 @@ result<std::string> resolve_workspace(std::string_view given, const std::vector<
 // Whether `workspace` is `data_dir` or one of its ancestors (both resolved
 // as above): Tether's data would be in reach of the agent's tools.
 bool holds_data_dir(const std::filesystem::path& workspace, const std::filesystem::path& data_dir);
+
+// Whether `workspace` is inside `data_dir` (or is it), resolved as above.
+bool in_data_dir(const std::filesystem::path& workspace, const std::filesystem::path& data_dir);
 
 // The roots resolved as above, duplicates and unresolvable ones dropped.
 std::vector<std::filesystem::path> resolve_roots(const std::vector<std::filesystem::path>& roots);

@@ -253,6 +253,11 @@ int run_once(run_args args) {
           "run: the workspace {} holds Tether's data directory {}, which the agent's tools must not reach; run "
           "in a project directory, or give --workspace or --data",
           workspace.string(), data.string()));
+    if (api::in_data_dir(workspace, data))
+      return usage_error(fmt::format(
+          "run: the workspace {} is inside Tether's data directory {} (other sessions' workspaces, agent homes); "
+          "run in a project directory, or give --workspace or --data",
+          workspace.string(), data.string()));
   }
   if (auto r = io->run(service.start()); !r) {
     fmt::print(stderr, "tether run: {}\n", r.error().message);

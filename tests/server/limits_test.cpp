@@ -68,15 +68,28 @@ TEST(Limits, AWorkspaceOutsideTheRootsIsRefusedAndNothingIsCreated) {
   }
   EXPECT_FALSE(std::filesystem::exists("/nonexistent-tether-e2e"));
 
-  // Under the data directory's workspaces/ (a default root) a turn runs there.
-  const auto inside = (c.dir() / "data" / "workspaces" / "mine").string();
-  auto created = c.call("POST", "/v1/sessions", json::object{{"workspace", inside}});
+  // Nothing inside the data directory is a workspace a session may name:
+  // another session's, an agent's home, run/, workspaces/ itself.
+  auto first = c.call("POST", "/v1/sessions", json::object{});
+  ASSERT_EQ(first.status, 201u) << first.body;
+  const std::string other(first.json.at("session").at("id").as_string());
+  const auto data = c.dir() / "data";
+  for (const auto& bad : {data / "workspaces" / other, data / "workspaces" / "mine", data / "workspaces",
+                          data / "agents" / other / "home", data / "run", data}) {
+    auto r = c.call("POST", "/v1/sessions", json::object{{"workspace", bad.string()}});
+    EXPECT_EQ(r.status, 400u) << bad << ": " << r.body;
+    EXPECT_NE(r.body.find("data directory"), std::string::npos) << r.body;
+  }
+  EXPECT_FALSE(std::filesystem::exists(data / "workspaces" / "mine"));
+
+  // Naming none, a session gets its own workspaces/<id>, and a turn runs there.
+  auto created = c.call("POST", "/v1/sessions", json::object{});
   ASSERT_EQ(created.status, 201u) << created.body;
   const std::string s(created.json.at("session").at("id").as_string());
   c.send(s, "Write file note.txt: inside\nReply with exactly: written");
   c.wait_idle(s);
   EXPECT_EQ(c.last_answer(s), "written");
-  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(inside) / "note.txt"));
+  EXPECT_TRUE(std::filesystem::exists(data / "workspaces" / s / "note.txt"));
 }
 
 }  // namespace
