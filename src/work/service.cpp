@@ -141,6 +141,40 @@ task<result<store::task_row>> work_service::task_row(task_id id) {
   co_return t;
 }
 
+task<result<void>> work_service::check_lineage(task_id parent) {
+  // Up to the root: the new task's level is the number of its ancestors.
+  std::size_t level = 0;
+  task_id root = parent;
+  for (std::optional<task_id> at = parent; at;) {
+    auto row = co_await task_row(*at);
+    if (!row) co_return row.error();
+    if (++level > options_.max_depth)
+      co_return make_error(util_errc::invalid_argument, fmt::format("a task may be at most {} levels below its root task; "
+                                                             "{} is already at the deepest level",
+                                                             options_.max_depth, parent.str()));
+    root = row->id;
+    at = row->parent;
+  }
+  // Down from the root, breadth first, until the bound.
+  std::vector<task_id> todo{root};
+  std::size_t below = 0;
+  while (!todo.empty()) {
+    store::task_filter children;
+    children.parent = todo.back();
+    todo.pop_back();
+    children.limit = options_.max_descendants + 1;
+    auto rows = co_await store_.list_tasks(std::move(children));
+    if (!rows) co_return rows.error();
+    below += rows->size();
+    if (below >= options_.max_descendants)
+      co_return make_error(util_errc::invalid_argument,
+                           fmt::format("the root task {} already has {} tasks below it, the most one tree may have",
+                                       root.str(), options_.max_descendants));
+    for (const auto& r : *rows) todo.push_back(r.id);
+  }
+  co_return ok();
+}
+
 task<result<work_service::created>> work_service::create_task(task_request req) {
   TETHER_CO_TRY(check_field("title", req.title, 500, true));
   TETHER_CO_TRY(check_field("description", req.description, options_.max_text_bytes, false));
@@ -153,6 +187,7 @@ task<result<work_service::created>> work_service::create_task(task_request req) 
     auto existing = co_await store_.get_task(id);
     if (existing) co_return make_error(store::store_errc::conflict, "task " + id.str() + " already exists");
   }
+  if (req.parent) TETHER_CO_TRY(co_await check_lineage(*req.parent));
   std::string workspace = req.workspace;
   if (workspace.empty()) {
     const auto dir = options_.workspaces / id.str();

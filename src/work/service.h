@@ -109,6 +109,12 @@ struct work_options {
   std::vector<std::filesystem::path> local_roots;
   // Child tasks one task may have (agents create them).
   std::size_t max_children = 50;
+  // A child task is at most max_depth levels below its root task (a root is
+  // level 0), and one root has at most max_descendants tasks below it, so an
+  // agent that makes children that make children stops at a bound, not at
+  // 50^n (util_errc::invalid_argument naming the limit).
+  std::size_t max_depth = 4;
+  std::size_t max_descendants = 200;
 };
 
 struct task_request {
@@ -217,6 +223,8 @@ class work_service {
 
  private:
   task<result<store::task_row>> task_row(task_id id);
+  // Whether a new child of `parent` stays within max_depth and max_descendants.
+  task<result<void>> check_lineage(task_id parent);
   store::event_store& store_;
   session::session_service& sessions_;
   work_options options_;

@@ -347,6 +347,31 @@ TEST(Work, AnAgentCannotHaveTetherCloneALocalRepositoryOutsideTheWorkspaceRoots)
   EXPECT_TRUE(c.call("GET", "/v1/projects").json.at("projects").as_array().empty());
 }
 
+// One message of an agent made 40 tasks in 10 s, and children of children
+// grow as 50^n: a tree stops at four levels below its root and at 200 tasks.
+TEST(Work, ChildTasksStopAtFourLevelsAndTwoHundredTasksUnderOneRoot) {
+  cluster c;
+  const std::string root = str(new_task(c, json::object{{"title", "root"}}), "id");
+  std::string parent = root;
+  for (int level = 1; level <= 4; ++level)
+    parent = str(new_task(c, json::object{{"title", "level " + std::to_string(level)}, {"parent_task_id", parent}}),
+                 "id");
+  auto deeper = c.call("POST", "/v1/tasks", json::object{{"title", "level 5"}, {"parent_task_id", parent}});
+  EXPECT_EQ(deeper.status, 400U) << deeper.body;
+  EXPECT_NE(deeper.body.find("levels below its root"), std::string::npos) << deeper.body;
+  for (int i = 0; i < 196; ++i)
+    new_task(c, json::object{{"title", "wide " + std::to_string(i)}, {"parent_task_id", root}});
+  auto over = c.call("POST", "/v1/tasks", json::object{{"title", "one too many"}, {"parent_task_id", root}});
+  EXPECT_EQ(over.status, 400U) << over.body;
+  EXPECT_NE(over.body.find("200 tasks below it"), std::string::npos) << over.body;
+  auto listed = c.call("GET", "/v1/tasks?parent_task_id=" + root + "&limit=1000");
+  ASSERT_EQ(listed.status, 200U) << listed.body;
+  EXPECT_EQ(listed.json.at("tasks").as_array().size(), 197U) << "1 chain + 196 wide children of the root";
+  // Another root starts a tree of its own.
+  const std::string other = str(new_task(c, json::object{{"title", "other root"}}), "id");
+  EXPECT_EQ(c.call("POST", "/v1/tasks", json::object{{"title", "fine"}, {"parent_task_id", other}}).status, 201U);
+}
+
 TEST(Work, TheApiRefusesStaleWritesBadMovesAndUnknownIds) {
   cluster c;
   const auto t = new_task(c, json::object{{"title", "refusals"}});
