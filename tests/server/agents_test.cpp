@@ -498,7 +498,9 @@ TEST_P(AgentRuntime, AFollowUpSentMidTurnReachesTheAgentWhereItCan) {
   const auto s = create(c);
   say(c, s, "Reply with exactly: ready");  // the process is warm
   const auto before = c.model_requests().size();
-  const auto flag = c.dir() / "go";
+  // In the workspace: a contained agent has a /tmp of its own, so a flag
+  // elsewhere under /tmp would never appear to its tool.
+  const auto flag = fs::path(std::string(c.session(s).at("workspace").as_string())) / "go";
   c.send(s, "Wait for file " + flag.string() + "\nReply with exactly: FIRST");
   const auto until = std::chrono::steady_clock::now() + 120s;
   while (c.model_requests().size() <= before && std::chrono::steady_clock::now() < until)
