@@ -17,6 +17,8 @@
 //                                  profile's server profile)
 //   send  text, delivery           POST …/inputs; text is a template
 //   wait  for = idle | waiting | running | runs | file, count, path, timeout_ms
+//                                  (running: the session says so and an
+//                                  execution runs, so the first turn has its inputs)
 //   stop                           POST …/interrupt
 //   reset                          POST …/reset
 //   answer option | other          answers the pending question (by option

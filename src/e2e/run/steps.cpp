@@ -100,7 +100,17 @@ result<bool> reached(cell_env& env, const step& s, std::string& seen) {
              std::to_string(num(sess->if_contains("pending_inputs"))) + " pending input(s)";
       const auto status = str(sess->if_contains("status"));
       if (s.target == wait_target::idle) return status == "idle" && num(sess->if_contains("pending_inputs")) == 0;
-      return status == to_string(s.target);
+      if (status != to_string(s.target)) return false;
+      if (s.target != wait_target::running) return true;
+      // "running" also covers a node that has taken the session up but not
+      // yet started its execution: an input sent then joins the first turn
+      // (both are pending when it starts). A turn runs once its execution does.
+      auto runs = list_executions(env);
+      if (!runs) return runs.error();
+      seen += ", no execution running yet";
+      return std::any_of(runs->begin(), runs->end(), [](const json::value& x) {
+        return x.is_object() && str(x.as_object().if_contains("status")) == "running";
+      });
     }
     case wait_target::runs: {
       auto n = finished_runs(env);
