@@ -26,18 +26,22 @@ const planning_script = [
 const detail = (id) => api.call("GET", `/v1/tasks/${id}`);
 const pending_confirmation = (d) => d.interactions.find((i) => i.kind === "confirmation" && i.status === "pending");
 
-// A click on what the selector finds now: the task view re-renders as its
-// events arrive, so an element found a moment ago may have been replaced
-// ("Node is detached from document"); the click is then made again on the
-// new one.
+// A click on what the selector finds now, once it is shown and enabled:
+// found, checked and clicked in one task of the page, so a re-render of the
+// task view (it re-renders as its events arrive) cannot replace the element
+// between puppeteer's steps (it did: "Node is detached from document", "Node
+// is either not clickable or not an Element").
 async function click(page, selector) {
-  for (let tries = 1; ; ++tries) {
-    try {
-      return await page.click(selector);
-    } catch (e) {
-      if (tries >= 5 || !/detached/i.test(String(e?.message))) throw e;
-    }
-  }
+  await page.waitForFunction(
+    (sel) => {
+      const el = document.querySelector(sel);
+      if (!el || el.disabled || el.getClientRects().length === 0) return false;
+      el.click();
+      return true;
+    },
+    { timeout: wait_ms },
+    selector,
+  );
 }
 
 async function click_reject(page, reason) {
@@ -59,7 +63,7 @@ h.test("a plan rejected then approved from the task view: the task runs to done"
   await go(page, "#/tasks", `[data-test=task-board] [data-test=task-card][data-task-id="${id}"]`);
   const column = await page.$eval(`[data-test=task-card][data-task-id="${id}"]`, (c) => c.closest("[data-test=task-column]")?.getAttribute("data-status"));
   assert.equal(column, (await detail(id)).task.status, "the card is in its status's column");
-  await click(page, `[data-test=task-card][data-task-id="${id}"]`);
+  await click(page, `[data-test=task-card][data-task-id="${id}"] a`);  // its title, the link a person clicks
   await page.waitForSelector("[data-test=task-view]", { visible: true });
   await page.waitForFunction(() => /^#\/tasks\/tsk_/.test(location.hash));
   await page.waitForFunction(() => [...document.querySelectorAll("[data-test=plan-revision]")].some((r) => r.textContent.includes("DRAFT-PLAN")));
