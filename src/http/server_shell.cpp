@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <charconv>
@@ -599,6 +600,13 @@ tcp::endpoint server_shell::local_endpoint() const {
 std::size_t server_shell::connections() const {
   std::lock_guard lock(impl_->mu);
   return impl_->live.size();
+}
+
+std::size_t server_shell::idle_connections() const {
+  std::lock_guard lock(impl_->mu);
+  return static_cast<std::size_t>(std::count_if(impl_->live.begin(), impl_->live.end(), [](const auto& entry) {
+    return !entry.second->evicted && entry.second->now == connection_base::state::idle;
+  }));
 }
 
 std::size_t descriptor_limit() {

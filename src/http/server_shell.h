@@ -206,8 +206,9 @@ class server_shell {
   [[nodiscard]] std::uint16_t port() const;
   // The bound address (after start()).
   [[nodiscard]] boost::asio::ip::tcp::endpoint local_endpoint() const;
-  // Connections open now (tests); any thread.
+  // Connections open now, and those idle between requests (tests); any thread.
   [[nodiscard]] std::size_t connections() const;
+  [[nodiscard]] std::size_t idle_connections() const;
 
   struct impl;
 
