@@ -388,8 +388,10 @@ TEST_P(AgentRuntime, TheAgentSeesItsKeyButNoneOfTethersSecrets) {
 // server's files live outside /tmp here (the sandbox's /tmp is always a
 // fresh one, which would hide them anyway).
 TEST(AgentContain, TheAgentSeesAReadOnlyHostWithoutTheServersSecretsOrOtherSessions) {
-  const auto build = fs::path(tether_binary()).parent_path().parent_path();
-  const auto base = build / ("contain-test-" + std::to_string(::getpid()));
+  // Under /var/tmp, not the build directory: a checkout may itself be under /tmp.
+  const auto base = fs::path("/var/tmp") / ("tether-contain-test-" + std::to_string(::getpid()));
+  const auto build = base / "host";  // a host directory the agent must not write
+  fs::create_directories(build);
   fs::create_directories(base / "tmp");
   fs::create_directories(base / "roots" / "other-ws");
   std::ofstream(base / "roots" / "other-ws" / "secret.txt") << "another session's work";
