@@ -51,8 +51,10 @@ struct connection : std::enable_shared_from_this<connection> {
   net::steady_timer deadline;             // closes the connection while it waits for a request too long
   std::string buffer;                     // read but not yet framed
   std::shared_ptr<pending_call> waiting;  // the call whose reply it awaits
-  // Under impl::mu: the run it authenticated as (null: not yet).
+  // Under impl::mu: the run it authenticated as (null: not yet), and whether
+  // it was evicted to make room (then it counts as gone).
   bridge_run* run = nullptr;
+  bool evicted = false;
 
   void close_now() {
     deadline.cancel();
@@ -119,12 +121,12 @@ struct tool_bridge::impl : std::enable_shared_from_this<tool_bridge::impl> {
     std::size_t unauthenticated = 0;
     std::shared_ptr<connection> oldest;
     for (auto& [i, other] : live) {
-      if (other->run != nullptr) continue;
+      if (other->run != nullptr || other->evicted) continue;
       if (!oldest) oldest = other;
       ++unauthenticated;
     }
     if (unauthenticated >= max_unauthenticated && oldest) {
-      oldest->run = &evicted;  // counted as gone from now on
+      oldest->evicted = true;
       oldest->shut();
     }
     id = next_id++;
@@ -149,7 +151,6 @@ struct tool_bridge::impl : std::enable_shared_from_this<tool_bridge::impl> {
     std::lock_guard lock(mu);
     live.erase(id);
   }
-  bridge_run evicted;  // stands for "no run" on an evicted connection
   void shut_all() {
     std::lock_guard lock(mu);
     stopping = true;
@@ -185,8 +186,6 @@ net::awaitable<bool> send(conn_ptr c, std::string line) {
   co_return !ec;
 }
 
-// Lines in, replies out, until the peer leaves, a line is refused with a
-// close, or the bridge stops.
 // Closes the connection unless a request line arrives within `d`.
 void await_request(const conn_ptr& c, std::chrono::milliseconds d) {
   c->deadline.expires_after(d);
@@ -196,6 +195,8 @@ void await_request(const conn_ptr& c, std::chrono::milliseconds d) {
   });
 }
 
+// Lines in, replies out, until the peer leaves, a line is refused with a
+// close, waits too long, or the bridge stops.
 net::awaitable<void> converse(impl_ptr self, conn_ptr c) {
   for (bool first = true;; first = false) {
     if (c->buffer.find('\n') == std::string::npos)

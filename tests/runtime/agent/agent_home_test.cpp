@@ -7,11 +7,11 @@
 
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "runtime/agent/agent_test_support.h"
 #include "runtime/agent/json_lines.h"
 
 namespace tether::runtime::agent {
@@ -21,17 +21,9 @@ namespace fs = std::filesystem;
 
 class agent_home : public testing::Test {
  protected:
-  agent_home() {
-    std::random_device rd;
-    dir_ = fs::temp_directory_path() / ("tether-home-" + std::to_string(rd()));
-    data_ = dir_ / "data";
-    victim_ = dir_ / "other-workspace";
+  agent_home() : data_(dir_.path() / "data"), victim_(dir_.path() / "other-workspace") {
     fs::create_directories(victim_);
     fs::permissions(victim_, fs::perms(0755), fs::perm_options::replace);
-  }
-  ~agent_home() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
   }
   [[nodiscard]] unsigned mode(const fs::path& p) const {
     struct stat st {};
@@ -39,14 +31,14 @@ class agent_home : public testing::Test {
     return st.st_mode & 07777U;
   }
 
-  fs::path dir_;
+  test::temp_dir dir_;
   fs::path data_;
   fs::path victim_;
   const session_id session_ = session_id::parse("ses_01J0000000000000000000HOME").value();
 };
 
 TEST_F(agent_home, preparing_a_home_makes_its_directories_private) {
-  auto d = prepare_dirs(data_, session_, (dir_ / "ws").string());
+  auto d = prepare_dirs(data_, session_, (dir_.path() / "ws").string());
   ASSERT_TRUE(d) << d.error().describe();
   for (const auto* sub : {"", ".config", ".local/share", ".local/state", ".cache", "tmp"})
     EXPECT_EQ(mode(d->home / sub), 0700U) << sub;
@@ -58,12 +50,12 @@ TEST_F(agent_home, preparing_a_home_makes_its_directories_private) {
 }
 
 TEST_F(agent_home, a_link_planted_in_the_home_is_refused_and_its_target_left_alone) {
-  auto first = prepare_dirs(data_, session_, (dir_ / "ws").string());
+  auto first = prepare_dirs(data_, session_, (dir_.path() / "ws").string());
   ASSERT_TRUE(first) << first.error().describe();
   const auto home = first->home;
   fs::remove_all(home / ".cache");
   fs::create_directory_symlink(victim_, home / ".cache");
-  auto again = prepare_dirs(data_, session_, (dir_ / "ws").string());
+  auto again = prepare_dirs(data_, session_, (dir_.path() / "ws").string());
   EXPECT_FALSE(again) << "a home whose .cache is a link was prepared";
   EXPECT_EQ(mode(victim_), 0755U) << "the link's target was made private";
 
