@@ -9,10 +9,14 @@
 //   - the agent alone: the same CLI with the same configuration and prompt
 //     run directly (no Tether), spawn to exit;
 //   - overhead: turn − the agent alone, per turn at the median.
+// And the model relay (model_relay.h) alone: the same streamed request to
+// the scripted model, directly and through the relay, alternately, over
+// keep-alive connections: time to the first byte of the body and to its
+// end; what the relay adds is the difference of the medians.
 // Every turn is "Reply with exactly: …" in one session, so turns after the
 // first resume the agent's session. Medians and maxima over --turns turns.
 //
-//   tether_agent_bench [--turns 5] [--out FILE.json]
+//   tether_agent_bench [--turns 5] [--relay-requests 400] [--out FILE.json]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,7 +27,11 @@
 
 #include <boost/json.hpp>
 
+#include "bench_util.h"
+#include "mock/server.h"
 #include "process/run_to_end.h"
+#include "runtime/agent/model_relay.h"
+#include "runtime/native/providers/http_client.h"
 #include "runtime/agent/agent_env.h"
 #include "runtime/agent/agent_runtime.h"
 #include "runtime/agent/dialect.h"
@@ -121,7 +129,7 @@ void alone(const runtime_case& rc, const fs::path& program, const std::string& r
   tether::process::spawn_options o;
   o.argv = {"/bin/sh", "-c", "exec \"$@\" < \"$PROMPT_FILE\"", "sh"};
   o.argv.insert(o.argv.end(), l->argv.begin(), l->argv.end());
-  o.env = agent::agent_environment(ao, dirs, l->env);
+  o.env = agent::agent_environment(ao, dirs, l->env, ao.api_key);
   o.env.push_back("PROMPT_FILE=" + prompt_file.string());
   o.cwd = dirs.workspace;
   const auto t0 = clock_type::now();
@@ -183,17 +191,98 @@ json::object run_case(const runtime_case& rc, int turns) {
 
 }  // namespace
 
+// One streamed Responses request; microseconds to the first body byte and to the end.
+struct timed {
+  double first_us = 0;
+  double whole_us = 0;
+};
+
+tether::bench::latency_summary stats(const std::vector<timed>& v, bool first) {
+  std::vector<double> us;
+  us.reserve(v.size());
+  for (const auto& t : v) us.push_back(first ? t.first_us : t.whole_us);
+  return tether::bench::summarize(std::move(us));
+}
+
+json::object measure_relay(int requests) {
+  namespace native = tether::runtime::native;
+  namespace bench = tether::bench;
+  tether::mock::server model({.listen = "127.0.0.1:0"});
+  if (auto r = model.start(); !r) bench::die("mock-llm", r.error());
+  bench::pool io(2);
+  const auto dir = fs::temp_directory_path() / ("tether-relay-bench-" + std::to_string(::getpid()));
+  agent::model_relay relay(io.executor(), agent::relay_options{dir / "relay.sock"});
+  if (auto r = relay.start(); !r) bench::die("relay", r.error());
+  native::http_options ho;
+  ho.proxies.no_proxy = "*";
+  auto client = std::make_shared<native::http_client>(ho);
+  auto grant = relay.open({model.base_url() + "/v1", "", client});
+  const std::string body =
+      R"({"model":"m","stream":true,"input":"Reply with exactly: the quick brown fox jumps over the lazy dog"})";
+  auto one = [&](const std::string& base, const std::string& key) {
+    native::http_request req;
+    req.url = base + "/responses";
+    req.headers = {{"Authorization", "Bearer " + key}, {"Content-Type", "application/json"}};
+    req.body = body;
+    auto t = std::make_shared<timed>();
+    const auto t0 = clock_type::now();
+    native::http_handler h;
+    h.on_body = [t, t0](std::string_view) {
+      if (t->first_us == 0) t->first_us = bench::micros(clock_type::now() - t0);
+      return native::body_action::more;
+    };
+    auto r = io.run(client->send(std::move(req), std::move(h), {}));
+    if (r.error) bench::die("a request", tether::error(r.error, r.message));
+    t->whole_us = bench::micros(clock_type::now() - t0);
+    return *t;
+  };
+  const std::string direct_base = model.base_url() + "/v1";
+  const std::string relay_base = relay.local_url(direct_base);
+  for (int i = 0; i < 20; ++i) {  // warm both paths' connections
+    one(direct_base, "k");
+    one(relay_base, grant.token());
+  }
+  std::vector<timed> direct, relayed;
+  for (int i = 0; i < requests; ++i) {
+    direct.push_back(one(direct_base, "k"));
+    relayed.push_back(one(relay_base, grant.token()));
+  }
+  const auto d_first = stats(direct, true), r_first = stats(relayed, true);
+  const auto d_whole = stats(direct, false), r_whole = stats(relayed, false);
+  std::printf("\nmodel relay, %d streamed requests each way (us)   p50     p99\n", requests);
+  std::printf("  first byte   direct %8.0f %7.0f   relayed %8.0f %7.0f   added p50 %6.0f\n", d_first.p50_us,
+              d_first.p99_us, r_first.p50_us, r_first.p99_us, r_first.p50_us - d_first.p50_us);
+  std::printf("  whole        direct %8.0f %7.0f   relayed %8.0f %7.0f   added p50 %6.0f\n", d_whole.p50_us,
+              d_whole.p99_us, r_whole.p50_us, r_whole.p99_us, r_whole.p50_us - d_whole.p50_us);
+  const auto usage = grant.take_usage();
+  std::printf("  usage read from %zu of %d relayed responses\n", usage.responses, requests + 20);
+  grant.close();
+  io.run(relay.stop());
+  model.stop();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return json::object{{"requests", requests},
+                      {"first_byte", json::object{{"direct", bench::to_json(d_first)}, {"relayed", bench::to_json(r_first)}}},
+                      {"whole", json::object{{"direct", bench::to_json(d_whole)}, {"relayed", bench::to_json(r_whole)}}},
+                      {"added_p50_first_byte_us", r_first.p50_us - d_first.p50_us},
+                      {"added_p50_whole_us", r_whole.p50_us - d_whole.p50_us},
+                      {"responses_with_usage", usage.responses}};
+}
+
 int main(int argc, char** argv) {
   int turns = 5;
+  int relay_requests = 400;
   std::string out;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--turns" && i + 1 < argc) {
       turns = std::max(1, std::stoi(argv[++i]));
+    } else if (a == "--relay-requests" && i + 1 < argc) {
+      relay_requests = std::max(1, std::stoi(argv[++i]));
     } else if (a == "--out" && i + 1 < argc) {
       out = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: tether_agent_bench [--turns 5] [--out FILE.json]\n");
+      std::fprintf(stderr, "usage: tether_agent_bench [--turns 5] [--relay-requests 400] [--out FILE.json]\n");
       return 2;
     }
   }
@@ -208,6 +297,9 @@ int main(int argc, char** argv) {
               "p50");
   json::array results;
   for (const auto& rc : cases) results.push_back(run_case(rc, turns));
-  if (!out.empty()) std::ofstream(out) << json::serialize(json::object{{"agents", std::move(results)}}) << "\n";
+  auto relay = measure_relay(relay_requests);
+  if (!out.empty())
+    std::ofstream(out) << json::serialize(json::object{{"agents", std::move(results)}, {"relay", std::move(relay)}})
+                       << "\n";
   return 0;
 }

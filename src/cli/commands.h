@@ -117,4 +117,9 @@ void add_completion_command(CLI::App& app, int& exit_code);
 // variable is missing, 1 when stdout is gone.
 void add_mcp_command(CLI::App& app, int& exit_code);
 
+// `tether relay-forward --port P --socket S -- PROGRAM…` (hidden): inside an
+// agent's relay-only sandbox, 127.0.0.1:P to the model relay's socket, then
+// PROGRAM (relay_forward_command.cpp).
+void add_relay_forward_command(CLI::App& app, int& exit_code);
+
 }  // namespace tether::cli

@@ -186,6 +186,20 @@ result<void> read_agent(profile& p, const toml::table& t, const std::string& whe
   } else {
     return bad(fmt::format("{}.permissions: \"{}\" is not one of approve-all, approve-reads, deny-all", where, *perms));
   }
+  auto network = text(t, where, "network", std::string(to_string(a.network)));
+  if (!network) return network.error();
+  if (*network == "relay-only") {
+    a.network = agent_network::relay_only;
+  } else if (*network == "full") {
+    a.network = agent_network::full;
+  } else {
+    return bad(fmt::format("{}.network: \"{}\" is not one of relay-only, full", where, *network));
+  }
+  auto ca_file = text(t, where, "ca_file", "");
+  if (!ca_file) return ca_file.error();
+  p.ca_file = *ca_file;
+  if (!p.ca_file.empty() && !std::filesystem::path(p.ca_file).is_absolute())
+    return bad(fmt::format("{}.ca_file: \"{}\" is not an absolute path", where, p.ca_file));
   auto args = string_list(t, where, "args");
   if (!args) return args.error();
   a.args = std::move(*args);
@@ -236,8 +250,9 @@ struct runtime_kind {
   result<void> (*read)(profile& p, const toml::table& t, const std::string& where);
 };
 
-const std::set<std::string_view> agent_keys{"command", "model", "base_url", "api_key_env",     "permissions",
-                                            "args",    "env",   "set_env",  "idle_timeout_ms", "provider"};
+const std::set<std::string_view> agent_keys{"command", "model",    "base_url",        "api_key_env", "permissions",
+                                            "args",    "env",      "set_env",         "idle_timeout_ms",
+                                            "provider", "network", "ca_file"};
 
 std::set<std::string_view> with(std::set<std::string_view> keys, std::string_view key) {
   keys.insert(key);
@@ -366,6 +381,8 @@ result<void> use_provider(profile& p) {
     p.api_key_env = p.base_url.find("anthropic") != std::string::npos ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
   return ok();
 }
+
+std::string_view to_string(agent_network n) { return n == agent_network::full ? "full" : "relay-only"; }
 
 std::string_view to_string(agent_permissions p) {
   switch (p) {

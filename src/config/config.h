@@ -58,6 +58,10 @@ namespace tether::config {
 enum class agent_permissions { approve_all, approve_reads, deny_all };
 std::string_view to_string(agent_permissions p);
 
+// What a contained agent program reaches of the network (`network`).
+enum class agent_network { relay_only, full };
+std::string_view to_string(agent_network n);
+
 // The settings of the agent-program kinds beside base_url, model, api_key_env and env (names passed
 // through to the agent, like native's tools):
 //
@@ -74,6 +78,13 @@ std::string_view to_string(agent_permissions p);
 //   env         = ["GOPATH"]             # passed through from Tether's environment
 //   set_env     = { FOO = "bar" }        # set in the agent's environment
 //   idle_timeout_ms = 600000             # no output for this long: the turn fails
+//   network     = "relay-only"           # | "full": what the agent reaches in its contain sandbox
+//   ca_file     = "/etc/my-ca.pem"       # certificates the model relay trusts for base_url
+//
+// The agent's model requests go through Tether's model relay
+// (runtime/agent/model_relay.h): the agent holds a token of its run, never
+// the key. network = "relay-only" gives its contain sandbox no network but
+// the relay; "full" the host's network (for agents whose own tools need it).
 //
 // The kinds: one process per turn (codex-exec, claude-print, opencode-run),
 // or a warm process per session kept across turns (codex, claude, opencode,
@@ -90,6 +101,7 @@ struct agent_settings {
   std::int64_t idle_timeout_ms = 600'000;
   std::int64_t keep_alive_ms = 600'000;  // the warm kinds'
   std::int64_t max_processes = 8;        // the warm kinds'
+  agent_network network = agent_network::relay_only;
 };
 
 // A profile: its name and runtime kind, then the settings of that kind (the

@@ -21,10 +21,12 @@
 #include "node/data_dir.h"
 #include "node/masks.h"
 #include "runtime/agent/agent_runtime.h"
+#include "runtime/agent/model_relay.h"
 #include "runtime/agent/programs.h"
 #include "runtime/agent/tool_bridge.h"
 #include "runtime/agent/warm_runtime.h"
 #include "runtime/native/native_runtime.h"
+#include "runtime/native/providers/http_client.h"
 #include "runtime/native/tools/process_records.h"
 #include "runtime/native/tools/sandbox.h"
 #include "runtime/registry.h"
@@ -72,6 +74,7 @@ std::map<std::string, boost::json::value, std::less<>> session_config(const conf
   out["runtime_config"] = json::object{{"max_steps", p.max_steps},
                                        {"context_window", p.context_window},
                                        {"network", p.network},
+                                       {"agent_network", config::to_string(p.agent.network)},
                                        {"agent", std::move(agent)}};
   out["model"] = json::object{{"model", p.model},
                               {"base_url", p.base_url},
@@ -114,6 +117,7 @@ struct node::impl {
   std::unique_ptr<work::work_service> work;
   asio::thread_pool work_pool{2};                       // git and the setup commands of task workspaces (they block)
   std::unique_ptr<runtime::agent::tool_bridge> bridge;  // started with the first agent profile
+  std::unique_ptr<runtime::agent::model_relay> relay;   // likewise
   bool closed = false;
 
   // Starts the scripted model once, on first use by a profile.
@@ -249,6 +253,26 @@ struct node::impl {
     return bridge.get();
   }
 
+  // The relay agents reach their model through, on first use.
+  result<runtime::agent::model_relay*> model_relay() {
+    if (!relay) {
+      auto r = std::make_unique<runtime::agent::model_relay>(io.get_executor(),
+                                                             runtime::agent::relay_options{data / "run" / "relay.sock"});
+      if (auto started = r->start(); !started) return started.error();
+      relay = std::move(r);
+    }
+    return relay.get();
+  }
+
+  // What the relay forwards a profile's requests with: its CA file, the
+  // environment's proxies (never for the scripted model, on loopback).
+  static std::shared_ptr<runtime::native::http_client> upstream_client(const config::profile& prof) {
+    runtime::native::http_options h;
+    h.ca_file = prof.ca_file;
+    if (prof.scripted()) h.proxies.no_proxy = "*";
+    return std::make_shared<runtime::native::http_client>(std::move(h));
+  }
+
   result<std::string> model_key(const config::profile& prof) {
     if (prof.api_key_env.empty()) return std::string();
     const char* key = std::getenv(prof.api_key_env.c_str());
@@ -290,7 +314,16 @@ struct node::impl {
     o.work = &work_tools;
     std::error_code ec;
     o.tether_program = fs::read_symlink("/proc/self/exe", ec);
+    auto r = model_relay();
+    if (!r) return make_error(util_errc::invalid_argument, "profile " + prof.name + ": " + r.error().message);
+    o.relay = *r;
+    o.upstream = upstream_client(prof);
     o.bwrap = agent_sandbox(prof);
+    o.relay_only = prof.agent.network == config::agent_network::relay_only;
+    if (o.relay_only && !o.bwrap)
+      spdlog::warn("node: WARNING: profile {}: network = \"relay-only\" needs bubblewrap: the agent has the "
+                   "host's network",
+                   prof.name);
     contain_view(o);
     o.io = io.get_executor();
     if constexpr (std::is_same_v<Dialect, agent::warm_dialect>)
@@ -473,6 +506,7 @@ void node::close() {
   run(impl_->service->stop());
   impl_->work_pool.join();
   if (impl_->bridge) run(impl_->bridge->stop());
+  if (impl_->relay) run(impl_->relay->stop());
   impl_->store->stop();
   impl_->guard.reset();
   for (auto& t : impl_->threads) t.join();

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <optional>
 #include <random>
+#include <regex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -42,8 +43,9 @@ const agent_case opencode{"opencode", "opencode-run", "opencode", "/v1"};
 const agent_case codex_server{"codex_server", "codex", "codex", "/v1", true, true, "scripted", true};
 const agent_case claude_stream{"claude_stream", "claude", "claude", "", true, true, "scripted", true};
 const agent_case opencode_serve{"opencode_serve", "opencode", "opencode", "/v1", true, true, "scripted", true};
-// codex-acp reports no usage; with an unknown model name it adds a warning to the answer.
-const agent_case acp_codex{"acp_codex", "acp-codex", "codex-acp", "/v1", true, false, "gpt-5.5"};
+// codex-acp reports no usage itself (the model relay reads it from the
+// responses); with an unknown model name it adds a warning to the answer.
+const agent_case acp_codex{"acp_codex", "acp-codex", "codex-acp", "/v1", true, true, "gpt-5.5"};
 const agent_case acp_claude{"acp_claude", "acp-claude", "claude-agent-acp", "", true};
 const agent_case acp_opencode{"acp_opencode", "acp-opencode", "opencode", "/v1", true};
 
@@ -359,10 +361,13 @@ TEST_P(AgentRuntime, AnAgentThatGoesSilentIsStoppedAfterTheIdleTimeout) {
   fs::remove(silent);
 }
 
-TEST_P(AgentRuntime, TheAgentSeesItsKeyButNoneOfTethersSecrets) {
+// The provider key never reaches an agent: its key variable holds a token
+// of its run (the model relay forwards with the key), and nothing in its
+// home holds the key either.
+TEST_P(AgentRuntime, TheAgentHoldsARunTokenNeitherTheProviderKeyNorTethersSecrets) {
   TETHER_REQUIRE_AGENT(bin, GetParam().binary);
-  // The agent prints its whole environment to stderr, then garbage: the
-  // failed run's reason quotes that stderr, as Tether recorded it.
+  // The agent prints its environment to stderr, then garbage: the failed
+  // run's reason quotes that stderr, as Tether recorded it.
   const auto nosy = script("nosy-" + GetParam().profile, "env >&2\necho not-json\nexit 3\n");
   const std::string key = "sk-test-" + std::to_string(std::random_device{}());
   ::setenv("TETHER_AGENT_TEST_KEY", key.c_str(), 1);
@@ -371,8 +376,18 @@ TEST_P(AgentRuntime, TheAgentSeesItsKeyButNoneOfTethersSecrets) {
   const auto s = create(c);
   const auto error = failed_turn(c, s);
   EXPECT_NE(error.find("HOME=" + (c.dir() / "data" / "agents").string()), std::string::npos) << error;
-  EXPECT_EQ(error.find(key), std::string::npos) << "the key reached the run's error";
-  EXPECT_NE(error.find("[redacted]"), std::string::npos) << error;  // it was there, under its variable
+  EXPECT_EQ(error.find(key), std::string::npos) << "the key reached the agent (or the run's error)";
+  EXPECT_EQ(error.find("[redacted]"), std::string::npos) << "the key reached the agent: " << error;
+  // Its key variable holds a run token instead (64 hex digits).
+  EXPECT_TRUE(std::regex_search(error, std::regex("_KEY=[0-9a-f]{64}\\b"))) << error;
+  // Nor is the key in any file of the agents' homes once the run is over.
+  for (const auto& f : fs::recursive_directory_iterator(c.dir() / "data" / "agents",
+                                                        fs::directory_options::skip_permission_denied)) {
+    if (!f.is_regular_file()) continue;
+    std::ifstream in(f.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text.find(key), std::string::npos) << f.path();
+  }
   EXPECT_EQ(error.find(c.token()), std::string::npos) << "the server's token reached the agent";
   EXPECT_EQ(error.find("TETHER_TOKEN"), std::string::npos) << error;
   EXPECT_EQ(error.find("TETHER_AGENT_TEST_KEY"), std::string::npos) << "a withheld variable was passed as it is";
@@ -450,6 +465,60 @@ TEST(AgentContain, TheAgentSeesAReadOnlyHostWithoutTheServersSecretsOrOtherSessi
   restore();
   std::error_code ec;
   fs::remove_all(base, ec);
+}
+
+// What an agent reaches of the network, as a hostile agent (a script in
+// place of the ACP agent) probes it: the model server and Tether's API on
+// the host's loopback, and the model relay with its run's token. It prints
+// each answer on stderr and fails; the run's error quotes that stderr.
+std::string probe_network(const std::string& network) {
+  const auto base = fs::path("/var/tmp") / ("tether-relay-test-" + std::to_string(::getpid()) + "-" + network);
+  fs::create_directories(base);
+  const auto hostile = base / "probe.sh";
+  std::ofstream(hostile)
+      << "#!/bin/bash\n. " << (base / "ports.sh").string() << "\n"
+      << "p() { if timeout 5 bash -c \"exec 3<>/dev/tcp/127.0.0.1/$2\" 2>/dev/null; then echo \"$1=open\" >&2; "
+         "else echo \"$1=closed\" >&2; fi; }\n"
+      << "p model_direct $MOCK_PORT\np tether_api $API_PORT\n"
+      << "rest=${TETHER_MODEL_BASE_URL#http://127.0.0.1:}; port=${rest%%/*}; path=${rest#$port}\n"
+      << "body='{\"model\":\"m\",\"input\":\"Reply with exactly: through the relay\"}'\n"
+      << "if exec 3<>/dev/tcp/127.0.0.1/$port; then\n"
+      << "  printf 'POST %s/responses HTTP/1.1\\r\\nHost: x\\r\\nAuthorization: Bearer %s\\r\\nContent-Type: "
+         "application/json\\r\\nConnection: close\\r\\nContent-Length: %d\\r\\n\\r\\n%s' \"$path\" "
+         "\"$TETHER_MODEL_KEY\" ${#body} \"$body\" >&3\n"
+      << "  reply=$(timeout 10 cat <&3)\nfi\n"
+      << "echo \"relay_status=$(head -1 <<<\"$reply\" | cut -d' ' -f2)\" >&2\n"
+      << "grep -q 'through the relay' <<<\"$reply\" && echo relay_answer=yes >&2\n"
+      << "echo not-json\nexit 3\n";
+  fs::permissions(hostile, fs::perms::owner_all);
+  std::string error;
+  {
+    cluster c({}, "\n[profiles.probe]\nruntime = \"acp\"\nbase_url = \"{mock}/v1\"\nmodel = \"m\"\nnetwork = \"" +
+                      network + "\"\ncommand = \"" + hostile.string() + "\"\n");
+    std::ofstream(base / "ports.sh") << "MOCK_PORT=" << c.mock_port() << "\nAPI_PORT=" << c.port() << "\n";
+    auto r = c.call("POST", "/v1/sessions", json::object{{"profile", "probe"}});
+    EXPECT_EQ(r.status, 201u) << r.body;
+    const std::string s(r.json.at("session").at("id").as_string());
+    c.send(s, "Reply with exactly: never");
+    c.wait_idle(s, 60s);
+    const auto runs = c.executions(s);
+    if (!runs.empty()) error = std::string(runs.back().at("error").as_string());
+  }
+  std::error_code ec;
+  fs::remove_all(base, ec);
+  return error;
+}
+
+TEST(AgentRelay, ARelayOnlyAgentReachesItsModelThroughTheRelayAndNothingElse) {
+  const auto error = probe_network("relay-only");
+  for (const char* seen : {"model_direct=closed", "tether_api=closed", "relay_status=200", "relay_answer=yes"})
+    EXPECT_NE(error.find(seen), std::string::npos) << seen << " in " << error;
+}
+
+TEST(AgentRelay, AFullNetworkAgentReachesTheHostsLoopbackToo) {
+  const auto error = probe_network("full");
+  for (const char* seen : {"model_direct=open", "tether_api=open", "relay_status=200", "relay_answer=yes"})
+    EXPECT_NE(error.find(seen), std::string::npos) << seen << " in " << error;
 }
 
 // The agent process that served an execution (executions.agent_process.pid; 0 when none was recorded).

@@ -12,7 +12,9 @@
 //                                   non-essential traffic off
 //   acp-opencode  opencode          `opencode acp`, opencode's configuration
 //                                   file (opencode.h, as opencode run)
-//   acp           acp               the profile's command, as it is
+//   acp           acp               the profile's command, as it is, with
+//                                   TETHER_MODEL_BASE_URL, TETHER_MODEL and
+//                                   TETHER_MODEL_KEY when it has a model
 // The profile's `args` follow in each case.
 #include "runtime/agent/acp.h"
 #include "runtime/agent/codex_common.h"
@@ -84,6 +86,10 @@ class acp_dialect final : public warm_dialect {
         break;
       }
       case which::any:
+        // Any ACP agent: where its model is (the model relay), what to ask
+        // for; the key (a token of the run) is in TETHER_MODEL_KEY.
+        if (!in.endpoint.base_url.empty()) l.env["TETHER_MODEL_BASE_URL"] = in.endpoint.base_url;
+        if (!in.endpoint.model.empty()) l.env["TETHER_MODEL"] = in.endpoint.model;
         break;
     }
     for (const auto& a : in.settings->args) l.argv.push_back(a);

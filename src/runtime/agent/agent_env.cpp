@@ -61,7 +61,8 @@ result<agent_dirs> prepare_dirs(const fs::path& data_dir, const session_id& s, c
 }
 
 std::vector<std::string> agent_environment(const agent_options& o, const agent_dirs& dirs,
-                                           const std::map<std::string, std::string>& extra) {
+                                           const std::map<std::string, std::string>& extra,
+                                           const std::string& model_key) {
   // The tools' allow-list (runtime/native/tools/sandbox.h): the basics, the
   // pass-through names, HOME; never a withheld name or TETHER_TOKEN.
   native::sandbox_policy policy;
@@ -80,19 +81,36 @@ std::vector<std::string> agent_environment(const agent_options& o, const agent_d
   for (const auto& [k, v] : o.settings.set_env) env[k] = v;
   for (const auto& [k, v] : extra) env[k] = v;
   if (!o.endpoint.key_variable.empty())
-    env[o.endpoint.key_variable] = o.api_key.empty() ? std::string(placeholder_key) : o.api_key;
+    env[o.endpoint.key_variable] = model_key.empty() ? std::string(placeholder_key) : model_key;
   std::vector<std::string> out;
   out.reserve(env.size());
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);
   return out;
 }
 
+relay_ticket open_relay(const agent_options& o, launch_input& in) {
+  if (o.relay == nullptr || o.endpoint.base_url.empty()) return {};
+  auto t = o.relay->open(relay_upstream{o.endpoint.base_url, o.api_key, o.upstream});
+  in.endpoint.base_url = o.relay->local_url(o.endpoint.base_url);
+  return t;
+}
+
 result<std::unique_ptr<process::child>> spawn_agent(const boost::asio::any_io_executor& ex, const agent_options& o,
-                                                    const agent_dirs& dirs, std::vector<std::string> argv,
-                                                    const std::map<std::string, std::string>& env) {
+                                                    const agent_dirs& dirs, launch l, const relay_ticket& relay) {
+  auto argv = std::move(l.argv);
+  // Without the relay the agent holds the key itself.
+  const bool relayed = relay.open() && o.relay != nullptr;
+  const bool relay_only = relayed && o.relay_only && o.bwrap && !l.serves_loopback;
+  if (relay_only) {
+    std::vector<std::string> wrapped = {o.tether_program.string(), "relay-forward", "--port",
+                                        std::to_string(o.relay->port()), "--socket",
+                                        o.relay->socket_path().string(), "--"};
+    for (auto& a : argv) wrapped.push_back(std::move(a));
+    argv = std::move(wrapped);
+  }
   process::spawn_options so;
   so.argv = std::move(argv);
-  so.env = agent_environment(o, dirs, env);
+  so.env = agent_environment(o, dirs, l.env, relayed ? relay.token() : o.api_key);
   so.cwd = dirs.workspace;
   so.stdin_mode = process::input::pipe;
   so.grace = o.grace;
@@ -103,10 +121,11 @@ result<std::unique_ptr<process::child>> spawn_agent(const boost::asio::any_io_ex
     box.mode = process::sandbox_mode::contain;
     box.bwrap = *o.bwrap;
     box.root = dirs.workspace;
-    box.network = true;
+    box.network = !relay_only;
     box.hidden = fs::weakly_canonical(o.data_dir, ec);
     box.exposed = {fs::weakly_canonical(dirs.home, ec), dirs.workspace};
     if (o.bridge != nullptr) box.exposed.push_back(o.bridge->socket_path());
+    if (relayed) box.exposed.push_back(o.relay->socket_path());
     box.masked = o.masked;
     box.visible = o.visible;
     so.sandbox = std::move(box);

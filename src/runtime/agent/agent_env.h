@@ -16,6 +16,8 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "runtime/agent/dialect.h"
+#include "runtime/agent/model_relay.h"
 #include "util/ids.h"
 #include "util/result.h"
 
@@ -43,17 +45,26 @@ result<agent_dirs> prepare_dirs(const std::filesystem::path& data_dir, const ses
 // TETHER_TOKEN), HOME and the XDG variables in its home, set_env, then
 // `extra` (the dialect's), then the model key under its variable.
 std::vector<std::string> agent_environment(const agent_options& o, const agent_dirs& dirs,
-                                           const std::map<std::string, std::string>& extra);
+                                           const std::map<std::string, std::string>& extra,
+                                           const std::string& model_key);
 
-// Starts the agent (step 3 of agent_runtime.h): `argv` and `env` (the
-// dialect's variables), stdin a pipe, in the session's workspace, its own
+// The run's grant of the model relay when the agent's model goes through it
+// (o.relay set, an endpoint with a base URL): `in`'s base URL becomes the
+// relay's. Otherwise an empty ticket and `in` as it was.
+relay_ticket open_relay(const agent_options& o, launch_input& in);
+
+// Starts the agent (step 3 of agent_runtime.h): the dialect's launch (argv
+// and its variables), stdin a pipe, in the session's workspace, its own
 // process group, in bubblewrap's `contain` sandbox when o.bwrap is set
 // (the data directory hidden but for the home, the workspace and the
-// bridge's socket), recorded in DATA/run/procs before it runs. The caller
-// calls forget_agent() once it reaped the child.
+// bridge's and relay's sockets), recorded in DATA/run/procs before it runs.
+// With an open `relay` grant the model key variable holds its token, and
+// with o.relay_only the sandbox has no network (unless the launch
+// serves_loopback): `tether relay-forward` runs the agent, listening on the
+// relay's port inside. The caller calls
+// forget_agent() once it reaped the child.
 result<std::unique_ptr<process::child>> spawn_agent(const boost::asio::any_io_executor& ex, const agent_options& o,
-                                                    const agent_dirs& dirs, std::vector<std::string> argv,
-                                                    const std::map<std::string, std::string>& env);
+                                                    const agent_dirs& dirs, launch l, const relay_ticket& relay);
 void forget_agent(const agent_options& o, pid_t pid);
 
 // The last lines of an agent's stderr, for failure messages: read() runs

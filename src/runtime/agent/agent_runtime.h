@@ -65,6 +65,10 @@
 #include "runtime/native/providers/pricing.h"
 #include "session/runtime.h"
 
+namespace tether::runtime::native {
+class http_client;
+}
+
 namespace tether::work {
 class agent_tools;
 }
@@ -72,6 +76,7 @@ class agent_tools;
 namespace tether::runtime::agent {
 
 class tool_bridge;
+class model_relay;
 
 struct agent_options {
   std::string profile;
@@ -104,6 +109,16 @@ struct agent_options {
   std::vector<std::filesystem::path> visible;
   // The warm runtime's processes run on strands of this executor (the node's).
   boost::asio::any_io_executor io;
+  // The model relay (model_relay.h): when set and the endpoint has a base
+  // URL, the agent's base URL is the relay's and its key a token of its
+  // run (a turn, or a warm process's life); the provider key (api_key)
+  // never reaches the agent, and usage is read from every response.
+  // `upstream` is the client the relay forwards this profile's requests with.
+  model_relay* relay = nullptr;
+  std::shared_ptr<native::http_client> upstream;
+  // relay-only (config: agent.network): in the contain sandbox the agent
+  // has no network but the relay, reached through `tether relay-forward`.
+  bool relay_only = true;
 };
 
 std::unique_ptr<session::runtime> make_per_turn_runtime(std::unique_ptr<dialect> d, agent_options o);

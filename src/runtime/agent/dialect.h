@@ -98,6 +98,10 @@ struct launch_input {
 struct launch {
   std::vector<std::string> argv;           // argv[0]: the program
   std::map<std::string, std::string> env;  // set beside the runtime's base environment
+  // Tether reaches the agent over the host's loopback (opencode serve's
+  // HTTP server): its sandbox keeps the host's network, whatever the
+  // profile's `network` says.
+  bool serves_loopback = false;
 };
 
 class dialect {

@@ -406,6 +406,7 @@ class opencode_serve final : public warm_dialect {
     l.env = std::move(*env);
     l.env[std::string(password_variable)] = random_hex(24);
     l.argv = {in.program.string(), "serve", "--hostname", "127.0.0.1", "--port", "0"};
+    l.serves_loopback = true;  // Tether talks to its HTTP server on 127.0.0.1
     for (const auto& a : in.settings->args) l.argv.push_back(a);
     return l;
   }

@@ -147,6 +147,8 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   in.prompt = render_prompt(ctx, kind);
   if (can_resume(ctx, kind)) in.resume = ctx.binding->external_session_id;
   in.endpoint = o_.endpoint;
+  auto relay = open_relay(o_, in);  // the turn's grant: its token dies with the turn
+  rec->meter(relay);
   const auto settings = rec->settings_for(o_.settings);  // lives until the turn returns
   in.settings = &settings;
   if (o_.bridge != nullptr) {
@@ -164,7 +166,7 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   auto launched = dialect_->prepare(in);
   if (!launched) co_return co_await rec->fail(launched.error().message, {});
   {
-    auto proc = spawn_agent(ex, o_, *dirs, std::move(launched->argv), launched->env);
+    auto proc = spawn_agent(ex, o_, *dirs, *launched, relay);
     if (!proc) co_return co_await rec->fail(proc.error().message, {});
     st->proc = std::move(proc).value();
   }

@@ -208,11 +208,20 @@ asio::awaitable<turn_result> turn_recorder::fail(std::string why, std::string st
   std::vector<model::payload> events;
   events.emplace_back(model::step_failed{message});
   (void)co_await record(std::move(events));
-  co_return turn_result{turn_status::failed, std::move(message), usage_};
+  co_return turn_result{turn_status::failed, std::move(message), usage()};
+}
+
+model::usage turn_recorder::usage() {
+  if (relay_ != nullptr) {
+    auto m = relay_->take_usage();
+    relayed_ += m.usage;
+    relayed_responses_ += m.responses;
+  }
+  return relayed_responses_ > 0 ? relayed_ : usage_;
 }
 
 asio::awaitable<turn_result> turn_recorder::complete() {
-  auto usage = usage_;
+  auto usage = this->usage();
   if (facts_.prices != nullptr) {
     const auto cost = native::price_usage(*facts_.prices, facts_.model, usage, std::nullopt);
     usage.cost_usd = cost.usd;
@@ -226,12 +235,12 @@ asio::awaitable<turn_result> turn_recorder::complete() {
   co_return turn_result{asked_ ? turn_status::waiting : turn_status::completed, {}, usage};
 }
 
-turn_result turn_recorder::interrupted() const { return turn_result{turn_status::interrupted, {}, usage_}; }
+turn_result turn_recorder::interrupted() { return turn_result{turn_status::interrupted, {}, usage()}; }
 
-turn_result turn_recorder::failed_recording() const {
-  if (!record_error_) return turn_result{turn_status::failed, "recording failed", usage_};
+turn_result turn_recorder::failed_recording() {
+  if (!record_error_) return turn_result{turn_status::failed, "recording failed", usage()};
   const bool lost = *record_error_ == session::session_errc::lease_lost;
-  return turn_result{lost ? turn_status::interrupted : turn_status::failed, record_error_->message, usage_};
+  return turn_result{lost ? turn_status::interrupted : turn_status::failed, record_error_->message, usage()};
 }
 
 }  // namespace tether::runtime::agent

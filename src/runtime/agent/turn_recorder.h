@@ -24,6 +24,7 @@
 #include <boost/json/value.hpp>
 
 #include "runtime/agent/dialect.h"
+#include "runtime/agent/model_relay.h"
 #include "runtime/agent/tool_bridge.h"
 #include "runtime/native/providers/pricing.h"
 #include "session/runtime.h"
@@ -88,15 +89,23 @@ class turn_recorder {
   // step.ended with the usage priced; completed, or waiting after a question.
   boost::asio::awaitable<session::turn_result> complete();
   // interrupted, with the usage so far.
-  [[nodiscard]] session::turn_result interrupted() const;
+  [[nodiscard]] session::turn_result interrupted();
   // After a failed record(): the turn's result (interrupted on a lost lease).
-  [[nodiscard]] session::turn_result failed_recording() const;
+  [[nodiscard]] session::turn_result failed_recording();
+
+  // The model relay's grant of this turn's agent (model_relay.h): it must
+  // outlive the turn. Its usage, read from the responses themselves, is the
+  // turn's whenever any response reported some (for agents that report
+  // none, or fewer than they made); otherwise the agent's own report is.
+  // A warm process's grant: what it read since the last turn took it.
+  void meter(relay_ticket& grant) { relay_ = &grant; }
 
   [[nodiscard]] bool done() const { return done_; }
   void restart() { done_ = false; }  // another agent turn runs inside this Tether turn
   [[nodiscard]] const std::optional<std::string>& agent_error() const { return agent_error_; }
   [[nodiscard]] bool asked() const { return asked_; }
-  [[nodiscard]] const model::usage& usage() const { return usage_; }
+  // The turn's usage so far (see meter()).
+  [[nodiscard]] model::usage usage();
   [[nodiscard]] std::string redacted(std::string s) const;
   // run_turn is returning: ask_user refuses from now on.
   void finish() { finished_ = true; }
@@ -108,7 +117,10 @@ class turn_recorder {
   boost::asio::steady_timer host_wait_;
   std::map<std::string, call_id> calls_;  // the agent's call ids → Tether's
   std::string bound_;
-  model::usage usage_;
+  model::usage usage_;    // what the agent reported
+  relay_ticket* relay_ = nullptr;
+  model::usage relayed_;  // what the relay read, taken from relay_
+  std::size_t relayed_responses_ = 0;
   std::optional<double> agent_cost_;
   std::optional<std::string> agent_error_;
   std::optional<tether::error> record_error_;

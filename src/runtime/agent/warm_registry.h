@@ -28,6 +28,7 @@
 
 #include "runtime/agent/agent_env.h"
 #include "runtime/agent/agent_runtime.h"
+#include "runtime/agent/model_relay.h"
 #include "runtime/agent/tool_bridge.h"
 #include "runtime/agent/warm_dialect.h"
 #include "util/ids.h"
@@ -55,6 +56,7 @@ struct warm_process {
   std::unique_ptr<process::child> proc;
   std::unique_ptr<agent_connection> conn;
   run_ticket ticket;           // Tether's tools for this process (`tether mcp`)
+  relay_ticket relay;          // its model requests through the relay (model_relay.h)
   std::string agent_session;   // the agent's own session, once opened
   bool resume_refused = false; // the agent did not know the session it was asked to resume
   stderr_tail err;

@@ -148,6 +148,7 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
   in.resume = resume;
   in.endpoint = o_.endpoint;
   in.settings = &p->settings;
+  p->relay = open_relay(o_, in);  // the process's grant: its token dies with the process
   if (o_.bridge != nullptr) {
     std::weak_ptr<warm_process> weak = p;
     p->ticket = o_.bridge->open(p->strand, std::move(tools),
@@ -169,7 +170,7 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
   }
   auto launched = dialect_->prepare(in);
   if (!launched) co_return launched.error();
-  auto proc = spawn_agent(p->strand, o_, dirs, std::move(launched->argv), launched->env);
+  auto proc = spawn_agent(p->strand, o_, dirs, *launched, p->relay);
   if (!proc) co_return proc.error();
   p->proc = std::move(proc).value();
   p->pid = p->proc->pid();
@@ -290,6 +291,7 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
     co_return;
   };
   co_await on_process(p, std::move(attach));
+  rec->meter(p->relay);
   const auto grace = o_.grace;
   std::stop_callback on_stop(host->stop_token(), [l, p, grace] {
     asio::post(p->strand, [l, p, grace] { asio::co_spawn(p->strand, cancel_turn(l, p, grace), asio::detached); });

@@ -117,7 +117,7 @@ class warm_fixture : public testing::Test {
     o.settings = settings_;
     o.endpoint = in.endpoint;
     o.api_key = "dummy";
-    return start(d, l->argv, agent_environment(o, dirs(), l->env), model);
+    return start(d, l->argv, agent_environment(o, dirs(), l->env, o.api_key), model);
   }
 
   // Any program as the agent (a fake one speaking the protocol), in the workspace.

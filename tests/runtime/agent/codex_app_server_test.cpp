@@ -145,7 +145,7 @@ class codex_app_server_test : public testing::Test {
     o.endpoint = in.endpoint;
     process::spawn_options so;
     so.argv = l->argv;
-    so.env = agent_environment(o, agent_dirs{home(), workspace()}, l->env);
+    so.env = agent_environment(o, agent_dirs{home(), workspace()}, l->env, o.api_key);
     so.cwd = workspace();
     so.stdin_mode = process::input::pipe;
     so.stderr_mode = process::output::log_file;

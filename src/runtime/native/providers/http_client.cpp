@@ -265,7 +265,12 @@ http::request<http::string_body> build_request(exchange& x) {
   req.target(absolute_form ? x.url.scheme + "://" + x.url.authority() + x.url.target : x.url.target);
   req.set(http::field::host, x.url.authority());
   req.set(http::field::user_agent, "tether/0.1");
-  for (const auto& h : x.request.headers) req.insert(h.name, h.value);
+  for (const auto& h : x.request.headers) {
+    if (iequals(h.name, "user-agent"))
+      req.set(http::field::user_agent, h.value);  // the caller's own (the model relay passes the agent's on)
+    else
+      req.insert(h.name, h.value);
+  }
   if (absolute_form && !x.proxy->userinfo.empty())
     req.set(http::field::proxy_authorization, "Basic " + base64(x.proxy->userinfo));
   req.body() = std::move(x.request.body);

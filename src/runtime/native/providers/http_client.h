@@ -10,7 +10,8 @@
 // arrives and already de-chunked, to on_body in pieces of any size. on_body
 // may return body_action::stop to end the exchange early (the end marker was
 // seen, an error body is long enough); that is not an error. Handlers run on
-// the awaiting coroutine's executor, inside send().
+// the awaiting coroutine's executor, inside send(). A User-Agent among the
+// request's headers replaces Tether's.
 //
 // https:// uses TLS with the system's CA store (plus http_options::ca_file
 // when set), SNI and host name verification. Through a proxy, http://
