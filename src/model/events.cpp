@@ -139,6 +139,9 @@ json::object encode_one(const input_promoted& p) {
   return {{"input_id", p.input.str()}, {"execution_id", p.execution.str()}};
 }
 json::object encode_one(const input_cancelled& p) { return {{"input_id", p.input.str()}, {"reason", p.reason}}; }
+json::object encode_one(const input_returned& p) {
+  return {{"input_id", p.input.str()}, {"execution_id", p.execution.str()}, {"reason", p.reason}, {"returns", p.returns}};
+}
 json::object encode_one(const execution_started& p) {
   return {{"execution_id", p.execution.str()}, {"node", p.node}, {"runtime", p.runtime}, {"model", p.model}};
 }
@@ -265,6 +268,12 @@ void decode_one(reader& r, input_promoted& p) {
 void decode_one(reader& r, input_cancelled& p) {
   p.input = r.id<input_id>("input_id");
   p.reason = r.str("reason", false);
+}
+void decode_one(reader& r, input_returned& p) {
+  p.input = r.id<input_id>("input_id");
+  p.execution = r.id<execution_id>("execution_id");
+  p.reason = r.str("reason", false);
+  p.returns = r.i64("returns");
 }
 void decode_one(reader& r, execution_started& p) {
   p.execution = r.id<execution_id>("execution_id");

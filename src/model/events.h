@@ -18,6 +18,9 @@
 //                                      v1 rows have no resume and read as true)
 //   input.promoted         durable     input_id, execution_id
 //   input.cancelled        durable     input_id, reason
+//   input.returned         durable     input_id, execution_id, reason, returns
+//                                      (the times it was given back, this one
+//                                      included)
 //   execution.started      durable     execution_id, node, runtime (v2; v1
 //                                      rows ran the only runtime there was and
 //                                      read as "native"), model (v3; older
@@ -153,6 +156,15 @@ struct input_promoted { TETHER_EVENT("input.promoted", 1, durable)
 struct input_cancelled { TETHER_EVENT("input.cancelled", 1, durable)
   input_id input;
   std::string reason;
+};
+// A promoted input that its execution never answered, given back to pending
+// (appended with that execution's failed end): it runs again in admission
+// order, in a later execution.
+struct input_returned { TETHER_EVENT("input.returned", 1, durable)
+  input_id input;
+  execution_id execution;  // the execution it was promoted into
+  std::string reason;      // why that execution could not answer it (e.g. "storage_failed")
+  std::int64_t returns = 0;  // how many times the input was given back, this time included
 };
 struct execution_started { TETHER_EVENT("execution.started", 3, durable)
   execution_id execution;
@@ -329,7 +341,7 @@ struct document_accepted { TETHER_EVENT("document.accepted", 1, durable)
 #undef TETHER_EVENT
 
 using payload = std::variant<session_created, session_updated, session_reset, input_admitted, input_promoted,
-                             input_cancelled, execution_started, execution_recovered, execution_finished,
+                             input_cancelled, input_returned, execution_started, execution_recovered, execution_finished,
                              step_started, step_ended, step_failed, step_retry_scheduled, text_delta, text_ended,
                              reasoning_delta, reasoning_ended, tool_called, tool_progress, tool_succeeded,
                              tool_failed, interaction_requested, interaction_resolved, runtime_bound, synthetic,

@@ -25,7 +25,7 @@
 // with these (string literals, so they can be joined with a backend's own
 // WHERE and ORDER BY into one literal; the SQL is the same on both).
 #define TETHER_INPUT_SELECT \
-  "SELECT id, session_id, prompt, delivery, status, admitted_seq, execution_id, promoted_seq FROM inputs "
+  "SELECT id, session_id, prompt, delivery, status, admitted_seq, execution_id, promoted_seq, returns FROM inputs "
 #define TETHER_MESSAGE_SELECT                                                                                          \
   "SELECT m.seq, m.generation, m.role, m.id, m.text, m.tool, m.input, m.is_error, "                                    \
   "COALESCE((SELECT t.kind FROM tool_calls t WHERE t.id = m.id AND m.role IN ('tool_call', 'tool_result')), 'local') " \
@@ -126,6 +126,7 @@ result<input_row> input_from(const Row& q) {
   r.admitted_seq = event_seq{q.int64(5)};
   if (!q.is_null(6)) r.execution = execution_id::trusted(q.text(6));
   if (!q.is_null(7)) r.promoted_seq = event_seq{q.int64(7)};
+  r.returns = q.int64(8);
   return r;
 }
 

@@ -31,9 +31,12 @@
 //
 // Errors (store_errc)
 //   closed             after stop()
-//   write_failed       this write's commit failed (full disk, I/O error):
-//                      nothing of its batch was written; the store is now
-//                      degraded (see Storage failures)
+//   write_failed       this write's commit failed (full disk, I/O error, a
+//                      lost connection): nothing of its batch was written,
+//                      except that a database server may have committed a
+//                      batch whose COMMIT lost its connection (a caller that
+//                      writes again looks first: session/runner.h); the
+//                      store is now degraded (see Storage failures)
 //   storage_unavailable  the store is degraded: the write was refused at once,
 //                      nothing was tried; retry later
 //   fence_failed       the fence did not hold; nothing written
@@ -84,8 +87,8 @@
 //   behind the failed batch too). Meanwhile the backend retries in the
 //   background with backoff, each time with a real write; the first that
 //   succeeds makes the store ok again, without a restart. Reads keep working
-//   throughout. A caller that must record an outcome (the runner's terminal
-//   event) retries it until the store is ok again.
+//   throughout. The runner retries its executions' writes (and the terminal
+//   event) until the store is ok again, while its lease holds.
 //
 // Cancellation: calls are not cancellable; an awaited write completes once
 // its commit is decided.

@@ -55,6 +55,9 @@ std::string_view missing_id(const model::input_promoted& p) {
   return p.input.empty() ? "input_id" : p.execution.empty() ? "execution_id" : "";
 }
 std::string_view missing_id(const model::input_cancelled& p) { return p.input.empty() ? "input_id" : ""; }
+std::string_view missing_id(const model::input_returned& p) {
+  return p.input.empty() ? "input_id" : p.execution.empty() ? "execution_id" : "";
+}
 std::string_view missing_id(const model::execution_started& p) { return p.execution.empty() ? "execution_id" : ""; }
 std::string_view missing_id(const model::execution_recovered& p) { return p.execution.empty() ? "execution_id" : ""; }
 std::string_view missing_id(const model::execution_finished& p) { return p.execution.empty() ? "execution_id" : ""; }
@@ -160,6 +163,22 @@ result<void> project(applying& a, model::input_promoted& p) {
 result<void> project(applying& a, model::input_cancelled& p) {
   TETHER_TRY(pending_input(a, p.input, "input.cancelled"));
   return a.rows.cancel_input(p.input);
+}
+
+result<void> project(applying& a, model::input_returned& p) {
+  TETHER_TRY(require_open(a, p.execution, "input.returned"));
+  auto in = a.rows.input_status_of(p.input);
+  if (!in) return in.error();
+  if (!*in || (*in)->session != a.session.str())
+    return reject("input.returned: " + p.input.str() + " is not an input of " + a.session.str());
+  if ((*in)->status != "promoted" || (*in)->execution != p.execution.str())
+    return reject("input.returned: " + p.input.str() + " is " + (*in)->status + ", not promoted into " +
+                  p.execution.str());
+  if (p.returns != (*in)->returns + 1)
+    return reject("input.returned: " + p.input.str() + " was given back " + std::to_string((*in)->returns) +
+                  " times before, so this is return " + std::to_string((*in)->returns + 1) + ", not " +
+                  std::to_string(p.returns));
+  return a.rows.return_input(p.input, p.returns);
 }
 
 result<void> project(applying& a, model::execution_started& p) {

@@ -35,6 +35,12 @@
 //                        its execution and promoted_seq (this event's seq);
 //                        user message with the input's id and prompt (rejected)
 //   input.cancelled      pending input of this session -> cancelled (rejected)
+//   input.returned       input of this session promoted into the open
+//                        execution it names -> pending again, in its
+//                        admission place, waiting for a run; its user message
+//                        leaves the transcript (a promotion writes it again);
+//                        `returns` must be the input's count of returns + 1,
+//                        which the row keeps (rejected)
 //   execution.started    opens the execution (started_at: the event time)
 //                        with its runtime, which becomes the session's;
 //                        clears continuation_pending (rejected while

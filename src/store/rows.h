@@ -56,6 +56,8 @@ struct owned_status {
   std::string session;
   std::string status;
   std::string prompt;  // inputs only
+  std::optional<std::string> execution;  // inputs only: the execution it was promoted into
+  std::int64_t returns = 0;              // inputs only: times it was given back (input.returned)
 };
 
 // One transcript message to insert (views: valid for the call only).
@@ -134,6 +136,11 @@ class write_rows {
   virtual result<std::optional<owned_status>> input_status_of(const input_id& id) = 0;
   virtual result<void> promote_input(const input_id& id, const execution_id& e, std::int64_t seq) = 0;
   virtual result<void> cancel_input(const input_id& id) = 0;
+  // input.returned: the promoted input is pending again (its admission seq
+  // kept, no execution, no promoted_seq, waiting for a run), given back
+  // `returns` times; its user message leaves the transcript (a promotion
+  // writes it again).
+  virtual result<void> return_input(const input_id& id, std::int64_t returns) = 0;
   // A stop: the session's pending inputs no longer ask for a run.
   virtual result<void> hold_pending_inputs(const session_id& s) = 0;
 

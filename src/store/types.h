@@ -62,6 +62,7 @@ struct input_row {
   event_seq admitted_seq;
   std::optional<execution_id> execution;  // the execution it was promoted into
   std::optional<event_seq> promoted_seq;  // the seq of its input.promoted event
+  std::int64_t returns = 0;               // times it was given back to pending (input.returned)
 };
 
 struct append_result {

@@ -26,6 +26,9 @@ bool same(const input_admitted& a, const input_admitted& b) {
 }
 bool same(const input_promoted& a, const input_promoted& b) { return a.input == b.input && a.execution == b.execution; }
 bool same(const input_cancelled& a, const input_cancelled& b) { return a.input == b.input && a.reason == b.reason; }
+bool same(const input_returned& a, const input_returned& b) {
+  return a.input == b.input && a.execution == b.execution && a.reason == b.reason && a.returns == b.returns;
+}
 bool same(const execution_started& a, const execution_started& b) {
   return a.execution == b.execution && a.node == b.node && a.runtime == b.runtime;
 }
@@ -105,6 +108,7 @@ std::vector<payload> full_samples() {
           .input = input_id::trusted("msg_1"), .prompt = "hello\nworld", .delivery = delivery::queue, .resume = false},
       input_promoted{.input = input_id::trusted("msg_1"), .execution = exe},
       input_cancelled{.input = input_id::trusted("msg_2"), .reason = "user"},
+      input_returned{.input = input_id::trusted("msg_1"), .execution = exe, .reason = "storage_failed", .returns = 2},
       execution_started{.execution = exe, .node = "node-a", .runtime = "codex"},
       execution_recovered{.execution = exe, .node = "node-b", .attempt = 4},
       execution_finished{

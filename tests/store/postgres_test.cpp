@@ -3,6 +3,7 @@
 // admissions through both, fences across them, tails and watchers that see
 // the other's commits, the database's own clock, migrations by two at once,
 // and a database restart.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
@@ -191,34 +192,84 @@ TEST_F(postgres_nodes, a_tail_on_one_node_sees_the_other_nodes_commits_in_order)
   resumed->close();
 }
 
+// What one node's watcher hears of the others (event_store::watch_foreign).
+class heard {
+ public:
+  explicit heard(event_store& node) : node_(node) {
+    node_.watch_foreign([this](const event_store::foreign_change& c) {
+      std::lock_guard lock(mu_);
+      seen_.push_back(c);
+      cv_.notify_all();
+    });
+  }
+  ~heard() { node_.watch_foreign(nullptr); }
+  heard(const heard&) = delete;
+  heard& operator=(const heard&) = delete;
+
+  // Waits (at most 10 s) until `done` holds for the changes heard so far;
+  // what was heard then, or nothing.
+  template <class P>
+  std::optional<std::vector<event_store::foreign_change>> until(P done) {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_for(lock, 10s, [&] { return done(seen_); })) return std::nullopt;
+    return seen_;
+  }
+
+ private:
+  event_store& node_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<event_store::foreign_change> seen_;
+};
+
 TEST_F(postgres_nodes, the_other_node_is_told_of_an_input_and_of_a_signal) {
   auto& a = node();
-  auto& b = node();
-  std::mutex mu;
-  std::vector<event_store::foreign_change> seen;
-  std::condition_variable cv;
-  b.watch_foreign([&](const event_store::foreign_change& c) {
-    std::lock_guard lock(mu);
-    seen.push_back(c);
-    cv.notify_all();
-  });
+  heard b(node());
   const auto s = new_session(a);
   auto r = run(a.append(append_request{s, {admitted(input_id::generate(), "go")}, std::nullopt, 0}));
   ASSERT_TRUE(r) << why(r);
   a.signal(s, "interrupt");
-  std::unique_lock lock(mu);
-  ASSERT_TRUE(cv.wait_for(lock, 10s, [&] {
+  const auto seen = b.until([&](const auto& changes) {
     bool input = false;
     bool interrupt = false;
-    for (const auto& c : seen) {
+    for (const auto& c : changes) {
       input = input || (c.session == s && c.wakes && c.seq.value == r->last_seq.value);
       interrupt = interrupt || (c.session == s && c.control == "interrupt");
     }
     return input && interrupt;
-  })) << "b heard of a's input (with its seq) and of a's interrupt";
-  for (const auto& c : seen)
+  });
+  ASSERT_TRUE(seen) << "b heard of a's input (with its seq) and of a's interrupt";
+  for (const auto& c : *seen)
     if (c.control.empty() && c.seq.value == 1) EXPECT_FALSE(c.wakes) << "session.created gives no work";
-  b.watch_foreign(nullptr);
+}
+
+TEST_F(postgres_nodes, an_input_given_back_to_pending_wakes_the_session_on_the_other_nodes) {
+  auto& a = node();
+  heard b(node());
+  const auto s = new_session(a);
+  const auto in = input_id::generate();
+  const auto e = execution_id::generate();
+  ASSERT_TRUE(run(a.append(append_request{s, {admitted(in, "go")}, std::nullopt, 0})));
+  auto promoted = run(a.append(append_request{s, {started(e), model::input_promoted{in, e}}, std::nullopt, 0}));
+  ASSERT_TRUE(promoted) << why(promoted);
+  auto returned = run(a.append(append_request{
+      s, {model::input_returned{in, e, "storage_failed", 1}, finished(e, model::outcome::failed)}, std::nullopt, 0}));
+  ASSERT_TRUE(returned) << why(returned);
+  const auto seen = b.until([&](const auto& changes) {
+    return std::any_of(changes.begin(), changes.end(), [&](const event_store::foreign_change& c) {
+      return c.session == s && c.seq.value == returned->last_seq.value;
+    });
+  });
+  ASSERT_TRUE(seen) << "b heard of the return";
+  for (const auto& c : *seen) {
+    if (c.session != s || !c.control.empty()) continue;
+    if (c.seq.value == promoted->last_seq.value) {
+      EXPECT_FALSE(c.wakes) << "a promotion gives no work";
+    }
+    if (c.seq.value == returned->last_seq.value) {
+      EXPECT_TRUE(c.wakes) << "the input is pending again";
+    }
+  }
 }
 
 TEST_F(postgres_nodes, two_nodes_opening_a_new_database_at_once_migrate_it_once) {

@@ -129,6 +129,85 @@ TYPED_TEST(inputs, a_cancelled_input_leaves_the_inbox_and_cannot_be_promoted) {
   EXPECT_EQ(r.error(), store_errc::rejected);
 }
 
+TYPED_TEST(inputs, a_returned_input_is_pending_again_in_its_admission_place_and_leaves_the_transcript) {
+  this->open();
+  const auto s = this->new_session();
+  const auto a = input_id::generate();
+  const auto b = input_id::generate();
+  const auto e = execution_id::generate();
+  ASSERT_TRUE(this->append(s, {admitted(a, "first"), admitted(b, "second", model::delivery::queue)}));
+  ASSERT_TRUE(this->append(s, {started(e), model::input_promoted{a, e}}));
+  auto r = this->append(s, {model::input_returned{a, e, "storage_failed", 1}, finished(e, model::outcome::failed)});
+  ASSERT_TRUE(r) << why(r);
+  const auto* returned = r->events[0].template as<model::input_returned>();
+  ASSERT_NE(returned, nullptr);
+  EXPECT_EQ(returned->returns, 1);
+
+  auto row = this->run(this->store().get_input(a));
+  ASSERT_TRUE(row) << why(row);
+  EXPECT_EQ(row->status, input_status::pending);
+  EXPECT_EQ(row->admitted_seq.value, 2) << "its admission stays where it was";
+  EXPECT_FALSE(row->execution);
+  EXPECT_FALSE(row->promoted_seq);
+  EXPECT_EQ(row->returns, 1);
+  auto pending = this->run(this->store().pending_inputs(s));
+  ASSERT_TRUE(pending);
+  ASSERT_EQ(pending->size(), 2U);
+  EXPECT_EQ((*pending)[0].id, a) << "admission order: before the input admitted after it";
+  EXPECT_EQ((*pending)[1].id, b);
+  auto transcript = this->run(this->store().transcript(s));
+  ASSERT_TRUE(transcript);
+  EXPECT_TRUE(transcript->empty()) << "its user message left with its promotion";
+
+  // Promoted again: one user message, at the new promotion.
+  const auto next = execution_id::generate();
+  auto again = this->append(s, {started(next), model::input_promoted{a, next}});
+  ASSERT_TRUE(again) << why(again);
+  transcript = this->run(this->store().transcript(s));
+  ASSERT_TRUE(transcript);
+  ASSERT_EQ(transcript->size(), 1U);
+  EXPECT_EQ((*transcript)[0].id, a.str());
+  EXPECT_EQ((*transcript)[0].seq, again->events[1].seq);
+  row = this->run(this->store().get_input(a));
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->status, input_status::promoted);
+  EXPECT_EQ(row->execution, next);
+  EXPECT_EQ(row->returns, 1) << "the count survives the next promotion";
+}
+
+TYPED_TEST(inputs, only_an_input_promoted_into_the_open_execution_it_names_can_be_returned_with_the_next_count) {
+  this->open();
+  const auto s = this->new_session();
+  const auto other = this->new_session();
+  const auto a = input_id::generate();
+  const auto pending = input_id::generate();
+  const auto e = execution_id::generate();
+  ASSERT_TRUE(this->append(s, {admitted(a, "first"), admitted(pending, "second")}));
+  ASSERT_TRUE(this->append(s, {started(e), model::input_promoted{a, e}}));
+  const auto rejected = [&](const session_id& where, model::input_returned p) {
+    auto r = this->append(where, {std::move(p)});
+    return !r && r.error() == store_errc::rejected;
+  };
+  EXPECT_TRUE(rejected(s, {pending, e, "storage_failed", 1})) << "a pending input";
+  EXPECT_TRUE(rejected(s, {input_id::generate(), e, "storage_failed", 1})) << "no such input";
+  EXPECT_TRUE(rejected(other, {a, e, "storage_failed", 1})) << "another session's input";
+  EXPECT_TRUE(rejected(s, {a, execution_id::generate(), "storage_failed", 1})) << "another execution";
+  EXPECT_TRUE(rejected(s, {a, e, "storage_failed", 2})) << "not its next count";
+  EXPECT_TRUE(rejected(s, {a, e, "storage_failed", 0})) << "not its next count";
+  ASSERT_TRUE(this->append(s, {model::input_returned{a, e, "storage_failed", 1}}));
+  EXPECT_TRUE(rejected(s, {a, e, "storage_failed", 2})) << "pending again: nothing to give back";
+  ASSERT_TRUE(this->append(s, {model::input_promoted{a, e}}));
+  ASSERT_TRUE(this->append(s, {model::input_returned{a, e, "storage_failed", 2}}));
+  ASSERT_TRUE(this->append(s, {finished(e, model::outcome::failed)}));
+  const auto closed = execution_id::generate();
+  ASSERT_TRUE(this->append(s, {started(closed), model::input_promoted{a, closed}, finished(closed)}));
+  EXPECT_TRUE(rejected(s, {a, closed, "storage_failed", 3})) << "its execution has finished";
+  auto row = this->run(this->store().get_input(a));
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->returns, 2);
+  EXPECT_EQ(row->status, input_status::promoted);
+}
+
 template <class F>
 class executions : public store_test<F> {};
 TYPED_TEST_SUITE(executions, backends, backend_names);

@@ -69,6 +69,24 @@ TYPED_TEST(stranded_sessions, promoted_and_cancelled_inputs_are_not_pending) {
   EXPECT_TRUE(this->stranded().empty());
 }
 
+TYPED_TEST(stranded_sessions, an_input_given_back_by_a_failed_execution_is_listed_even_if_admitted_without_resume) {
+  this->open();
+  const auto s = this->new_session();
+  const auto a = input_id::generate();
+  const auto e = execution_id::generate();
+  // Admitted without a run; a later resume promoted it; its execution failed
+  // without answering it and gave it back: it is owed a run.
+  ASSERT_TRUE(this->append(s, {this->admitted_with(a, false)}));
+  ASSERT_TRUE(this->append(s, {started(e), model::input_promoted{a, e}}));
+  EXPECT_TRUE(this->stranded().empty());
+  ASSERT_TRUE(
+      this->append(s, {model::input_returned{a, e, "storage_failed", 1}, finished(e, model::outcome::failed)}));
+  EXPECT_EQ(this->stranded(), std::vector<session_id>{s});
+  const auto next = execution_id::generate();
+  ASSERT_TRUE(this->append(s, {started(next), model::input_promoted{a, next}}));
+  EXPECT_TRUE(this->stranded().empty());
+}
+
 TYPED_TEST(stranded_sessions, a_session_waiting_for_a_human_keeps_its_inputs_waiting_too) {
   this->open();
   const auto s = this->new_session();

@@ -14,21 +14,23 @@ result<bool> row_exists(connection& db, const char* sql, std::string_view id) {
 
 namespace {
 
-// The owner and status of a row looked up by id (`sql` selects session_id,
-// status and, for inputs, prompt).
-result<std::optional<owned_status>> status_of(connection& db, const char* sql, std::string_view id, bool with_prompt) {
+// The owner and status of a call or an interaction looked up by id (`sql`
+// selects session_id and status).
+result<std::optional<owned_status>> status_of(connection& db, const char* sql, std::string_view id) {
   auto r = db.query(sql, id);
   if (!r) return r.error();
   if (!r->step()) return std::optional<owned_status>();
-  return std::optional<owned_status>(owned_status{r->text(0), r->text(1), with_prompt ? r->text(2) : std::string()});
+  return std::optional<owned_status>(owned_status{r->text(0), r->text(1), {}, {}, 0});
 }
 
 // Events that may give their session work on whichever node runs it: an
 // input admitted to run (not one queued with resume false: the payload's
-// JSON, as encode_append wrote it), an answer, a reset, a cancellation.
+// JSON, as encode_append wrote it), an answer, a reset, a cancellation, an
+// input given back to pending.
 bool wakes(std::string_view type, std::string_view data) {
   if (type == "input.admitted") return data.find("\"resume\":false") == std::string_view::npos;
-  return type == "interaction.resolved" || type == "session.reset" || type == "input.cancelled";
+  return type == "interaction.resolved" || type == "session.reset" || type == "input.cancelled" ||
+         type == "input.returned";
 }
 
 }  // namespace
@@ -169,7 +171,11 @@ result<void> pg_rows::insert_input(const session_id& s, const model::input_admit
 }
 
 result<std::optional<owned_status>> pg_rows::input_status_of(const input_id& id) {
-  return status_of(*db_, "SELECT session_id, status, prompt FROM inputs WHERE id = $1::text", id.str(), true);
+  auto r = db_->query("SELECT session_id, status, prompt, execution_id, returns FROM inputs WHERE id = $1::text", id);
+  if (!r) return r.error();
+  if (!r->step()) return std::optional<owned_status>();
+  return std::optional<owned_status>(
+      owned_status{r->text(0), r->text(1), r->text(2), r->optional_text(3), r->int64(4)});
 }
 
 result<void> pg_rows::promote_input(const input_id& id, const execution_id& e, std::int64_t seq) {
@@ -180,6 +186,18 @@ result<void> pg_rows::promote_input(const input_id& id, const execution_id& e, s
 
 result<void> pg_rows::cancel_input(const input_id& id) {
   return db_->run("UPDATE inputs SET status = 'cancelled' WHERE id = $1::text", id);
+}
+
+result<void> pg_rows::return_input(const input_id& id, std::int64_t returns) {
+  // Its user message has the seq of its input.promoted (the messages key).
+  TETHER_TRY(db_->run(
+      "DELETE FROM messages m USING inputs i WHERE i.id = $1::text AND m.session_id = i.session_id "
+      "AND m.seq = i.promoted_seq AND m.role = 'user'",
+      id));
+  return db_->run(
+      "UPDATE inputs SET status = 'pending', execution_id = NULL, promoted_seq = NULL, resume = 1, "
+      "returns = $1::integer WHERE id = $2::text",
+      returns, id);
 }
 
 result<void> pg_rows::hold_pending_inputs(const session_id& s) {
@@ -218,7 +236,7 @@ result<void> pg_rows::insert_call(const session_id& s, const std::optional<std::
 }
 
 result<std::optional<owned_status>> pg_rows::call_status_of(const call_id& id) {
-  return status_of(*db_, "SELECT session_id, status FROM tool_calls WHERE id = $1::text", id.str(), false);
+  return status_of(*db_, "SELECT session_id, status FROM tool_calls WHERE id = $1::text", id.str());
 }
 
 result<void> pg_rows::settle_call(const call_id& id, std::string_view status, std::string_view result) {
@@ -238,7 +256,7 @@ result<void> pg_rows::insert_interaction(const session_id& s, const model::inter
 }
 
 result<std::optional<owned_status>> pg_rows::interaction_status_of(const interaction_id& id) {
-  return status_of(*db_, "SELECT session_id, status FROM interactions WHERE id = $1::text", id.str(), false);
+  return status_of(*db_, "SELECT session_id, status FROM interactions WHERE id = $1::text", id.str());
 }
 
 result<void> pg_rows::resolve_interaction(const model::interaction_resolved& p) {

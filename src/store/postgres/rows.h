@@ -82,6 +82,7 @@ class pg_rows final : public write_rows {
   result<std::optional<owned_status>> input_status_of(const input_id& id) override;
   result<void> promote_input(const input_id& id, const execution_id& e, std::int64_t seq) override;
   result<void> cancel_input(const input_id& id) override;
+  result<void> return_input(const input_id& id, std::int64_t returns) override;
   result<void> hold_pending_inputs(const session_id& s) override;
 
   result<void> insert_execution(const session_id& s, const model::execution_started& p, std::int64_t seq,

@@ -210,6 +210,11 @@ CREATE TABLE task_preparations(
   PRIMARY KEY(task_id, seq)
 );
 )sql"},
+    // SQLite's schema 12: how many times each input was given back to
+    // pending (input.returned).
+    migration{2, R"sql(
+ALTER TABLE inputs ADD COLUMN returns INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 error open_error(const error& e) { return {store_errc::open_failed, "migrating the schema: " + e.message}; }

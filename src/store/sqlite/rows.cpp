@@ -14,16 +14,15 @@ result<bool> row_exists(connection& db, std::string_view sql, std::string_view i
 
 namespace {
 
-// The owner and status of a row looked up by id (`sql` selects session_id,
-// status and, for inputs, prompt).
-result<std::optional<owned_status>> status_of(connection& db, std::string_view sql, std::string_view id,
-                                              bool with_prompt) {
+// The owner and status of a call or an interaction looked up by id (`sql`
+// selects session_id and status).
+result<std::optional<owned_status>> status_of(connection& db, std::string_view sql, std::string_view id) {
   auto q = db.prepare(sql);
   q.bind(id);
   auto row = q.step();
   if (!row) return row.error();
   if (!*row) return std::optional<owned_status>();
-  return std::optional<owned_status>(owned_status{q.text(0), q.text(1), with_prompt ? q.text(2) : std::string()});
+  return std::optional<owned_status>(owned_status{q.text(0), q.text(1), {}, {}, 0});
 }
 
 }  // namespace
@@ -153,7 +152,12 @@ result<void> sqlite_rows::insert_input(const session_id& s, const model::input_a
 }
 
 result<std::optional<owned_status>> sqlite_rows::input_status_of(const input_id& id) {
-  return status_of(*db_, "SELECT session_id, status, prompt FROM inputs WHERE id = ?", id.str(), true);
+  auto q = db_->prepare("SELECT session_id, status, prompt, execution_id, returns FROM inputs WHERE id = ?");
+  q.bind(id);
+  auto row = q.step();
+  if (!row) return row.error();
+  if (!*row) return std::optional<owned_status>();
+  return std::optional<owned_status>(owned_status{q.text(0), q.text(1), q.text(2), q.optional_text(3), q.int64(4)});
 }
 
 result<void> sqlite_rows::promote_input(const input_id& id, const execution_id& e, std::int64_t seq) {
@@ -163,6 +167,18 @@ result<void> sqlite_rows::promote_input(const input_id& id, const execution_id& 
 
 result<void> sqlite_rows::cancel_input(const input_id& id) {
   return db_->prepare("UPDATE inputs SET status = 'cancelled' WHERE id = ?").bind(id).run();
+}
+
+result<void> sqlite_rows::return_input(const input_id& id, std::int64_t returns) {
+  // Its user message has the seq of its input.promoted (the messages key).
+  auto del = db_->prepare(
+      "DELETE FROM messages WHERE role = 'user' AND (session_id, seq) IN "
+      "(SELECT session_id, promoted_seq FROM inputs WHERE id = ?)");
+  TETHER_TRY(del.bind(id).run());
+  auto q = db_->prepare(
+      "UPDATE inputs SET status = 'pending', execution_id = NULL, promoted_seq = NULL, resume = 1, returns = ? "
+      "WHERE id = ?");
+  return q.bind(returns, id).run();
 }
 
 result<void> sqlite_rows::hold_pending_inputs(const session_id& s) {
@@ -202,7 +218,7 @@ result<void> sqlite_rows::insert_call(const session_id& s, const std::optional<s
 }
 
 result<std::optional<owned_status>> sqlite_rows::call_status_of(const call_id& id) {
-  return status_of(*db_, "SELECT session_id, status FROM tool_calls WHERE id = ?", id.str(), false);
+  return status_of(*db_, "SELECT session_id, status FROM tool_calls WHERE id = ?", id.str());
 }
 
 result<void> sqlite_rows::settle_call(const call_id& id, std::string_view status, std::string_view result) {
@@ -223,7 +239,7 @@ result<void> sqlite_rows::insert_interaction(const session_id& s, const model::i
 }
 
 result<std::optional<owned_status>> sqlite_rows::interaction_status_of(const interaction_id& id) {
-  return status_of(*db_, "SELECT session_id, status FROM interactions WHERE id = ?", id.str(), false);
+  return status_of(*db_, "SELECT session_id, status FROM interactions WHERE id = ?", id.str());
 }
 
 result<void> sqlite_rows::resolve_interaction(const model::interaction_resolved& p) {

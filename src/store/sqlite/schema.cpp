@@ -324,6 +324,12 @@ CREATE TABLE task_preparations(
   PRIMARY KEY(task_id, seq)
 );
 )sql"},
+    // How many times each input was given back to pending by an execution
+    // that could not answer it (input.returned): past a limit the runner
+    // stops giving it back. No input was given back before.
+    migration{12, R"sql(
+ALTER TABLE inputs ADD COLUMN returns INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 result<int> stored_version(connection& db) {

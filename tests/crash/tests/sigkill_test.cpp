@@ -245,6 +245,14 @@ struct replay {
       auto it = inputs.find(p->input.str());
       if (it == inputs.end() || it->second.status != "pending") return "cancel of a non-pending input";
       it->second.status = "cancelled";
+    } else if (const auto* p = e.as<model::input_returned>()) {
+      auto it = inputs.find(p->input.str());
+      if (it == inputs.end() || it->second.status != "promoted" || it->second.execution != p->execution.str())
+        return "return of an input not promoted into " + p->execution.str() + ": " + p->input.str();
+      if (s.open_execution != p->execution.str()) return "return from an execution that is not open";
+      it->second.status = "pending";
+      it->second.execution.clear();
+      std::erase_if(messages, [&](const message_state& m) { return m.role == "user" && m.id == p->input.str(); });
     } else if (const auto* p = e.as<model::execution_started>()) {
       if (s.open_execution) return "execution started while " + *s.open_execution + " is open";
       s.open_execution = p->execution.str();
