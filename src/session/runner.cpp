@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <optional>
 #include <stop_token>
 
 #include <spdlog/spdlog.h>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/json/serialize.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -39,10 +41,14 @@ store::message_row user_message(const store::input_row& in) {
   return m;
 }
 
-// The store could not write (full disk, I/O error); it retries by itself.
+// The store could not write (full disk, I/O error, a lost connection); it
+// retries by itself.
 bool storage_failure(const error& e) {
   return e == store::store_errc::write_failed || e == store::store_errc::storage_unavailable;
 }
+
+// The store could not do it for now: a write as above, or a read.
+bool store_trouble(const error& e) { return storage_failure(e) || e == store::store_errc::read_failed; }
 
 drain_status status_of(model::outcome o) {
   switch (o) {
@@ -75,45 +81,41 @@ error turn_error(const error& e) {
 // ends the host: from then on nothing reaches the runner through it.
 class runner::host final : public turn_host {
  public:
-  host(runner& r, session_id s, execution_id e, std::int64_t generation, std::shared_ptr<drain_control> control,
-       std::vector<model::payload> held)
-      : runner_(r),
-        session_(std::move(s)),
-        execution_(std::move(e)),
-        generation_(generation),
-        control_(std::move(control)),
-        held_(std::move(held)) {}
+  host(runner& r, std::shared_ptr<execution_log> log, std::int64_t generation, std::vector<model::payload> held)
+      : runner_(r), log_(std::move(log)), generation_(generation), held_(std::move(held)) {}
 
   task<result<std::vector<store::message_row>>> boundary() override {
     if (over_) co_return over();
-    if (auto earlier = co_await settle_soon(); !earlier) co_return turn_error(earlier.error());
-    auto r = co_await runner_.promote(session_, execution_, control_, model::delivery::steer, std::move(held_), {});
+    busy_ = true;
+    if (auto earlier = co_await settle_soon(); !earlier) co_return idle(earlier.error());
+    auto r = co_await runner_.promote(log_, model::delivery::steer, std::move(held_), {});
     held_ = std::move(r.held);
-    if (!r.done) co_return turn_error(r.done.error());
+    if (!r.done) co_return idle(r.done.error());
+    idle();
     co_return std::move(r.done->promoted);
   }
 
   task<result<boundary_result>> boundary_after(std::vector<model::payload> events) override {
     if (over_) co_return over();
     if (auto prepared = prepare(events); !prepared) co_return prepared.error();
-    if (auto earlier = co_await settle_soon(); !earlier) co_return turn_error(earlier.error());
-    auto r = co_await runner_.promote(session_, execution_, control_, model::delivery::steer, std::move(held_),
-                                      std::move(events));
+    busy_ = true;
+    if (auto earlier = co_await settle_soon(); !earlier) co_return idle(earlier.error());
+    auto r = co_await runner_.promote(log_, model::delivery::steer, std::move(held_), std::move(events));
     held_ = std::move(r.held);
-    if (!r.done) co_return turn_error(r.done.error());
+    if (!r.done) co_return idle(r.done.error());
+    idle();
     co_return std::move(r.done).value();
   }
 
   task<result<std::vector<model::event>>> record(std::vector<model::payload> events) override {
     if (over_) co_return over();
     if (auto prepared = prepare(events); !prepared) co_return prepared.error();
-    if (auto earlier = co_await settle_soon(); !earlier) co_return turn_error(earlier.error());
-    store::append_request req{session_, std::move(events), runner_.lease_fence(), 0};
-    auto r = co_await runner_.store_.append(std::move(req));
-    if (!r) {
-      if (r.error() == store::store_errc::fence_failed) control_->request_stop(stop_reason::lease_lost);
-      co_return turn_error(r.error());
-    }
+    busy_ = true;
+    if (auto earlier = co_await settle_soon(); !earlier) co_return idle(earlier.error());
+    auto req = request(std::move(events));
+    auto r = co_await runner_.write(std::move(req), log_, retry_for::turn);
+    if (!r) co_return idle(r.error());
+    idle();
     co_return std::move(r.value().events);
   }
 
@@ -123,20 +125,20 @@ class runner::host final : public turn_host {
       if (!refused_) refused_ = prepared.error();
       return;
     }
-    store::append_request req{session_, std::move(events), runner_.lease_fence(), 0};
-    soon_.push_back(runner_.store_.append(std::move(req)));  // queued now (see event_store.h)
+    soon_.push_back(soon_write{std::move(events), std::nullopt});
+    launch();
   }
 
   void publish(model::payload ephemeral) override {
-    if (!over_) runner_.store_.publish(session_, std::move(ephemeral));
+    if (!over_) runner_.store_.publish(log_->session, std::move(ephemeral));
   }
   void wake() override {
-    if (!over_) control_->wake();
+    if (!over_) log_->control->wake();
   }
   void on_wake(std::function<void()> listener) override {
-    if (!over_) control_->set_wake_listener(std::move(listener));
+    if (!over_) log_->control->set_wake_listener(std::move(listener));
   }
-  [[nodiscard]] std::stop_token stop_token() const override { return control_->stop_token(); }
+  [[nodiscard]] std::stop_token stop_token() const override { return log_->control->stop_token(); }
 
   // Ends the turn: waits until everything record_soon() queued is committed
   // (or refused), so the runner's reads after the turn see it, and hands
@@ -148,9 +150,10 @@ class runner::host final : public turn_host {
   };
   task<ending> finish() {
     ending out;
+    busy_ = true;
     out.flushed = co_await settle_soon();
     over_ = true;
-    control_->set_wake_listener(nullptr);
+    log_->control->set_wake_listener(nullptr);
     out.held = std::move(held_);
     held_.clear();
     co_return out;
@@ -158,6 +161,16 @@ class runner::host final : public turn_host {
 
  private:
   static error over() { return {session_errc::turn_over, "the turn this host served has ended"}; }
+
+  // A record_soon() write: queued (`flight`) or waiting for an earlier one.
+  struct soon_write {
+    std::vector<model::payload> events;
+    std::optional<task<result<store::append_result>>> flight;
+  };
+
+  store::append_request request(std::vector<model::payload> events) const {
+    return store::append_request{log_->session, std::move(events), runner_.lease_fence(), 0};
+  }
 
   // Checks what the store would refuse with a store error, and gives a
   // binding without a generation the turn's.
@@ -174,31 +187,61 @@ class runner::host final : public turn_host {
     return ok();
   }
 
+  // The end of a call that wrote: record_soon() writes made meanwhile may go.
+  void idle() {
+    busy_ = false;
+    launch();
+  }
+  // …or that failed: a write the store did not take refuses every later
+  // write of the turn (they must not be in the log without it).
+  error idle(const error& e) {
+    if (store_trouble(e) && !refused_) refused_ = e;
+    busy_ = false;
+    return turn_error(e);
+  }
+
+  // Queues the record_soon() writes waiting in soon_ (all at once: a failed
+  // commit refuses the ones behind it too) when no earlier write of the turn
+  // is unresolved: one queued behind a write that failed could land without
+  // it once the store writes again.
+  void launch() {
+    if (busy_ || refused_ || soon_.empty() || soon_.front().flight) return;
+    for (auto& w : soon_) w.flight.emplace(runner_.store_.append(request(w.events)));
+  }
+
   // What record_soon() queued must be in the log before anything the turn
-  // writes after it: a store that recovered from a full disk in between
-  // would otherwise take the later events without the earlier ones. So one
-  // refused write fails every later write of the turn.
+  // writes after it: each write is resolved in order, one that failed for a
+  // storage failure is written again (runner::write), and one that could not
+  // be written refuses every later write of the turn. Called by a busy call.
   task<result<void>> settle_soon() {
-    auto pending = std::move(soon_);
-    soon_.clear();
-    for (auto& w : pending) {
-      auto r = co_await std::move(w);
-      if (r || refused_) continue;
-      refused_ = r.error();
-      if (r.error() == store::store_errc::fence_failed) control_->request_stop(stop_reason::lease_lost);
+    while (!soon_.empty()) {
+      auto w = std::move(soon_.front());
+      soon_.pop_front();
+      if (refused_) continue;
+      std::optional<error> first;
+      if (w.flight) {
+        auto r = co_await std::move(*w.flight);
+        if (r) {
+          log_->written = std::max(log_->written, r->last_seq);
+          continue;
+        }
+        first = r.error();
+      }
+      auto req = request(std::move(w.events));
+      auto r = co_await runner_.write(std::move(req), log_, retry_for::turn, std::move(first));
+      if (!r) refused_ = r.error();
     }
     if (refused_) co_return *refused_;
     co_return ok();
   }
 
   runner& runner_;  // not used once over_
-  session_id session_;
-  execution_id execution_;
+  std::shared_ptr<execution_log> log_;
   std::int64_t generation_ = 0;
-  std::shared_ptr<drain_control> control_;
   std::vector<model::payload> held_;  // the execution's events waiting for its next write
-  std::vector<task<result<store::append_result>>> soon_;
-  std::optional<error> refused_;  // the first record_soon() write that failed
+  std::deque<soon_write> soon_;
+  bool busy_ = false;             // a call is writing (or settling): record_soon() writes wait
+  std::optional<error> refused_;  // the first write of the turn that failed (see settle_soon)
   std::atomic<bool> over_{false};
 };
 
@@ -237,14 +280,16 @@ std::vector<store::input_row> choose_inputs(const std::vector<store::input_row>&
 
 }  // namespace
 
-asio::awaitable<runner::promotion> runner::promote(session_id s, execution_id e, std::shared_ptr<drain_control> control,
-                                                   model::delivery upto, std::vector<model::payload> held,
+asio::awaitable<runner::promotion> runner::promote(std::shared_ptr<execution_log> log, model::delivery upto,
+                                                   std::vector<model::payload> held,
                                                    std::vector<model::payload> before) {
   promotion out;
   out.held = std::move(held);
   for (auto& p : before) out.held.push_back(std::move(p));
   // The boundary is what is pending now; later admissions wait for the next one.
-  auto pending = co_await store_.pending_inputs(s);
+  const session_id s = log->session;
+  store_call<std::vector<store::input_row>> pending_of = [this, s] { return store_.pending_inputs(s); };
+  auto pending = co_await read(std::move(pending_of), log, retry_for::turn);
   if (!pending) {
     out.done = pending.error();
     co_return out;
@@ -254,17 +299,18 @@ asio::awaitable<runner::promotion> runner::promote(session_id s, execution_id e,
     out.done = boundary_result{};
     co_return out;
   }
-  auto events = std::move(out.held);
-  out.held.clear();
-  const std::size_t recorded = events.size();
-  for (const auto& in : chosen) events.emplace_back(model::input_promoted{in.id, e});
+  const std::size_t recorded = out.held.size();
+  std::vector<model::payload> events = out.held;  // kept: held again if they surely were not written
+  for (const auto& in : chosen) events.emplace_back(model::input_promoted{in.id, log->execution});
   store::append_request req{s, std::move(events), lease_fence(), 0};
-  auto r = co_await store_.append(std::move(req));
+  auto r = co_await write(std::move(req), log, retry_for::turn);
   if (!r) {
-    if (r.error() == store::store_errc::fence_failed) control->request_stop(stop_reason::lease_lost);
+    // Written or not, they no longer wait for the next write.
+    if (log->in_doubt || !store_trouble(r.error())) out.held.clear();
     out.done = r.error();
     co_return out;
   }
+  out.held.clear();
   boundary_result done;
   done.recorded.assign(std::make_move_iterator(r->events.begin()),
                        std::make_move_iterator(r->events.begin() + static_cast<std::ptrdiff_t>(recorded)));
@@ -319,34 +365,192 @@ asio::awaitable<void> runner::heartbeat(session_id s, std::shared_ptr<drain_cont
   }
 }
 
-asio::awaitable<result<store::append_result>> runner::append_terminal(session_id s, std::vector<model::payload> events,
-                                                                      std::shared_ptr<drain_control> control,
-                                                                      time_ms held_until) {
-  const auto ex = co_await asio::this_coro::executor;
-  auto delay = std::max<time_ms>(1, options_.storage_retry_ms);
-  for (bool warned = false;;) {
-    store::append_request req{s, events, terminal_fence(), 0};
-    auto r = co_await store_.append(std::move(req));
-    if (r || !storage_failure(r.error())) co_return r;
-    // Past this the fence would refuse the event anyway: recovery finishes
-    // the execution once the store writes again and the lease has expired.
-    if (clock_.now() + delay >= held_until || control->reason() == stop_reason::shutdown) co_return r;
-    if (!warned) {
-      warned = true;
-      spdlog::warn("session {}: cannot record the end of its execution ({}); retrying until the store writes again",
-                   s.str(), r.error().describe());
+// Paces the tries of one write or read the store could not do (see Storage
+// failures in runner.h) and decides when to give up.
+class runner::retrying {
+ public:
+  retrying(runner& r, std::shared_ptr<execution_log> log, retry_for why, std::string_view what)
+      : runner_(r),
+        log_(std::move(log)),
+        why_(why),
+        what_(what),
+        delay_(std::max<time_ms>(1, r.options_.storage_retry_ms)) {}
+
+  // After `e`: waits and returns true (try again), or returns false at once
+  // (give up).
+  asio::awaitable<bool> again(error e) {
+    const auto& control = *log_->control;
+    const bool stopped = why_ == retry_for::turn ? control.stop_token().stop_requested()
+                                                 : control.reason() == stop_reason::shutdown;
+    // A turn keeps the end of the lease for the execution's end; the end
+    // itself could not be written past the lease anyway (the fence).
+    const time_ms reserve = why_ == retry_for::turn ? runner_.options_.storage_end_reserve_ms : 0;
+    if (stopped || runner_.clock_.now() + delay_ + reserve >= *log_->held_until) co_return false;
+    if (!warned_) {
+      warned_ = true;
+      spdlog::warn("session {}: {} failed ({}); retrying while the lease holds", log_->session.str(), what_,
+                   e.describe());
     }
-    // A shutdown cuts the wait short (unless a stop was already requested,
-    // e.g. an interrupt: then the lease's expiry bounds the wait).
-    auto timer = std::make_shared<asio::steady_timer>(ex, std::chrono::milliseconds(delay));
+    // A stop cuts the wait short (unless one was already requested, e.g. an
+    // interrupt before the end is written: then the lease bounds the wait).
+    const auto ex = co_await asio::this_coro::executor;
+    auto timer = std::make_shared<asio::steady_timer>(ex, std::chrono::milliseconds(delay_));
     {
       auto cancel = [timer, ex] { asio::post(ex, [timer] { timer->cancel(); }); };
       std::optional<std::stop_callback<decltype(cancel)>> on_stop;
-      if (!control->stop_token().stop_requested()) on_stop.emplace(control->stop_token(), cancel);
+      if (!control.stop_token().stop_requested()) on_stop.emplace(control.stop_token(), cancel);
       (void)co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
     }
-    delay = std::min(delay * 2, std::max(delay, options_.storage_retry_max_ms));
+    delay_ = std::min(delay_ * 2, std::max(delay_, runner_.options_.storage_retry_max_ms));
+    co_return true;
   }
+
+ private:
+  runner& runner_;
+  std::shared_ptr<execution_log> log_;
+  retry_for why_;
+  std::string_view what_;  // a literal: what failed, for the log
+  time_ms delay_;
+  bool warned_ = false;
+};
+
+asio::awaitable<result<store::append_result>> runner::write(store::append_request req,
+                                                            std::shared_ptr<execution_log> log, retry_for why,
+                                                            std::optional<error> first) {
+  retrying retry(*this, log, why, why == retry_for::turn ? "recording a turn's events" : "recording its end");
+  log->in_doubt = false;
+  std::optional<error> failed = std::move(first);
+  // The last failed commit may have landed: look before writing again.
+  bool unsure = failed && *failed == store::store_errc::write_failed;
+  for (;;) {
+    if (failed) {
+      if (*failed == store::store_errc::fence_failed && why == retry_for::turn)
+        log->control->request_stop(stop_reason::lease_lost);
+      if (!store_trouble(*failed)) co_return *failed;
+      const bool again = co_await retry.again(*failed);
+      if (unsure) {  // also when giving up: a runtime must not be told "failed" of a write that landed
+        auto found = co_await landed(req, log->written);
+        if (found && *found) {
+          log->written = std::max(log->written, (*found)->last_seq);
+          co_return std::move(**found);
+        }
+        if (found) {
+          unsure = false;
+        } else if (again) {
+          failed = found.error();
+          continue;
+        }
+      }
+      if (!again) {
+        log->in_doubt = unsure;
+        log->store_failed = true;
+        co_return *failed;
+      }
+    }
+    store::append_request attempt = req;
+    auto r = co_await store_.append(std::move(attempt));
+    if (r) {
+      log->written = std::max(log->written, r->last_seq);
+      co_return r;
+    }
+    failed = r.error();
+    unsure = unsure || *failed == store::store_errc::write_failed;
+  }
+}
+
+asio::awaitable<result<std::optional<store::append_result>>> runner::landed(store::append_request req,
+                                                                            event_seq after) {
+  const auto& want = req.events;
+  if (want.empty()) co_return std::optional<store::append_result>();
+  const std::string first = boost::json::serialize(model::encode(want.front()));
+  std::vector<model::event> log;
+  for (event_seq from = after;;) {
+    auto page = co_await store_.read(req.session, from, 1'000);
+    if (!page) co_return page.error();
+    for (auto& e : page->events) log.push_back(std::move(e));
+    if (!page->more || log.empty()) break;
+    from = log.back().seq;
+  }
+  for (std::size_t i = 0; i + want.size() <= log.size(); ++i) {
+    if (log[i].type() != model::type_name(want.front()) || boost::json::serialize(model::encode(log[i].body)) != first)
+      continue;
+    bool whole = true;
+    for (std::size_t k = 1; k < want.size() && whole; ++k)
+      whole = log[i + k].seq.value == log[i].seq.value + static_cast<std::int64_t>(k) &&
+              log[i + k].type() == model::type_name(want[k]);
+    if (!whole) continue;
+    store::append_result found;
+    found.events.assign(log.begin() + static_cast<std::ptrdiff_t>(i),
+                        log.begin() + static_cast<std::ptrdiff_t>(i + want.size()));
+    found.last_seq = found.events.back().seq;
+    co_return std::optional<store::append_result>(std::move(found));
+  }
+  co_return std::optional<store::append_result>();
+}
+
+template <class T>
+asio::awaitable<result<T>> runner::read(store_call<T> op, std::shared_ptr<execution_log> log, retry_for why) {
+  retrying retry(*this, log, why, "reading the session");
+  for (;;) {
+    auto r = co_await op();
+    if (r || !store_trouble(r.error())) co_return r;
+    if (!co_await retry.again(r.error())) {
+      log->store_failed = true;
+      co_return r;
+    }
+  }
+}
+
+asio::awaitable<result<runner::given_back>> runner::give_back(std::shared_ptr<execution_log> log, bool answered) {
+  given_back out;
+  if (answered) co_return out;
+  const session_id s = log->session;
+  const execution_id e = log->execution;
+  event_seq from = log->turn_floor;
+  if (from.value == 0) {
+    store_call<store::execution_row> execution_of = [this, e] { return store_.get_execution(e); };
+    auto exe = co_await read(std::move(execution_of), log, retry_for::end);
+    if (!exe) co_return exe.error();
+    from = exe->started_seq;
+  }
+  // The last turn's promotions and answers (under the lease this runner
+  // wrote every one of them after `from`).
+  std::vector<std::pair<input_id, event_seq>> promoted;
+  event_seq answered_at;
+  for (;;) {
+    store_call<store::event_page> page_of = [this, s, from] { return store_.read(s, from, 1'000); };
+    auto page = co_await read(std::move(page_of), log, retry_for::end);
+    if (!page) co_return page.error();
+    for (const auto& ev : page->events) {
+      if (const auto* p = ev.as<model::input_promoted>(); p != nullptr && p->execution == e)
+        promoted.emplace_back(p->input, ev.seq);
+      else if (ev.as<model::text_ended>() != nullptr)
+        answered_at = ev.seq;
+    }
+    if (!page->more || page->events.empty()) break;
+    from = page->events.back().seq;
+  }
+  std::erase_if(promoted, [&](const auto& p) { return p.second < answered_at; });
+  if (promoted.empty()) co_return out;
+  store_call<std::vector<store::input_row>> list_of = [this, s] { return store_.list_inputs(s); };
+  auto rows = co_await read(std::move(list_of), log, retry_for::end);
+  if (!rows) co_return rows.error();
+  for (const auto& [id, seq] : promoted) {
+    const auto row = std::find_if(rows->begin(), rows->end(), [&](const store::input_row& r) { return r.id == id; });
+    if (row == rows->end() || row->status != store::input_status::promoted || row->execution != e) continue;
+    if (row->returns >= options_.input_return_limit) {
+      out.kept += (out.kept.empty() ? "" : ", ") + id.str();
+      continue;
+    }
+    out.events.emplace_back(model::input_returned{id, e, std::string("storage_failed"), row->returns + 1});
+  }
+  co_return out;
+}
+
+asio::awaitable<result<store::append_result>> runner::append_terminal(std::vector<model::payload> events,
+                                                                      std::shared_ptr<execution_log> log) {
+  store::append_request req{log->session, std::move(events), terminal_fence(), 0};
+  co_return co_await write(std::move(req), log, retry_for::end);
 }
 
 namespace {
@@ -358,19 +562,26 @@ std::vector<promoted_input> inputs_of(const std::vector<store::message_row>& pro
   return out;
 }
 
+bool holds_answer(const std::vector<model::payload>& events) {
+  return std::any_of(events.begin(), events.end(),
+                     [](const model::payload& p) { return std::holds_alternative<model::text_ended>(p); });
+}
+
 }  // namespace
 
-asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execution_id e, turn_start start,
+asio::awaitable<runner::execution_end> runner::run_execution(std::shared_ptr<execution_log> log, turn_start start,
                                                              std::vector<promoted_input> first_inputs,
-                                                             std::shared_ptr<drain_control> control,
                                                              std::optional<store::session_row> first) {
   execution_end end;
+  const session_id s = log->session;
+  const auto& control = log->control;
   bool promoted_at_start = !first_inputs.empty();
   for (;;) {
     if (control->stop_token().stop_requested()) {
       end.outcome = model::outcome::interrupted;
       co_return end;
     }
+    log->store_failed = false;  // a turn that went on after a failure did not fail by it
     std::vector<promoted_input> inputs;
     if (promoted_at_start) {
       promoted_at_start = false;  // execution.started already promoted the first turn's inputs
@@ -379,7 +590,7 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
       // A continuation (after a restart or an answer) finishes the interrupted
       // turn first: steers join it, queued inputs wait for their own turn.
       const auto upto = start == turn_start::continuation ? model::delivery::steer : model::delivery::queue;
-      auto promoted = co_await promote(s, e, control, upto, std::move(end.held), {});
+      auto promoted = co_await promote(log, upto, std::move(end.held), {});
       end.held = std::move(promoted.held);
       if (!promoted.done) {
         end.outcome = model::outcome::failed;
@@ -396,7 +607,8 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
     std::optional<store::session_row> sess = std::move(first);
     first.reset();
     if (!sess) {
-      auto row = co_await store_.get_session(s);
+      store_call<store::session_row> session_of = [this, s] { return store_.get_session(s); };
+      auto row = co_await read(std::move(session_of), log, retry_for::turn);
       if (!row) {
         end.outcome = model::outcome::failed;
         end.error = row.error().describe();
@@ -404,7 +616,8 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
       }
       sess = std::move(*row);
     }
-    auto transcript = co_await store_.context(s);
+    store_call<std::vector<store::message_row>> context_of = [this, s] { return store_.context(s); };
+    auto transcript = co_await read(std::move(context_of), log, retry_for::turn);
     if (!transcript) {
       end.outcome = model::outcome::failed;
       end.error = transcript.error().describe();
@@ -412,7 +625,7 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
     }
     turn_context ctx;
     ctx.session = s;
-    ctx.execution = e;
+    ctx.execution = log->execution;
     ctx.generation = sess->generation;
     ctx.transcript = std::move(transcript.value());
     ctx.promoted = std::move(inputs);
@@ -424,7 +637,7 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
     ctx.start = start;
     start = turn_start::inputs;
     turn_result turn;
-    auto turn_host = std::make_shared<host>(*this, s, e, sess->generation, control, std::move(end.held));
+    auto turn_host = std::make_shared<host>(*this, log, sess->generation, std::move(end.held));
     end.held.clear();
     try {
       turn = co_await runtime_.run_turn(std::move(ctx), turn_host);
@@ -452,6 +665,7 @@ asio::awaitable<runner::execution_end> runner::run_execution(session_id s, execu
       end.error = turn.error;
       co_return end;
     }
+    log->turn_floor = log->written;  // its inputs had their answer
   }
 }
 
@@ -472,13 +686,16 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
     if (!takeover && !sess.continuation_pending && snap->pending_inputs.empty()) co_return last;
 
     const auto busy = [](const error& e) { return drain_outcome{drain_status::busy, std::nullopt, e.describe()}; };
+    auto log = std::make_shared<execution_log>();
+    log->session = s;
+    log->control = control;
     // When the lease expires unless renewed: the heartbeat renews it, and the
-    // terminal event may be retried until then.
-    auto held_until = std::make_shared<time_ms>(0);
+    // execution's writes may be retried until then.
+    log->held_until = std::make_shared<time_ms>(0);
     if (takeover) {  // a fresh execution claims the lease in the commit that starts it
       auto lease = co_await store_.claim_lease(s, node_.owner(), options_.lease_ttl_ms);
       if (!lease) co_return lease.error() == store::store_errc::lease_held ? busy(lease.error()) : fail(lease.error());
-      *held_until = lease->expires_at;
+      *log->held_until = lease->expires_at;
       // Between the read and the claim another node may have recovered the
       // execution and finished it (releasing the lease). Under the lease the
       // open execution cannot change: read it again.
@@ -489,13 +706,14 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
         if (!released) co_return fail(released.error());
         continue;
       }
+      log->written = again->session.last_seq;
     }
 
-    execution_id exe;
     auto start = sess.continuation_pending ? turn_start::continuation : turn_start::inputs;
     std::vector<promoted_input> first_inputs;
     if (takeover) {
-      exe = *sess.open_execution;
+      const execution_id exe = *sess.open_execution;
+      log->execution = exe;
       auto attempts = co_await store_.bump_attempts(s, node_.owner());
       if (!attempts) co_return fail(attempts.error());
       auto leftovers = co_await settle_leftovers(s, exe, std::string("interrupted by restart"), step_state::as_stored);
@@ -508,7 +726,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
                                       std::string("attempt_budget"),
                                       "gave up after " + std::to_string(attempts.value() - 1) + " recovery attempts",
                                       {}});
-        auto r = co_await append_terminal(s, std::move(events), control, *held_until);
+        auto r = co_await append_terminal(std::move(events), log);
         if (!r) co_return fail(r.error());
         metrics::executions_total().with("failed").inc();
         last = {drain_status::failed, exe, std::string("attempt budget exhausted")};
@@ -519,12 +737,14 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       store::append_request req{s, std::move(events), lease_fence(), 0};
       auto r = co_await store_.append(std::move(req));
       if (!r) co_return fail(r.error());
+      log->written = r->last_seq;
       start = turn_start::continuation;
     } else {
       // One commit starts the execution and promotes its first turn's inputs
       // (later ones join at the next boundary). A continuation promotes
       // nothing here: it finishes its interrupted turn first.
-      exe = execution_id::generate();
+      const execution_id exe = execution_id::generate();
+      log->execution = exe;
       auto f = lease_fence();
       f.no_open_execution = true;
       f.claim_ttl_ms = options_.lease_ttl_ms;
@@ -547,13 +767,16 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       auto r = co_await store_.append(std::move(req));
       if (!r && r.error() == store::store_errc::fence_failed && start == turn_start::continuation) continue;  // read again
       if (!r) co_return r.error() == store::store_errc::lease_held ? busy(r.error()) : fail(r.error());
-      *held_until = asked + options_.lease_ttl_ms;
+      *log->held_until = asked + options_.lease_ttl_ms;
+      log->written = r->last_seq;
+      log->turn_floor = r->events.front().seq;
       for (std::size_t i = 0; i < chosen.size(); ++i)
         first_inputs.push_back(promoted_input{chosen[i].id, r->events[i + 1].seq, chosen[i].prompt});
     }
+    const execution_id exe = log->execution;
 
-    auto execution = run_execution(s, exe, start, std::move(first_inputs), control, snap->session);
-    auto renewals = heartbeat(s, control, held_until);
+    auto execution = run_execution(log, start, std::move(first_inputs), snap->session);
+    auto renewals = heartbeat(s, control, log->held_until);
     auto ran = co_await (std::move(execution) || std::move(renewals));
     auto end = std::get<0>(std::move(ran));
 
@@ -575,8 +798,21 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       if (!leftovers) co_return fail(leftovers.error());
       for (auto& p : *leftovers) events.push_back(std::move(p));
     }
+    if (end.outcome == model::outcome::failed && log->store_failed) {
+      // Without them the inputs would never be answered (see Giving inputs back).
+      auto back = co_await give_back(log, holds_answer(events));
+      if (back) {
+        for (auto& p : back->events) events.push_back(std::move(p));
+        if (!back->kept.empty())
+          end.error += "; not given back again (given back " + std::to_string(options_.input_return_limit) +
+                       " times already): " + back->kept;
+      } else {
+        spdlog::warn("session {}: cannot tell which inputs its failed execution left unanswered ({})", s.str(),
+                     back.error().describe());
+      }
+    }
     events.emplace_back(model::execution_finished{exe, end.outcome, end.reason, end.error, end.usage});
-    auto r = co_await append_terminal(s, std::move(events), control, *held_until);
+    auto r = co_await append_terminal(std::move(events), log);
     if (!r) {
       if (r.error() == store::store_errc::fence_failed) {
         co_await runtime_.forget(s);

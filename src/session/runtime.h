@@ -47,7 +47,8 @@
 //                 the turn's (a binding is only handed back to turns of the
 //                 generation it was made in).
 //   record_soon() — like record() but without waiting for the commit: the
-//                 events are queued before anything recorded later, and a
+//                 events are written before anything recorded later (sent
+//                 at once, or after an earlier write still unsettled), and a
 //                 failure (a lost lease) fails the next record(). For events
 //                 whose loss in a crash is harmless (step.started), so the
 //                 model request need not wait for a disk flush.
@@ -67,7 +68,13 @@
 //   lease_lost       the session's lease is gone (another node may own it
 //                    now): nothing was written; return turn_status::interrupted
 //                    promptly (the stop token is requested too)
-//   storage_failed   the store cannot write (full disk): nothing was written
+//   storage_failed   the store could not write (or read) for as long as the
+//                    turn may wait for it (the host retries while the lease
+//                    holds: session/runner.h, Storage failures): nothing was
+//                    written, unless the store could not tell whether its
+//                    last commit landed (then it is in the log once, or not
+//                    at all). Return failed: the runner gives the turn's
+//                    unanswered inputs back to pending.
 //   turn_over        the call came after run_turn() returned
 //   invalid_input    events the store refuses (e.g. a runtime.bound state over
 //                    model::runtime_bound::max_state_bytes)

@@ -32,10 +32,18 @@ struct session_options {
   std::size_t recovery_batch = 64;        // abandoned sessions read per page
   std::size_t recovery_concurrency = 4;   // sessions checked at once in a scan
   time_ms recovery_interval_ms = 15'000;  // periodic scan for leases of dead nodes; 0 disables
-  // The store cannot write (full disk): the terminal event is retried after
-  // storage_retry_ms, then twice as long each time, at most storage_retry_max_ms.
+  // The store cannot write (full disk, a database restart) or read: an
+  // execution's writes and a turn's reads are retried after storage_retry_ms,
+  // then twice as long each time, at most storage_retry_max_ms, while the
+  // lease holds (session/runner.h, Storage failures). A turn's stop retrying
+  // when less than storage_end_reserve_ms of the lease would be left after
+  // the wait: that much is kept for the execution's end.
   time_ms storage_retry_ms = 100;
   time_ms storage_retry_max_ms = 2'000;
+  time_ms storage_end_reserve_ms = 10'000;
+  // An input given back to pending this many times by executions that could
+  // not answer it (input.returned) is not given back again: it stays failed.
+  std::int64_t input_return_limit = 3;
 };
 
 struct create_request {

@@ -405,6 +405,37 @@ TEST_F(recovery_test, the_periodic_scan_wakes_a_stranded_session_without_a_resta
   EXPECT_EQ(runtime_.turns(), 1);
 }
 
+TEST_F(recovery_test, an_input_a_failed_execution_gave_back_runs_after_a_restart) {
+  // The process died just after the commit that failed an execution and
+  // gave its input back, before its drain started the next one. The input
+  // was recorded without a run of its own: a resume promoted it.
+  const auto in = input_id::generate();
+  const auto s = stranded_by_a_crash(in, /*resume=*/false);
+  const auto failed = execution_id::generate();
+  store::append_request req;
+  req.session = s;
+  req.events.emplace_back(model::execution_started{failed, "dead/1"});
+  req.events.emplace_back(model::input_promoted{in, failed});
+  req.events.emplace_back(model::input_returned{in, failed, "storage_failed", 1});
+  req.events.emplace_back(model::execution_finished{failed, model::outcome::failed});
+  ASSERT_TRUE(run(store_->append(std::move(req))));
+
+  make_service();
+  auto report = run(service_->start());
+  ASSERT_TRUE(report) << report.error().describe();
+  EXPECT_EQ(report->woken, 1U);
+  ASSERT_TRUE(eventually([&] { return count(s, "execution.finished") == 2; }));
+  idle(s);
+  ASSERT_EQ(runtime_.contexts().size(), 1U);
+  ASSERT_EQ(runtime_.contexts()[0].promoted.size(), 1U);
+  EXPECT_EQ(runtime_.contexts()[0].promoted[0].id, in);
+  auto row = run(store_->get_input(in));
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->status, store::input_status::promoted);
+  EXPECT_NE(row->execution, failed);
+  EXPECT_EQ(count(s, "input.promoted"), 2U);
+}
+
 TEST_F(recovery_test, a_stop_keeps_pending_inputs_pending_across_a_restart) {
   make_service();
   const auto s = new_session();

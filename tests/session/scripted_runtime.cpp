@@ -269,6 +269,12 @@ session::task<session::turn_result> scripted_runtime::run_turn(session::turn_con
         kept_ = host;
         break;
       }
+      case action::kind::soon: {
+        std::vector<model::payload> events;
+        events.emplace_back(model::synthetic{a.arg, std::string("soon")});
+        host->record_soon(std::move(events));
+        break;
+      }
     }
   }
   co_return out;

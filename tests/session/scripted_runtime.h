@@ -21,6 +21,7 @@
 //                 last seen = the transcript's last seq, state {"turn": n}}
 //   bind_big      runtime.bound with a state one byte over the limit
 //   keep          keep the host after the turn (kept_host())
+//   soon X        host.record_soon(synthetic{X, "soon"}): not waited for
 //
 // Turns without a script reply "done". Everything a turn saw is recorded,
 // and so is every error a host call returned (host_errors()) and every
@@ -41,7 +42,7 @@ namespace tether::testing {
 
 struct action {
   enum class kind {
-    text, tool, inflight, ask, boundary, answer, gate, fail, hang, wake, woken, agent, bind, bind_big, keep
+    text, tool, inflight, ask, boundary, answer, gate, fail, hang, wake, woken, agent, bind, bind_big, keep, soon
   };
   kind what;
   std::string arg;
@@ -61,6 +62,7 @@ inline action agent(std::string s) { return {action::kind::agent, std::move(s)};
 inline action bind(std::string s) { return {action::kind::bind, std::move(s)}; }
 inline action bind_big() { return {action::kind::bind_big, {}}; }
 inline action keep() { return {action::kind::keep, {}}; }
+inline action soon(std::string s) { return {action::kind::soon, std::move(s)}; }
 
 class scripted_runtime final : public session::runtime {
  public:

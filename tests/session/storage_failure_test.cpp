@@ -1,12 +1,15 @@
-// A turn whose events cannot be written (full disk) still ends: the runner
-// retries its terminal event until the store writes again, a renewal the
-// store refuses does not stop an execution whose lease still holds, and an
+// A turn whose events cannot be written (full disk) goes on once the store
+// writes again: the runner retries its writes while the lease holds, and the
+// terminal event until the store writes again; a turn that could not wait
+// that long gives its inputs back to the next execution; a renewal the store
+// refuses does not stop an execution whose lease still holds, and an
 // execution whose end could not be written before its lease ran out is
 // finished by recovery. Faults come from the store's fail_commit hook.
 #include "session/service.h"
 
 #include <atomic>
 
+#include "session/errors.h"
 #include "session/fixture.h"
 #include "store/sqlite/sqlite_store.h"
 
@@ -65,37 +68,79 @@ class storage_failure_test : public session_fixture {
   std::atomic<int> refused_{0};
 };
 
-TEST_F(storage_failure_test, a_turn_whose_events_cannot_be_written_ends_once_the_store_writes_again) {
+TEST_F(storage_failure_test, a_turn_whose_events_cannot_be_written_goes_on_once_the_store_writes_again) {
   auto opts = test_options();
   opts.lease_renew_ms = 600'000;  // no renewal: the turn's own writes are the only ones
+  opts.storage_retry_ms = 1;
+  opts.storage_retry_max_ms = 20;
   make_service(opts);
   const auto s = new_session();
-  runtime_.script({gate(), text("lost to a full disk")});
+  runtime_.script({gate(), text("written once the disk is back")});
   admit(s, "go");
   ASSERT_TRUE(eventually([&] { return runtime_.arrivals() == 1; }));
 
   fail_ = true;
-  runtime_.open_gate();  // the text's commit fails, so the turn fails, and its end cannot be written
+  runtime_.open_gate();  // the text's commit fails: the runner waits for the store
   fill_the_disk_and_wait_until_degraded();
   EXPECT_EQ(count(s, "execution.finished"), 0U);
-  EXPECT_TRUE(service_->active(s)) << "the drain gave up on the execution's end";
+  EXPECT_TRUE(service_->active(s)) << "the drain gave up on the turn";
 
   free_the_disk();
   ASSERT_TRUE(eventually([&] { return count(s, "execution.finished") == 1; })) << "the execution stayed running";
   idle(s);
   const auto ends = finished(s);
   ASSERT_EQ(ends.size(), 1U);
-  EXPECT_EQ(ends[0].outcome, model::outcome::failed);
-  EXPECT_FALSE(ends[0].error.empty());
-  EXPECT_EQ(count(s, "text.ended"), 0U) << "nothing of the failed commit was written";
+  EXPECT_EQ(ends[0].outcome, model::outcome::succeeded) << ends[0].error;
+  EXPECT_EQ(count(s, "text.ended"), 1U) << "written once";
+  EXPECT_TRUE(runtime_.host_errors().empty()) << "the runtime never saw the store's failure";
   auto row = run(store_->get_session(s));
   ASSERT_TRUE(row);
   EXPECT_FALSE(row->open_execution);
+}
 
-  runtime_.script({text("back")});
-  admit(s, "again");
+TEST_F(storage_failure_test, a_failure_outlasting_what_the_lease_lets_a_turn_wait_gives_its_inputs_back_to_the_next_execution) {
+  auto opts = test_options();
+  opts.lease_renew_ms = 600'000;
+  opts.storage_retry_ms = 1;
+  opts.storage_retry_max_ms = 20;
+  make_service(opts);
+  const auto s = new_session();
+  runtime_.script({gate(), text("lost to a full disk")});
+  runtime_.script({text("answered by the next execution")});
+  const auto in = admit(s, "go").input.id;
+  ASSERT_TRUE(eventually([&] { return runtime_.arrivals() == 1; }));
+
+  fail_ = true;
+  runtime_.open_gate();
+  fill_the_disk_and_wait_until_degraded();
+  // What is left of the lease is kept for the execution's end: the turn
+  // gives up, and the end (with the input given back) waits for the store.
+  clock_.advance(opts.lease_ttl_ms - opts.storage_end_reserve_ms);
+  ASSERT_TRUE(eventually([&] { return !runtime_.host_errors().empty(); })) << "the turn never gave up";
+  EXPECT_EQ(runtime_.host_errors()[0], session::session_errc::storage_failed);
+  EXPECT_EQ(count(s, "execution.finished"), 0U);
+
+  free_the_disk();
   ASSERT_TRUE(eventually([&] { return count(s, "execution.finished") == 2; }));
-  EXPECT_EQ(finished(s)[1].outcome, model::outcome::succeeded);
+  idle(s);
+  const auto ends = finished(s);
+  ASSERT_EQ(ends.size(), 2U);
+  EXPECT_EQ(ends[0].outcome, model::outcome::failed);
+  EXPECT_EQ(ends[1].outcome, model::outcome::succeeded);
+  std::vector<model::input_returned> back;
+  for (const auto& e : events(s))
+    if (const auto* r = e.as<model::input_returned>()) back.push_back(*r);
+  ASSERT_EQ(back.size(), 1U);
+  EXPECT_EQ(back[0].input, in);
+  EXPECT_EQ(back[0].execution, ends[0].execution);
+  EXPECT_EQ(count(s, "text.ended"), 1U);
+  auto row = run(store_->get_input(in));
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->status, store::input_status::promoted);
+  EXPECT_EQ(row->execution, ends[1].execution) << "the next execution answered it";
+  ASSERT_EQ(runtime_.contexts().size(), 2U);
+  ASSERT_EQ(runtime_.contexts()[1].promoted.size(), 1U);
+  EXPECT_EQ(runtime_.contexts()[1].promoted[0].id, in);
 }
 
 TEST_F(storage_failure_test, a_renewal_the_store_refuses_does_not_stop_an_execution_whose_lease_holds) {
