@@ -88,6 +88,10 @@ void session_follower::track(const model::event& e) {
     if (p->input.str() == input_) execution_ = p->execution.str();
   } else if (const auto* c = e.as<model::input_cancelled>()) {
     if (c->input.str() == input_) end_ = turn_end::cancelled;
+  } else if (const auto* r = e.as<model::input_returned>()) {
+    // Given back to pending: the failed execution's end is not the input's;
+    // the execution it is promoted into next answers it.
+    if (r->input.str() == input_ && r->execution.str() == execution_) execution_.clear();
   } else if (const auto* f = e.as<model::execution_finished>()) {
     if (execution_.empty() && !next_execution_) {
       // Promotion not seen: ask where the input went.

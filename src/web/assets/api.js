@@ -100,8 +100,8 @@ export async function signOut() {
 // delivers named events to listeners of that name, so each is listened to.
 export const EVENT_TYPES = [
   "session.created", "session.updated", "session.reset", "input.admitted", "input.promoted", "input.cancelled",
-  "execution.started", "execution.recovered", "execution.finished", "step.started", "step.ended", "step.failed",
-  "step.retry_scheduled", "text.delta", "text.ended", "reasoning.delta", "reasoning.ended", "tool.called",
+  "input.returned", "execution.started", "execution.recovered", "execution.finished", "step.started", "step.ended",
+  "step.failed", "step.retry_scheduled", "text.delta", "text.ended", "reasoning.delta", "reasoning.ended", "tool.called",
   "tool.progress", "tool.succeeded", "tool.failed", "interaction.requested", "interaction.resolved",
   "runtime.bound", "synthetic", "compaction.ended", "task.created", "task.updated", "task.status_changed",
   "task.commented", "document.revised", "document.accepted", "task.prepared",

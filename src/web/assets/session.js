@@ -368,7 +368,7 @@ export async function renderSession(root, id) {
         notice("reset", `New context (generation ${generation}): the agent starts afresh; the history above is kept.`, ev.seq);
         break;
       case "input.admitted":
-        inputs.set(d.input_id, { text: String(d.prompt ?? ""), delivery: d.delivery });
+        inputs.set(d.input_id, { text: String(d.prompt ?? ""), delivery: d.delivery, seq: ev.seq });
         pending.set(d.input_id, { text: String(d.prompt ?? ""), delivery: d.delivery, seq: ev.seq });
         drawPending();
         break;
@@ -383,6 +383,16 @@ export async function renderSession(root, id) {
         pending.delete(d.input_id);
         drawPending();
         break;
+      case "input.returned": {
+        // A failed execution gave it back: it waits again, in its admission place.
+        const input = inputs.get(d.input_id);
+        const sel = `article[data-role="user"][data-message-id="${CSS.escape(String(d.input_id))}"]`;
+        const el = (frag && frag.querySelector(sel)) || transcript.querySelector(sel);
+        if (el) el.remove();
+        pending.set(d.input_id, { text: input ? input.text : "", delivery: input ? input.delivery : "steer", seq: input ? input.seq : ev.seq });
+        drawPending();
+        break;
+      }
       case "execution.started": {
         const x = { id: d.execution_id, started: ev.time, runtime: String(d.runtime ?? ""), model: String(d.model ?? ""), outcome: null, usage: null };
         execs.set(x.id, x);
