@@ -31,6 +31,7 @@
 #include "runtime/agent/splice.h"
 #include "runtime/native/providers/http_client.h"
 #include "util/random.h"
+#include "util/sha256.h"
 
 namespace tether::runtime::agent {
 
@@ -110,7 +111,7 @@ split_url split(const std::string& url) {
   return s;
 }
 
-// Whether `target` is a model endpoint under `base_path`.
+// Whether `target` is a model endpoint under `base_path` (and an optional /v1).
 bool model_endpoint(std::string_view target, std::string_view base_path) {
   const auto query = target.find('?');
   const auto path = target.substr(0, query);
@@ -120,6 +121,8 @@ bool model_endpoint(std::string_view target, std::string_view base_path) {
       path.find("//") != std::string_view::npos)
     return false;
   auto rest = path.substr(base_path.size() + 1);
+  // Anthropic's base URL is the root: its SDKs add /v1 themselves.
+  if (rest.starts_with("v1/")) rest.remove_prefix(3);
   const auto first = rest.substr(0, rest.find('/'));
   for (const std::string_view allowed : {"responses", "chat", "completions", "messages", "models"})
     if (first == allowed) return first != "chat" || rest.starts_with("chat/completions");
@@ -183,17 +186,21 @@ struct model_relay::impl : std::enable_shared_from_this<model_relay::impl> {
   bool started = false;
   bool stop_called = false;
 
+  // By the SHA-256 of their token: a lookup compares digests, so how long
+  // it takes says nothing about how close a guess is to a live token.
   mutable std::mutex mu;
   std::map<std::string, grant_ptr, std::less<>> grants;
 
   grant_ptr find(std::string_view token) const {
+    const auto digest = sha256_hex(token);
     std::lock_guard lock(mu);
-    auto it = grants.find(token);
+    auto it = grants.find(digest);
     return it == grants.end() ? nullptr : it->second;
   }
   void forget(const std::string& token, const relay_ticket::shared* g) {
+    const auto digest = sha256_hex(token);
     std::lock_guard lock(mu);
-    auto it = grants.find(token);
+    auto it = grants.find(digest);
     if (it != grants.end() && it->second.get() == g) grants.erase(it);
   }
 };
@@ -504,10 +511,12 @@ relay_ticket model_relay::open(relay_upstream upstream) {
   g->relay = impl_;
   {
     std::lock_guard lock(impl_->mu);
+    std::string digest;
     do {
       g->token = random_hex(token_bytes);
-    } while (impl_->grants.contains(g->token));
-    impl_->grants.emplace(g->token, g);
+      digest = sha256_hex(g->token);
+    } while (impl_->grants.contains(digest));
+    impl_->grants.emplace(std::move(digest), g);
   }
   relay_ticket t;
   t.token_ = g->token;

@@ -23,8 +23,8 @@
 // a key (`Authorization: Bearer T`, `x-api-key: T` or `api-key: T`). An
 // unknown or closed run's token is 401, and nothing is forwarded. The
 // target must be a model endpoint under the upstream's base path (BASE/
-// responses…, chat/completions…, completions, messages…, models…; no "..",
-// no percent-encoded dot or slash): anything else is 403, so a run's token
+// [v1/] responses…, chat/completions…, completions, messages…, models…;
+// no "..", "%" or "//"): anything else is 403, so a run's token
 // cannot use the provider key for anything but models. The request goes to
 // the upstream's origin with the same method, target and body and the same
 // headers but these: Host, Content-Length, Connection and the other

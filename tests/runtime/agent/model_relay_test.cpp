@@ -259,6 +259,14 @@ TEST_F(model_relay_test, only_model_endpoints_under_the_base_path_are_forwarded)
     EXPECT_EQ(send(target, {auth}, "{}").status, 200) << target;
   EXPECT_EQ(send("/v1/models", {auth}, "", {}, "GET").status, 200);
   EXPECT_EQ(routes->count(), 4U);
+  // Under a root base URL (Anthropic's), the SDK's own /v1 is allowed too.
+  auto root = relay_->open({"http://127.0.0.1:" + std::to_string(upstream.port()), "sk-real", client()});
+  const native::http_header root_auth{"x-api-key", root.token()};
+  EXPECT_EQ(send("/v1/messages?beta=true", {root_auth}, "{}").status, 200);
+  EXPECT_EQ(send("/messages", {root_auth}, "{}").status, 200);
+  EXPECT_EQ(send("/v1/files", {root_auth}, "{}").status, 403);
+  EXPECT_EQ(send("/v2/messages", {root_auth}, "{}").status, 403);
+  EXPECT_EQ(routes->count(), 6U);
   asio::co_spawn(upstream_ctx.executor(), upstream.stop(), asio::use_future).get();
 }
 
