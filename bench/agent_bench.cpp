@@ -16,7 +16,7 @@
 // Every turn is "Reply with exactly: …" in one session, so turns after the
 // first resume the agent's session. Medians and maxima over --turns turns.
 //
-//   tether_agent_bench [--turns 5] [--relay-requests 400] [--out FILE.json]
+//   tether_agent_bench [--turns 5] [--relay-requests 400] [--out FILE.json]   (--turns 0: the relay alone)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--turns" && i + 1 < argc) {
-      turns = std::max(1, std::stoi(argv[++i]));
+      turns = std::max(0, std::stoi(argv[++i]));  // 0: the relay alone
     } else if (a == "--relay-requests" && i + 1 < argc) {
       relay_requests = std::max(1, std::stoi(argv[++i]));
     } else if (a == "--out" && i + 1 < argc) {
@@ -296,7 +296,8 @@ int main(int argc, char** argv) {
   std::printf("%-14s %6s %6s   %7s %7s   %7s %7s   %7s\n", "runtime (ms)", "p50", "max", "p50", "max", "p50", "max",
               "p50");
   json::array results;
-  for (const auto& rc : cases) results.push_back(run_case(rc, turns));
+  if (turns > 0)
+    for (const auto& rc : cases) results.push_back(run_case(rc, turns));
   auto relay = measure_relay(relay_requests);
   if (!out.empty())
     std::ofstream(out) << json::serialize(json::object{{"agents", std::move(results)}, {"relay", std::move(relay)}})
