@@ -535,7 +535,8 @@ asio::awaitable<result<runner::given_back>> runner::give_back(std::shared_ptr<ex
   store_call<std::vector<store::input_row>> list_of = [this, s] { return store_.list_inputs(s); };
   auto rows = co_await read(std::move(list_of), log, retry_for::end);
   if (!rows) co_return rows.error();
-  for (const auto& [id, seq] : promoted) {
+  for (const auto& p : promoted) {
+    const auto& id = p.first;  // named: clang before 16 cannot capture a structured binding
     const auto row = std::find_if(rows->begin(), rows->end(), [&](const store::input_row& r) { return r.id == id; });
     if (row == rows->end() || row->status != store::input_status::promoted || row->execution != e) continue;
     if (row->returns >= options_.input_return_limit) {
