@@ -57,19 +57,20 @@ net::awaitable<void> forward_one(tcp::socket from, std::string socket_path) {
   co_await runtime::agent::splice(std::move(from), std::move(to));
 }
 
-net::awaitable<void> accept_all(tcp::acceptor& acceptor, std::string socket_path) {  // NOLINT: lives in run_forward()
+net::awaitable<void> accept_all(std::shared_ptr<tcp::acceptor> acceptor, std::string socket_path) {
   for (;;) {
-    auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
-    if (ec == net::error::operation_aborted || !acceptor.is_open()) co_return;
+    auto [ec, socket] = co_await acceptor->async_accept(use_tuple);
+    if (ec == net::error::operation_aborted || !acceptor->is_open()) co_return;
     if (ec) continue;
     cloexec(socket.native_handle());
-    net::co_spawn(acceptor.get_executor(), forward_one(std::move(socket), socket_path), net::detached);
+    net::co_spawn(acceptor->get_executor(), forward_one(std::move(socket), socket_path), net::detached);
   }
 }
 
 int run_forward(std::uint16_t port, const std::string& socket_path, const std::vector<std::string>& command) {
   net::io_context io(1);
-  tcp::acceptor acceptor(io);
+  auto acceptor_ptr = std::make_shared<tcp::acceptor>(io);
+  auto& acceptor = *acceptor_ptr;
   boost::system::error_code ec;
   const tcp::endpoint at(net::ip::address_v4::loopback(), port);
   acceptor.open(at.protocol(), ec);
@@ -122,7 +123,7 @@ int run_forward(std::uint16_t port, const std::string& socket_path, const std::v
     });
   };
   wait_signal();
-  net::co_spawn(io, accept_all(acceptor, socket_path), net::detached);
+  net::co_spawn(io, accept_all(acceptor_ptr, socket_path), net::detached);
   io.run();
   if (!ended && ::waitpid(child, &status, 0) != child) return exit_cannot_start;
   if (WIFEXITED(status)) return WEXITSTATUS(status);
