@@ -10,6 +10,7 @@
 #include <optional>
 #include <random>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -646,8 +647,29 @@ TEST(AgentOutput, AnInterruptedTurnEndsThoughAnEscapedProcessHoldsItsOutput) {
   const std::string s(r.json.at("session").at("id").as_string());
   c->send(s, "hello");
   const auto data = c->dir() / "data";
-  for (int i = 0; i < 300 && agent_processes(data).size() < 2; ++i) std::this_thread::sleep_for(100ms);
-  ASSERT_EQ(agent_processes(data).size(), 2u) << "the agent and the process it set free";
+  // Both must be `sleep` by now, one in a session of its own: counting
+  // processes alone also counted the forked shell before it had called
+  // setsid, which the interrupt then killed with the agent's group (seen
+  // under load).
+  const auto set_free = [&] {
+    int sleeping = 0;
+    bool escaped = false;
+    for (const int pid : agent_processes(data)) {
+      std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+      const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const auto close = stat.rfind(')');
+      if (stat.find("(sleep)") == std::string::npos || close == std::string::npos) continue;
+      ++sleeping;
+      std::istringstream rest(stat.substr(close + 2));
+      std::string state;
+      long ppid = 0, pgrp = 0, session = 0;
+      rest >> state >> ppid >> pgrp >> session;
+      escaped = escaped || session == pid;
+    }
+    return sleeping == 2 && escaped;
+  };
+  for (int i = 0; i < 300 && !set_free(); ++i) std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(set_free()) << "the agent and the process it set free";
   EXPECT_EQ(c->call("POST", "/v1/sessions/" + s + "/interrupt").status, 200u);
   c->wait_idle(s, 60s);  // without giving up the reads, the turn would run until the escaped sleep ends
   const auto runs = c->executions(s);
