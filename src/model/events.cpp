@@ -58,7 +58,17 @@ class reader {
   std::optional<double> number(std::string_view key) {
     const auto* v = o_.if_contains(key);
     if (v == nullptr || v->is_null()) return std::nullopt;
-    if (v->is_double()) return v->get_double();
+    if (v->is_double()) {
+      // JSON text has no infinity, but a number past a double's range
+      // (1e400) parses as one: never written (usage_json drops it), so a
+      // row holding one is refused rather than decoded into a cost that
+      // cannot be written back.
+      if (!std::isfinite(v->get_double())) {
+        fail(key, "not a finite number");
+        return std::nullopt;
+      }
+      return v->get_double();
+    }
     if (v->is_int64()) return static_cast<double>(v->get_int64());
     if (v->is_uint64()) return static_cast<double>(v->get_uint64());
     fail(key, "not a number");

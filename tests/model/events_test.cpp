@@ -546,3 +546,24 @@ TEST(usage, a_cost_that_is_not_finite_is_not_encoded) {
 
 }  // namespace
 }  // namespace tether::model
+
+namespace tether::model {
+namespace {
+
+// A number past a double's range parses as infinity (there is none in JSON
+// text): a stored usage holding one is refused, since it could never be
+// written back (found by fuzz.events: {"cost_usd": 99E9004}).
+TEST(catalogue, a_cost_past_a_doubles_range_is_refused_not_decoded_as_infinity) {
+  const auto parsed = boost::json::parse(R"({"input_tokens": 1, "cost_usd": 99E9004})");
+  ASSERT_TRUE(parsed.is_object());
+  auto u = decode_usage(parsed);
+  ASSERT_FALSE(u.has_value());
+  EXPECT_NE(u.error().message.find("not a finite number"), std::string::npos) << u.error().message;
+  // A finite cost still decodes and round-trips.
+  auto fine = decode_usage(boost::json::parse(R"({"input_tokens": 1, "cost_usd": 0.25})"));
+  ASSERT_TRUE(fine.has_value());
+  EXPECT_EQ(*decode_usage(encode_usage(*fine)), *fine);
+}
+
+}  // namespace
+}  // namespace tether::model
