@@ -353,8 +353,7 @@ class relay_routes final : public http::routes {
       p->notify();
       co_return r;
     };
-    auto both = co_await (send() && write_out(p, out));
-    const auto& result = both;
+    const auto result = co_await (send() && write_out(p, out));
     auto after = keep_alive ? http::after_stream::keep_alive : http::after_stream::close;
     if (p->downstream_failed) {
       after = http::after_stream::close;
