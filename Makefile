@@ -5,7 +5,7 @@ BENCH     := $(BUILD_DIR)/bench/tether_bench
 STREAM    := $(BUILD_DIR)/bench/tether_stream_bench
 API       := $(BUILD_DIR)/bench/tether_api_bench
 
-.PHONY: all setup build build-fuzz test fuzz bench demo demo-cluster e2e package install format tidy clean
+.PHONY: all setup build build-fuzz build-sanitize sanitize stress test fuzz bench demo demo-cluster e2e package install format tidy clean
 
 all: build
 
@@ -22,12 +22,41 @@ FUZZ_TARGETS := sse_parser events provider_streams mock_requests config suite an
 build-fuzz: setup
 	cmake --build $(FUZZ_DIR) -j$(JOBS)
 
+# The sanitizer builds (cmake/sanitize.cmake): g++'s AddressSanitizer and
+# UndefinedBehaviorSanitizer over the unit and component suites of every
+# layer, ThreadSanitizer over those whose code runs threads. A finding fails
+# its test. Suppressions (third-party code only, each with its reason) are in
+# tests/sanitize/.
+ASAN_DIR := build-asan
+TSAN_DIR := build-tsan
+SANITIZER_ENV := \
+  ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/sanitize/tsan.supp
+build-sanitize: setup
+	cmake --build $(ASAN_DIR) -j$(JOBS)
+	cmake --build $(TSAN_DIR) -j$(JOBS)
+
+sanitize: build-sanitize
+	$(SANITIZER_ENV) ctest --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS)
+	$(SANITIZER_ENV) ctest --test-dir $(TSAN_DIR) --output-on-failure -j$(JOBS)
+
 # Builds everything and runs every test through CTest (prints the summary
 # lines): the g++ build's tests, then each fuzz target's corpus and
-# regressions replayed and a few seconds of fuzzing (fuzz.<target>).
-test: build build-fuzz
+# regressions replayed and a few seconds of fuzzing (fuzz.<target>), then the
+# sanitizer builds' suites (make sanitize).
+test: build build-fuzz build-sanitize
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
 	ctest --test-dir $(FUZZ_DIR) --output-on-failure -j$(JOBS)
+	$(MAKE) --no-print-directory sanitize
+
+# The tests that drive real processes, time or a browser (CTest label
+# stress), STRESS_RUNS times beside two CPU hogs (stress-ng): a table of
+# test, runs, failures (scripts/stress; logs under stress-results/).
+STRESS_RUNS := 10
+stress: build
+	STRESS_RUNS=$(STRESS_RUNS) JOBS=$(JOBS) scripts/stress $(BUILD_DIR) stress-results
 
 # Runs each fuzz target for FUZZ_SECONDS (two at a time, at nice 19) from
 # the corpus in fuzz/corpus/; new inputs stay in build-fuzz/corpus/, crashes
@@ -103,4 +132,4 @@ tidy: build
 	scripts/tidy
 
 clean:
-	rm -rf $(BUILD_DIR) $(FUZZ_DIR) bench-results e2e-results $(DEMO_DATA)
+	rm -rf $(BUILD_DIR) $(FUZZ_DIR) $(ASAN_DIR) $(TSAN_DIR) bench-results stress-results e2e-results $(DEMO_DATA)
