@@ -13,6 +13,7 @@
 #include <boost/json.hpp>
 
 #include "e2e/run/cell.h"
+#include "e2e/run/database.h"
 #include "process/run_to_end.h"
 #include "util/clock.h"
 #include "util/random.h"
@@ -255,7 +256,11 @@ result<campaign> run_campaign(const campaign_options& o, const progress_sink& pr
   const fs::path pg_cluster = pg_env != nullptr && *pg_env != '\0'
                                   ? fs::path(pg_env)
                                   : fs::absolute(o.suites_dir, ec).parent_path() / "scripts" / "pg-cluster";
+  // One PostgreSQL cluster for every postgres-2node cell (started by the
+  // first, stopped when the campaign ends).
+  auto database = std::make_shared<database_server>(pg_cluster);
   for (auto& p : m->plans) {
+    p.database = database;
     p.campaign_id = id;
     p.source_sha = sha;  // "": the suites are not in a git checkout
     p.source_ref = ref;

@@ -126,7 +126,7 @@ std::string tear_down(cell_env& env) {
   if (env.server && !stop_server(env, restart_mode::graceful))
     problems += "the server did not exit within 10 s of SIGTERM; ";
   if (env.standby && !stop_standby(env)) problems += "the standby node did not exit within 10 s of SIGTERM; ";
-  if (!env.pg_dir.empty()) stop_database(env);
+  if (env.database) stop_database(env);
   if (env.mock) {
     env.mock->signal(SIGTERM);
     if (!env.mock->wait(10s)) problems += "the scripted model did not exit within 10 s of SIGTERM; ";

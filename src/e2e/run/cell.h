@@ -49,6 +49,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,8 @@
 #include "e2e/suite.h"
 
 namespace tether::e2e {
+
+class database_server;
 
 struct cell_plan {
   const suite_def* suite = nullptr;
@@ -69,8 +72,11 @@ struct cell_plan {
   std::string source_sha;
   std::string source_ref;
   std::string tether_binary;  // the `tether` to start (serve, mock-llm)
-  // postgres-2node: the script that starts a throwaway PostgreSQL cluster
-  // (scripts/pg-cluster beside the suites' directory, or $TETHER_PG_CLUSTER)
+  // postgres-2node: the cluster the campaign's cells share (a database
+  // each; database.h), or null: then the cell starts a cluster of its own
+  // with `pg_cluster`, the script (scripts/pg-cluster beside the suites'
+  // directory, or $TETHER_PG_CLUSTER)
+  std::shared_ptr<database_server> database;
   std::filesystem::path pg_cluster;
   std::filesystem::path artifacts_dir;  // created; kept
   std::filesystem::path scratch_root;   // where the temporary directory goes

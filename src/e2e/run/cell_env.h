@@ -52,9 +52,11 @@ struct cell_env {
   std::optional<std::string> model_override;
   std::optional<std::string> instructions;
   int server_starts = 0;
-  // postgres-2node (cluster.cpp): the cell's database, its store URL, the
-  // node serving the API (`server`, named `serving`) and the other one
-  std::filesystem::path pg_dir;
+  // postgres-2node (cluster.cpp): the cluster and the cell's database in it,
+  // its store URL, the node serving the API (`server`, named `serving`) and
+  // the other one
+  std::shared_ptr<database_server> database;
+  std::string database_name;
   std::string store;
   std::string serving = "node-a";
   std::unique_ptr<child_process> standby;

@@ -1,19 +1,18 @@
-// The postgres-2node environment: a throwaway PostgreSQL cluster of the
-// cell's own (the pg-cluster script: initdb in the cell's directory, a Unix
-// socket, no TCP) and two `tether serve` nodes on it, node-a and node-b,
+// The postgres-2node environment: a database of the cell's own in the
+// campaign's throwaway PostgreSQL cluster (database.h: the pg-cluster
+// script, a Unix socket, no TCP) and two `tether serve` nodes on it, node-a and node-b,
 // with short leases so a takeover is quick. The API client talks to the
 // serving node; a restart step stops it (SIGTERM or SIGKILL as the step
 // says), points the client at the other node, which recovers the session
 // (at once after a graceful stop, which expires the leases; within the
 // lease period after a kill), and starts the stopped node again as the
 // standby.
-#include <stdlib.h>
-
+#include <cctype>
 #include <csignal>
-#include <cstdio>
 
 #include "e2e/errors.h"
 #include "e2e/run/cell_env.h"
+#include "e2e/run/database.h"
 
 namespace tether::e2e {
 
@@ -23,23 +22,6 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr int lease_ms = 2'000;
-
-// Runs the pg-cluster script with `verb` on the cell's database; its output.
-result<std::string> pg_cluster(const cell_env& env, const std::string& verb) {
-  const fs::path& script = env.plan->pg_cluster;
-  std::error_code ec;
-  if (!fs::exists(script, ec))
-    return make_error(e2e_errc::infrastructure, "the postgres-2node environment needs " + script.string() +
-                                                    " (set $TETHER_PG_CLUSTER to the pg-cluster script)");
-  auto p = child_process::start({script.string(), verb, env.pg_dir.string()}, env.plan->artifacts_dir / "database.log");
-  if (!p) return p.error();
-  std::string out = (*p)->rest_of_stdout(60s);
-  const auto status = (*p)->wait(10s);
-  if (!status || *status != 0)
-    return make_error(e2e_errc::infrastructure, "pg-cluster " + verb + " failed (see database.log)");
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
 
 const std::string& other(const std::string& node) {
   static const std::string a = "node-a";
@@ -52,24 +34,19 @@ const std::string& other(const std::string& node) {
 bool two_nodes(const cell_env& env) { return env.plan->environment.kind == "postgres-2node"; }
 
 result<void> start_database(cell_env& env) {
-  // The server runs as the postgres user (when the harness runs as root),
-  // which must reach its directory: not under the cell's scratch root, whose
-  // parents may be closed to others ($TMPDIR of a private directory), but in
-  // a directory of its own under /tmp, removed with the cell.
-  std::string tmpl = "/tmp/tether-pg-XXXXXX";
-  if (::mkdtemp(tmpl.data()) == nullptr)
-    return make_error(e2e_errc::infrastructure, "cannot create a directory for the cell's database under /tmp");
-  env.pg_dir = tmpl;
-  auto url = pg_cluster(env, "start");
+  env.database = env.plan->database ? env.plan->database : std::make_shared<database_server>(env.plan->pg_cluster);
+  env.database_name = "cell_" + env.values.nonce;
+  for (char& c : env.database_name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  auto url = env.database->create(env.database_name, env.plan->artifacts_dir / "database.log");
   if (!url) return url.error();
   env.store = *url;
   return ok();
 }
 
 void stop_database(cell_env& env) {
-  (void)pg_cluster(env, "stop");
-  std::error_code ec;
-  fs::remove_all(env.pg_dir, ec);
+  env.database->drop(env.database_name, env.plan->artifacts_dir / "database.log");
+  env.database.reset();  // a cluster of the cell's own stops here
 }
 
 std::string cluster_config(const cell_env& env) {
