@@ -4,9 +4,13 @@
 # at least one cell, and the campaign exits 0.
 #
 # TETHER_E2E_AGENT_PROFILES: the profiles to run, separated by spaces;
-# default the per-turn ones, "codex-exec claude-print opencode-run". The warm
-# ones are codex-app-server, claude-stream, opencode-serve, acp-codex,
-# acp-claude and acp-opencode, e.g.
+# default "codex-exec claude-print". The third per-turn one, opencode-run,
+# runs in `make e2e` (and here when named): opencode boots for every turn, so
+# its 24 cells took 530 s of this test's 700, and the server suite's
+# AgentRuntime tests already drive opencode-run through each behaviour the
+# cells check (reply, tool, approval, resume, SIGKILL, stop, reset, question,
+# usage, crash, silence). The warm ones are codex-app-server, claude-stream,
+# opencode-serve, acp-codex, acp-claude and acp-opencode, e.g.
 #   TETHER_E2E_AGENT_PROFILES="codex-app-server acp-claude" ctest -R e2e.agent_matrix
 #
 # The CLIs come from scripts/install-agents (TETHER_AGENTS_PREFIX, default
@@ -17,7 +21,7 @@ tether=$1
 suites=$2
 results=$3
 prefix=${TETHER_AGENTS_PREFIX:-$(cd "$(dirname "$0")/../.." && pwd)/.agents}
-read -ra profiles <<<"${TETHER_E2E_AGENT_PROFILES:-codex-exec claude-print opencode-run}"
+read -ra profiles <<<"${TETHER_E2E_AGENT_PROFILES:-codex-exec claude-print}"
 [[ ${#profiles[@]} -gt 0 ]] || { echo "TETHER_E2E_AGENT_PROFILES names no profile"; exit 1; }
 
 # The binaries each profile's runtime runs ("a|b": either one).
