@@ -11,7 +11,7 @@
 #include <chrono>
 
 #include "runtime/native/history.h"
-#include "store/errors.h"
+#include "session/errors.h"
 #include "util/metrics.h"
 #include "work/agent_tools.h"
 
@@ -164,7 +164,10 @@ asio::awaitable<turn_result> turn::run() {
     // A final answer: written together with the steers that arrived
     // meanwhile (then the model sees both), or else with the execution's end.
     auto next = co_await host_->boundary_after(std::move(output));
-    if (!next) co_return finish(turn_status::failed, next.error().message);
+    if (!next) {
+      if (next.error() == session::session_errc::lease_lost) lease_lost_ = true;
+      co_return finish(turn_status::failed, next.error().message);
+    }
     add_rows(next->recorded);
     if (next->promoted.empty()) co_return finish(turn_status::completed);
     for (auto& r : next->promoted) rows_.push_back(std::move(r));
@@ -307,7 +310,7 @@ asio::awaitable<result<void>> turn::compact(bool forced) {
 asio::awaitable<result<void>> turn::record(std::vector<model::payload> events) {
   auto r = co_await host_->record(std::move(events));
   if (!r) {
-    if (r.error() == store::store_errc::fence_failed) lease_lost_ = true;
+    if (r.error() == session::session_errc::lease_lost) lease_lost_ = true;
     co_return r.error();
   }
   add_rows(*r);
@@ -428,7 +431,8 @@ std::vector<tool_spec> turn::offered_specs() const {
 asio::awaitable<void> turn::run_call(call_id id, tool_use call, std::shared_ptr<call_batch> batch) {
   std::vector<model::payload> events;
   const auto offered = offered_specs();
-  const bool known = std::any_of(offered.begin(), offered.end(), [&](const tool_spec& s) { return s.name == call.name; });
+  const bool known =
+      std::any_of(offered.begin(), offered.end(), [&](const tool_spec& s) { return s.name == call.name; });
   const tool* t = parts_.tools.find(call.name);
   if (!known || (t == nullptr && !task_)) {
     std::string names;
