@@ -101,7 +101,6 @@ http_error from_session(session::session_errc e) {
     case session_errc::input_conflict:
     case session_errc::interaction_closed:
     case session_errc::quarantined:
-    case session_errc::busy:
     case session_errc::input_not_pending:
     case session_errc::lease_lost:
     case session_errc::session_conflict:

@@ -48,9 +48,7 @@ using done_channel = asio::experimental::concurrent_channel<void(error_code)>;
 }  // namespace
 
 struct coordinator::impl : std::enable_shared_from_this<impl> {
-  enum class state { running, stopping };
   struct entry {
-    state st = state::running;
     bool doorbell = false;
     std::shared_ptr<drain_control> control;
     std::vector<std::shared_ptr<outcome_channel>> waiters;
@@ -131,7 +129,6 @@ struct coordinator::impl : std::enable_shared_from_this<impl> {
         if (out.status != drain_status::idle) e.last_work = out;
         if (e.doorbell && !self->stopped) {
           e.doorbell = false;
-          e.st = state::running;
           // A successor after an interrupt gets a fresh stop source.
           if (control->stop_token().stop_requested()) {
             control = self->make_control(s);
@@ -200,7 +197,6 @@ interrupt_ack coordinator::interrupt(session_id s) {
   if (it == impl_->sessions.end()) return {false};
   auto& e = it->second;
   e.doorbell = false;  // wakes recorded before the interrupt belong to the interrupted work
-  e.st = impl::state::stopping;
   e.control->request_stop(stop_reason::user);
   return {true};
 }

@@ -27,8 +27,6 @@ class session_category_impl final : public std::error_category {
         return "service stopping";
       case session_errc::quarantined:
         return "session quarantined";
-      case session_errc::busy:
-        return "session owned by another node";
       case session_errc::unknown_input:
         return "unknown input";
       case session_errc::input_not_pending:

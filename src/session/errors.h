@@ -13,14 +13,13 @@ enum class session_errc {
   invalid_input,        // 400: empty prompt, bad delivery, …
   stopped,              // 503: the service is stopping
   quarantined,          // 409: the session's log cannot be decoded; it is set aside
-  busy,                 // 409: another node owns the session's execution
   unknown_input,        // 404: no such input in this session
   input_not_pending,    // 409: the input was already promoted or cancelled
   // What a runtime hears from its turn host (session/runtime.h):
-  lease_lost,      // the session's lease is gone; nothing was written
-  storage_failed,  // 503: the store cannot write now (full disk, I/O error); nothing was written
-  turn_over,       // the turn this host served has ended
-  session_conflict,     // 409: a session id reused with other attributes
+  lease_lost,        // the session's lease is gone; nothing was written
+  storage_failed,    // 503: the store cannot write now (full disk, I/O error); nothing was written
+  turn_over,         // the turn this host served has ended
+  session_conflict,  // 409: a session id reused with other attributes
 };
 
 const std::error_category& session_category();

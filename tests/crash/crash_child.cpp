@@ -174,7 +174,8 @@ asio::awaitable<void> reset_one(world* w, session_id s) {
 asio::awaitable<void> resume_one(world* w, session_id s) {
   auto r = co_await w->service->resume(s);
   if (!r) fatal("resume", r.error());
-  if (r->status == session::drain_status::error) fatal("drain", make_error(session::session_errc::busy, r->detail));
+  if (r->status == session::drain_status::error)
+    fatal("drain", make_error(session::session_errc::storage_failed, r->detail));
   ack("run " + s.str() + " " + (r->execution ? r->execution->str() : std::string("-")) + " " +
       std::string(session::to_string(r->status)));
 }
