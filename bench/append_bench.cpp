@@ -1,5 +1,5 @@
 // tether_bench: durable append throughput and admission latency of the
-// SQLite event store (DESIGN §10).
+// SQLite event store (docs/architecture.md §10).
 //
 //   append   N appenders (coroutines on an io_context run by two threads),
 //            each appending single-event requests to its own session until
@@ -408,7 +408,7 @@ int main(int argc, char** argv) {
                 static_cast<double>(admit.count) / admit.seconds, admit.latency.p50_us, admit.latency.p99_us);
   }
 
-  // Targets (DESIGN §10 / issue 2): compare with the closest scenarios run.
+  // Targets (docs/architecture.md §10 / issue 2): compare with the closest scenarios run.
   std::printf("\n");
   json::array targets;
   for (const auto& r : appends) {

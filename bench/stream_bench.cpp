@@ -1,5 +1,5 @@
 // tether_stream_bench: how fast the native runtime relays a model's stream,
-// and what the runtime itself adds around each model request (DESIGN §10).
+// and what the runtime itself adds around each model request (docs/architecture.md §10).
 //
 //   relay      the scripted model answers one long text (--chars, in 24-char
 //              deltas); a live tail of the session counts the text.delta
@@ -83,7 +83,9 @@ bool parse_args(int argc, char** argv, options& o) {
       if (a == "--steps") o.steps = std::stoi(v);
       if (a == "--out") o.out = v;
     } else {
-      std::fprintf(stderr, "usage: tether_stream_bench [--chars N] [--steps N] [--no-pool] [--tls] [--quick] [--out FILE.json]\n");
+      std::fprintf(
+          stderr,
+          "usage: tether_stream_bench [--chars N] [--steps N] [--no-pool] [--tls] [--quick] [--out FILE.json]\n");
       return false;
     }
   }
@@ -199,9 +201,9 @@ class bed {
 };
 
 struct relay_result {
-  std::size_t chars = 0;   // received as text.delta
+  std::size_t chars = 0;  // received as text.delta
   std::size_t deltas = 0;
-  double seconds = 0;      // first delta -> text.ended at the subscriber
+  double seconds = 0;  // first delta -> text.ended at the subscriber
   [[nodiscard]] double tokens_per_s() const { return seconds > 0 ? static_cast<double>(chars) / 4.0 / seconds : 0; }
 };
 
@@ -302,22 +304,23 @@ int main(int argc, char** argv) {
       relay = run_relay(b, opt.chars);
       over = run_overhead(b, opt.steps);
     }
-    std::printf("%-18s %12zu %10zu %12.0f %12.0f %14.0f %14.0f %14.0f %14.0f %14.0f\n", name.c_str(),
-                relay.chars / 4, relay.deltas, relay.tokens_per_s(),
-                relay.seconds > 0 ? static_cast<double>(relay.deltas) / relay.seconds : 0.0,
-                over.admission_to_first_request_us, over.last_byte_to_next_request.p50_us,
-                over.last_byte_to_next_request.p99_us, over.first_byte_after_first.p50_us,
-                over.first_byte_after_first.p99_us);
+    std::printf(
+        "%-18s %12zu %10zu %12.0f %12.0f %14.0f %14.0f %14.0f %14.0f %14.0f\n", name.c_str(), relay.chars / 4,
+        relay.deltas, relay.tokens_per_s(), relay.seconds > 0 ? static_cast<double>(relay.deltas) / relay.seconds : 0.0,
+        over.admission_to_first_request_us, over.last_byte_to_next_request.p50_us,
+        over.last_byte_to_next_request.p99_us, over.first_byte_after_first.p50_us, over.first_byte_after_first.p99_us);
     std::fflush(stdout);
     rows.push_back({{"wire", name},
-                    {"relay", {{"tokens", relay.chars / 4},
-                               {"deltas", relay.deltas},
-                               {"seconds", relay.seconds},
-                               {"tokens_per_s", whole(relay.tokens_per_s())}}},
-                    {"overhead", {{"requests", over.requests},
-                                  {"admission_to_first_request_us", whole(over.admission_to_first_request_us)},
-                                  {"last_byte_to_next_request", to_json(over.last_byte_to_next_request)},
-                                  {"first_byte_steps_2_to_n", to_json(over.first_byte_after_first)}}}});
+                    {"relay",
+                     {{"tokens", relay.chars / 4},
+                      {"deltas", relay.deltas},
+                      {"seconds", relay.seconds},
+                      {"tokens_per_s", whole(relay.tokens_per_s())}}},
+                    {"overhead",
+                     {{"requests", over.requests},
+                      {"admission_to_first_request_us", whole(over.admission_to_first_request_us)},
+                      {"last_byte_to_next_request", to_json(over.last_byte_to_next_request)},
+                      {"first_byte_steps_2_to_n", to_json(over.first_byte_after_first)}}}});
   }
   std::error_code ec;
   fs::remove_all(root, ec);

@@ -1,4 +1,4 @@
-// api::server — Tether's HTTP/1.1 API (DESIGN.md §7; docs/openapi.json is
+// api::server — Tether's HTTP/1.1 API (docs/architecture.md §7; docs/openapi.json is
 // the full contract).
 //
 //   api::server srv(executor, service, store, {.listen = "127.0.0.1:0", .token = "t"});

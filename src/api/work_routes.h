@@ -1,4 +1,4 @@
-// The work layer's routes (DESIGN §6) under /v1/projects and /v1/tasks:
+// The work layer's routes (docs/architecture.md §6) under /v1/projects and /v1/tasks:
 //
 //   POST  /v1/projects                 {id?, name, description?, repositories, setup?}  201 {project}
 //   GET   /v1/projects                 ?limit=                                       {projects}
@@ -28,8 +28,8 @@
 
 #include <array>
 #include <optional>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -39,8 +39,8 @@ namespace tether::api {
 
 inline constexpr std::array<std::string_view, 5> create_project_fields{"id", "name", "description", "repositories",
                                                                        "setup"};
-inline constexpr std::array<std::string_view, 5> update_project_fields{"name", "description", "repositories",
-                                                                       "setup", "revision"};
+inline constexpr std::array<std::string_view, 5> update_project_fields{"name", "description", "repositories", "setup",
+                                                                       "revision"};
 inline constexpr std::array<std::string_view, 11> create_task_fields{
     "id",         "title",          "description", "status",    "mode",   "priority",
     "project_id", "parent_task_id", "profile",     "workspace", "message"};

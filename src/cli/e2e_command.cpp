@@ -1,4 +1,4 @@
-// `tether e2e`: the qualification harness (DESIGN §9).
+// `tether e2e`: the qualification harness (docs/architecture.md §9).
 //
 //   tether e2e run [--suites DIR] [--suite S] [--profile P] [--env E]
 //                  [--case C] [--jobs N] [--out DIR] [--screenshot] [--tether PATH]

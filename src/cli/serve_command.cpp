@@ -2,7 +2,7 @@
 // until SIGTERM or SIGINT. At start, everything that can fail comes first —
 // configuration, the data directory's lock, the store, the token, binding
 // the port — and only then does the node recover what a previous run left
-// open (DESIGN §4): a start that fails claims no session and spends no
+// open (docs/architecture.md §4): a start that fails claims no session and spends no
 // restart attempt. At the signal it stops accepting connections, stops
 // running executions (reason shutdown: no terminal event, so the next start
 // takes them over), expires this node's leases and exits 0.
@@ -23,11 +23,11 @@
 
 #include "api/errors.h"
 #include "api/server.h"
+#include "cli/commands.h"
 #include "e2e/errors.h"
 #include "e2e/report.h"
-#include "http/server_tls.h"
-#include "cli/commands.h"
 #include "http/server_errors.h"
+#include "http/server_tls.h"
 #include "node/errors.h"
 #include "node/node.h"
 #include "store/errors.h"
@@ -200,8 +200,8 @@ int serve(const serve_args& args) {
     spdlog::info("serve: recovery took over {} session(s), woke {} with inputs nobody ran, quarantined {}",
                  recovered->claimed, recovered->woken, recovered->quarantined);
   if (!loopback(args.listen)) spdlog::warn("serve: listening on {}, not only on loopback", args.listen);
-  const std::string where = fmt::format("{}://{}:{}", so.tls ? "https" : "http",
-                                        args.listen.substr(0, args.listen.rfind(':')), srv.port());
+  const std::string where =
+      fmt::format("{}://{}:{}", so.tls ? "https" : "http", args.listen.substr(0, args.listen.rfind(':')), srv.port());
   spdlog::info(
       "serve: data in {}; token in {}", n.data_dir().string(),
       std::getenv("TETHER_TOKEN") != nullptr ? std::string("$TETHER_TOKEN") : (n.data_dir() / "token").string());

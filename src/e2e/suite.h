@@ -84,7 +84,7 @@ enum class step_kind {
   answer,
   restart,
   sleep,
-  // the work layer (DESIGN §6)
+  // the work layer (docs/architecture.md §6)
   create_project,
   create_task,
   approve,

@@ -1,4 +1,4 @@
-// Directive lines: the scripted model's grammar (shared/MOCK-MODEL.md).
+// Directive lines: the scripted model's grammar (docs/mock-model.md).
 //
 // parse_directives() reads a user message line by line. A line is a
 // directive when, after leading spaces and list markers ("-", "*", "+", "•",

@@ -1,5 +1,5 @@
 // The scripted model's decision: given one request's conversation, what the
-// next response is (shared/MOCK-MODEL.md, "Where the model is").
+// next response is (docs/mock-model.md, "Where the model is").
 //
 //   1. The latest instruction is the last user message (not a tool result)
 //      with at least one directive. None: the answer is "Done.".

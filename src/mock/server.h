@@ -1,5 +1,5 @@
 // mock::server — the scripted model server behind `tether mock-llm`
-// (DESIGN.md §8, grammar in shared/MOCK-MODEL.md).
+// (docs/architecture.md §8, grammar in docs/mock-model.md).
 //
 //   mock::server srv({.listen = "127.0.0.1:0"});
 //   if (auto r = srv.start(); !r) fail(r.error());

@@ -1,7 +1,7 @@
 // Tool discovery and argument filling: how an action becomes a call of a
 // tool the request actually offers.
 //
-// Discovery looks for each role's names in order (MOCK-MODEL.md):
+// Discovery looks for each role's names in order (docs/mock-model.md):
 //   shell     bash, shell, Bash, exec_command, local_shell, run_command
 //   write     write, Write, write_file, create_file
 //   question  ask_user, tether_ask_user, AskUserQuestion, question

@@ -1,4 +1,4 @@
-// Token figures of the scripted model (MOCK-MODEL.md, "Usage").
+// Token figures of the scripted model (docs/mock-model.md, "Usage").
 //
 // Tokens are ceil(characters / 4), characters being Unicode code points.
 // Input counts the request's canonical text: every message (role, text, tool

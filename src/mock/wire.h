@@ -1,7 +1,7 @@
 // Rendering a response in each wire format: the non-streaming JSON body, the
 // SSE stream (as whole events), and error bodies.
 //
-// Streams (what real clients need, shared/AGENT-CLIS.md):
+// Streams (what real clients need, docs/agent-clis.md):
 //   chat       data: chat.completion.chunk … (role, content or tool_calls
 //              deltas, finish_reason stop|tool_calls), a usage chunk with
 //              choices [] when include_usage, then data: [DONE].

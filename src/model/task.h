@@ -1,4 +1,4 @@
-// model::task — a task's lifecycle and work modes (DESIGN §6), as
+// model::task — a task's lifecycle and work modes (docs/architecture.md §6), as
 // values and the one rule of which status may follow which.
 //
 //   auto next = model::parse_task_status("in_review");         // optional
@@ -66,7 +66,7 @@ result<void> check_transition(task_status from, task_status to);
 
 // What a transition does to the task's timestamps.
 struct stamp_change {
-  bool set_started = false;      // only when none is set yet (the caller keeps the first)
+  bool set_started = false;  // only when none is set yet (the caller keeps the first)
   bool set_completed = false;
   bool clear_completed = false;  // reopened
   bool set_cancelled = false;

@@ -8,7 +8,7 @@
 //   node_options o{.config = "", .data_dir = "tether-data", .name = "serve"};
 //   auto n = node::open(o);             // config, data dir, store, runtimes
 //   if (!n) fail(n.error());
-//   (*n)->run(service().start());       // recovery (DESIGN §4)
+//   (*n)->run(service().start());       // recovery (docs/architecture.md §4)
 //   ... (*n)->service() ...
 //   (*n)->close();                      // service stop (then its runtimes'), store stop, scripted model stop
 //

@@ -1,4 +1,4 @@
-// session_service: the session layer's front door (DESIGN §4). The API and
+// session_service: the session layer's front door (docs/architecture.md §4). The API and
 // the CLI call this; it owns the coordinator, the runner and recovery.
 //
 // Lifecycle: construct, co_await start() (starts the runtime, runs one

@@ -252,13 +252,13 @@ class event_store {
   // about to start (woken, execution.started not yet committed) is listed too.
   virtual task<result<std::vector<session_id>>> list_stranded(std::optional<session_id> after, std::size_t limit) = 0;
 
-  // ---- the work layer (DESIGN §6) ----
+  // ---- the work layer (docs/architecture.md §6) ----
   // Tasks, comments and document revisions are projections of events in the
   // task's session (model/events.h); projects are rows written here, with
   // store/projector.h's rules (create_project, update_project).
   virtual task<result<project_row>> create_project(project_row p) = 0;
   virtual task<result<project_row>> update_project(project_patch patch) = 0;
-  virtual task<result<project_row>> get_project(project_id id) = 0;                   // not_found
+  virtual task<result<project_row>> get_project(project_id id) = 0;                     // not_found
   virtual task<result<std::vector<project_row>>> list_projects(std::size_t limit) = 0;  // by name
   virtual task<result<task_row>> get_task(task_id id) = 0;                              // not_found
   // The task whose session this is, if any.

@@ -1,4 +1,4 @@
-// Rows of the work layer's projections (DESIGN §6): tasks, their comments and
+// Rows of the work layer's projections (docs/architecture.md §6): tasks, their comments and
 // document revisions (the plan), and projects. Tasks, comments and revisions
 // come from events in the task's session (model/events.h, "the work layer");
 // projects are written directly (event_store::create_project).
@@ -58,8 +58,8 @@ struct revision_row {
   revision_id id;
   task_id task;
   std::string document;
-  std::int64_t number = 0;             // 1, 2, 3, … per document
-  std::optional<revision_id> base;     // what it was written against
+  std::int64_t number = 0;          // 1, 2, 3, … per document
+  std::optional<revision_id> base;  // what it was written against
   std::string content;
   std::string author;
   bool accepted = false;
@@ -72,8 +72,8 @@ struct project_row {
   std::string name;  // unique among projects
   std::string description;
   std::vector<model::project_repository> repositories;  // checked (model::check_repositories)
-  std::vector<std::string> setup;                         // lifecycle commands run in a task's workspace
-  std::int64_t revision = 1;                              // +1 per update
+  std::vector<std::string> setup;                       // lifecycle commands run in a task's workspace
+  std::int64_t revision = 1;                            // +1 per update
   time_ms created_at = 0;
   time_ms updated_at = 0;
 };

@@ -1,6 +1,6 @@
 // work::fingerprint — whether what a task's run is configured with changed
 // since its last run, category by category, and what follows from that for
-// its agent session and its workspace (DESIGN §6).
+// its agent session and its workspace (docs/architecture.md §6).
 //
 //   work::fingerprints now;
 //   now[work::category::model] = work::fingerprint(model_json);

@@ -1,5 +1,5 @@
 // work::work_service — tasks, projects and plans over the session layer
-// (DESIGN §6). The API, the CLI and the agents' work tools (work/agent_tools.h)
+// (docs/architecture.md §6). The API, the CLI and the agents' work tools (work/agent_tools.h)
 // call this; it writes the work layer's events into each task's own session
 // and drives that session through session::session_service.
 //
@@ -74,8 +74,8 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
@@ -90,7 +90,7 @@ template <class T>
 using task = boost::asio::awaitable<T>;
 
 struct work_options {
-  std::filesystem::path workspaces;  // where tasks' workspaces are made (DATA/workspaces)
+  std::filesystem::path workspaces;           // where tasks' workspaces are made (DATA/workspaces)
   std::size_t max_text_bytes = 256U * 1024U;  // descriptions, comments, plans, messages
   // The session categories a profile's configuration sets (runtime,
   // runtime_config, model, instructions, environment, secrets: see
@@ -159,7 +159,7 @@ struct task_detail {
   std::vector<store::execution_row> runs;                 // its session's executions, in order
   std::vector<store::comment_row> comments;
   std::vector<store::preparation_row> preparations;  // the freshness decision before each run, in order
-  model::usage usage;  // of all its runs
+  model::usage usage;                                // of all its runs
 };
 
 struct decision {

@@ -1,4 +1,4 @@
-// Durability of acknowledged work through the real binaries (DESIGN §4,
+// Durability of acknowledged work through the real binaries (docs/architecture.md §4,
 // §10): SIGKILL at the worst moments, a second server on one data
 // directory, a start that cannot bind its port, and the data directory's
 // file modes.
@@ -366,9 +366,10 @@ TEST(ApiDurability, EveryAcknowledgedInputIsAnsweredExactlyOnceAcrossRandomSigki
     }
   }
   const double secs = std::chrono::duration<double>(steady::now() - started).count();
-  std::printf("api crash test: %d rounds in %.1f s; %zu acknowledged inputs (%zu retried after a kill); "
-              "%zu lost, %zu duplicated\n",
-              rounds, secs, all.size(), retried, lost, duplicated);
+  std::printf(
+      "api crash test: %d rounds in %.1f s; %zu acknowledged inputs (%zu retried after a kill); "
+      "%zu lost, %zu duplicated\n",
+      rounds, secs, all.size(), retried, lost, duplicated);
   EXPECT_EQ(lost, 0U);
   EXPECT_EQ(duplicated, 0U);
   EXPECT_GT(all.size(), static_cast<std::size_t>(rounds));

@@ -1,4 +1,4 @@
-// Restarts that lose nothing (DESIGN §4), through the real binaries: the
+// Restarts that lose nothing (docs/architecture.md §4), through the real binaries: the
 // server is killed with SIGKILL (or stopped with SIGTERM) and started again
 // on the same data directory.
 #include <signal.h>

@@ -1,4 +1,4 @@
-// Tasks, plans and projects through `tether serve` (DESIGN §6), with the
+// Tasks, plans and projects through `tether serve` (docs/architecture.md §6), with the
 // scripted model as a separate `tether mock-llm` process: the plan handoff,
 // work modes, the agent's work tools, a restart while a plan waits, and what
 // the API refuses.
@@ -46,8 +46,7 @@ json::object wait_confirmation(cluster& c, const std::string& task, const std::s
 }
 
 json::value wait_status(cluster& c, const std::string& task, const std::string& status) {
-  return c.wait_for("/v1/tasks/" + task,
-                    [&](const json::value& v) { return str(v.at("task"), "status") == status; });
+  return c.wait_for("/v1/tasks/" + task, [&](const json::value& v) { return str(v.at("task"), "status") == status; });
 }
 
 // Every text a recorded chat-completions request carries (messages and tool results).
@@ -70,9 +69,10 @@ std::string bare_repo(const std::filesystem::path& dir, const std::string& name,
   const auto src = dir / ("src-" + name);
   const auto bare = dir / (name + ".git");
   const std::string cmd = "set -e; git init -q -b " + branch + " '" + src.string() + "' && cd '" + src.string() +
-                          "' && printf '%s' '" + text + "' > README && git add README && git -c user.name=t "
-                          "-c user.email=t@example.com commit -qm init && git clone -q --bare '" + src.string() +
-                          "' '" + bare.string() + "'";
+                          "' && printf '%s' '" + text +
+                          "' > README && git add README && git -c user.name=t "
+                          "-c user.email=t@example.com commit -qm init && git clone -q --bare '" +
+                          src.string() + "' '" + bare.string() + "'";
   if (std::system(cmd.c_str()) != 0) throw std::runtime_error("cannot make the repository " + name);
   return bare.string();
 }
@@ -109,14 +109,16 @@ void say(cluster& c, const std::string& task, const std::string& session, const 
 const std::string planning_script =
     "Tool: write_plan {\"content\":\"1. parse the input\\n2. print it\\nDRAFT-PLAN\"}\n"
     "Tool: request_plan_approval {}\n"
-    "Tool: write_plan {\"content\":\"1. Write file done.txt: implemented\\n2. Tool: finish {\\\"status\\\":\\\"done\\\","
+    "Tool: write_plan {\"content\":\"1. Write file done.txt: implemented\\n2. Tool: finish "
+    "{\\\"status\\\":\\\"done\\\","
     "\\\"summary\\\":\\\"all three steps\\\"}\\n3. Reply with exactly: DONE-MARKER\\nREVISED-PLAN\"}\n"
     "Tool: request_plan_approval {}\n"
     "Reply with exactly: PLANNED";
 
 TEST(Work, APlanIsRevisedThenAcceptedAndTheImplementationStartsInAFreshContext) {
   cluster c;
-  const auto t = new_task(c, json::object{{"title", "print the input"}, {"mode", "planning"}, {"message", planning_script}});
+  const auto t =
+      new_task(c, json::object{{"title", "print the input"}, {"mode", "planning"}, {"message", planning_script}});
   const std::string id = str(t, "id");
   const std::string session = str(t, "session");
   EXPECT_EQ(str(t, "status"), "in_progress") << "the first message started it";
@@ -191,7 +193,8 @@ TEST(Work, APlanWaitingForApprovalSurvivesAKillAndIsApprovedAfterTheRestart) {
   c.start_server();
   const auto again = wait_confirmation(c, id);
   EXPECT_EQ(str(again, "id"), str(waiting, "id")) << "the same confirmation, still pending";
-  auto approved = c.call("POST", "/v1/interactions/" + str(waiting, "id") + "/answer", json::object{{"accepted", true}});
+  auto approved =
+      c.call("POST", "/v1/interactions/" + str(waiting, "id") + "/answer", json::object{{"accepted", true}});
   ASSERT_EQ(approved.status, 200U) << approved.body;
   c.wait_idle(str(t, "session"));
   EXPECT_EQ(c.last_answer(str(t, "session")), "AFTER-RESTART");
@@ -200,10 +203,8 @@ TEST(Work, APlanWaitingForApprovalSurvivesAKillAndIsApprovedAfterTheRestart) {
 
 TEST(Work, AskModeAnswersWithoutAnyToolThatChangesFiles) {
   cluster c;
-  const auto t = new_task(c, json::object{
-                                 {"title", "a question"},
-                                 {"mode", "ask"},
-                                 {"message", "Reply with exactly: ASK-MARKER"}});
+  const auto t = new_task(
+      c, json::object{{"title", "a question"}, {"mode", "ask"}, {"message", "Reply with exactly: ASK-MARKER"}});
   c.wait_idle(str(t, "session"));
   EXPECT_EQ(c.last_answer(str(t, "session")), "ASK-MARKER");
   const auto requests = c.model_requests();
@@ -223,10 +224,12 @@ TEST(Work, TheAgentCreatesAChildTaskInTheExistingProjectAndItRunsToDone) {
   ASSERT_EQ(p.status, 201U) << p.body;
   const std::string project = str(p.json.at("project"), "id");
   const std::string child_message = "Tool: finish {\\\"status\\\":\\\"done\\\",\\\"summary\\\":\\\"child done\\\"}";
-  const std::string script = "Tool: list_projects {}\n"
-                             "Tool: create_task {\"title\":\"the child\",\"project_id\":\"" + project +
-                             "\",\"message\":\"" + child_message + "\"}\n"
-                             "Reply with exactly: PARENT-DONE";
+  const std::string script =
+      "Tool: list_projects {}\n"
+      "Tool: create_task {\"title\":\"the child\",\"project_id\":\"" +
+      project + "\",\"message\":\"" + child_message +
+      "\"}\n"
+      "Reply with exactly: PARENT-DONE";
   const auto t = new_task(c, json::object{{"title", "the parent"}, {"message", script}});
   c.wait_idle(str(t, "session"));
   EXPECT_EQ(c.last_answer(str(t, "session")), "PARENT-DONE");
@@ -257,8 +260,8 @@ TEST(Work, TheWorkspaceHoldsEveryRepositoryAtItsBranchAndIsReusedRefreshedOrRepl
                                {"setup", json::array{"echo one >> setup.log"}}});
   ASSERT_EQ(p.status, 201U) << p.body;
   const std::string project = str(p.json.at("project"), "id");
-  const auto t = new_task(c, json::object{{"title", "in a workspace"}, {"project_id", project},
-                                          {"message", "Reply with exactly: FIRST"}});
+  const auto t = new_task(
+      c, json::object{{"title", "in a workspace"}, {"project_id", project}, {"message", "Reply with exactly: FIRST"}});
   const std::string id = str(t, "id");
   const std::string session = str(t, "session");
   c.wait_idle(session);
@@ -334,8 +337,8 @@ TEST(Work, AChangedModelOrInstructionsResetsTheTaskSessionWithThoseReasons) {
 TEST(Work, AnAgentCannotHaveTetherCloneALocalRepositoryOutsideTheWorkspaceRoots) {
   cluster c;
   const auto outside = bare_repo(c.dir(), "secret", "main", "not for agents");
-  const std::string script = "Tool: create_project {\"name\":\"grab\",\"repositories\":[\"" + outside +
-                             "\"]}\nReply with exactly: TRIED";
+  const std::string script =
+      "Tool: create_project {\"name\":\"grab\",\"repositories\":[\"" + outside + "\"]}\nReply with exactly: TRIED";
   const auto t = new_task(c, json::object{{"title", "grab"}, {"message", script}});
   c.wait_idle(str(t, "session"));
   EXPECT_EQ(c.last_answer(str(t, "session")), "TRIED");
@@ -354,8 +357,8 @@ TEST(Work, ChildTasksStopAtFourLevelsAndTwoHundredTasksUnderOneRoot) {
   const std::string root = str(new_task(c, json::object{{"title", "root"}}), "id");
   std::string parent = root;
   for (int level = 1; level <= 4; ++level)
-    parent = str(new_task(c, json::object{{"title", "level " + std::to_string(level)}, {"parent_task_id", parent}}),
-                 "id");
+    parent =
+        str(new_task(c, json::object{{"title", "level " + std::to_string(level)}, {"parent_task_id", parent}}), "id");
   auto deeper = c.call("POST", "/v1/tasks", json::object{{"title", "level 5"}, {"parent_task_id", parent}});
   EXPECT_EQ(deeper.status, 400U) << deeper.body;
   EXPECT_NE(deeper.body.find("levels below its root"), std::string::npos) << deeper.body;
@@ -384,9 +387,11 @@ TEST(Work, TheApiRefusesStaleWritesBadMovesAndUnknownIds) {
   const std::string rev1 = str(r1.json.at("revision"), "id");
   auto no_base = c.call("POST", "/v1/tasks/" + id + "/plan", json::object{{"content", "1. two"}});
   EXPECT_EQ(no_base.status, 409U) << no_base.body;
-  auto r2 = c.call("POST", "/v1/tasks/" + id + "/plan", json::object{{"content", "1. two"}, {"base_revision_id", rev1}});
+  auto r2 =
+      c.call("POST", "/v1/tasks/" + id + "/plan", json::object{{"content", "1. two"}, {"base_revision_id", rev1}});
   ASSERT_EQ(r2.status, 201U) << r2.body;
-  auto stale = c.call("POST", "/v1/tasks/" + id + "/plan", json::object{{"content", "1. three"}, {"base_revision_id", rev1}});
+  auto stale =
+      c.call("POST", "/v1/tasks/" + id + "/plan", json::object{{"content", "1. three"}, {"base_revision_id", rev1}});
   EXPECT_EQ(stale.status, 409U) << stale.body;
 
   // Status: only allowed transitions.
@@ -416,13 +421,15 @@ TEST(Work, TheApiRefusesStaleWritesBadMovesAndUnknownIds) {
   auto p = c.call("POST", "/v1/projects", json::object{{"name", "web"}, {"repositories", json::array{"/srv/web"}}});
   ASSERT_EQ(p.status, 201U) << p.body;
   const std::string pid = str(p.json.at("project"), "id");
-  EXPECT_EQ(c.call("POST", "/v1/projects", json::object{{"name", "web"}, {"repositories", json::array{"/srv/w2"}}}).status,
-            409U);
+  EXPECT_EQ(
+      c.call("POST", "/v1/projects", json::object{{"name", "web"}, {"repositories", json::array{"/srv/w2"}}}).status,
+      409U);
   EXPECT_EQ(c.call("POST", "/v1/projects",
                    json::object{{"name", "evil"}, {"repositories", json::array{"--upload-pack=touch /tmp/pwned"}}})
                 .status,
             400U);
-  EXPECT_EQ(c.call("POST", "/v1/projects", json::object{{"name", "none"}, {"repositories", json::array{}}}).status, 400U);
+  EXPECT_EQ(c.call("POST", "/v1/projects", json::object{{"name", "none"}, {"repositories", json::array{}}}).status,
+            400U);
   auto renamed = c.call("PATCH", "/v1/projects/" + pid, json::object{{"description", "the site"}, {"revision", 1}});
   ASSERT_EQ(renamed.status, 200U) << renamed.body;
   EXPECT_EQ(renamed.json.at("project").at("revision").as_int64(), 2);

@@ -1,5 +1,5 @@
 // The native runtime: Tether's own agent loop over a model provider and the
-// local tools (DESIGN §5).
+// local tools (docs/architecture.md §5).
 //
 //   native_options o;
 //   o.provider = {.api = wire_api::anthropic, .base_url = ..., .model = ...};

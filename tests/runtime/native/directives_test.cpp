@@ -1,13 +1,13 @@
-// Every directive of the scripted model (shared/MOCK-MODEL.md), through each
+// Every directive of the scripted model (docs/mock-model.md), through each
 // of the three wire formats, driven by Tether's own provider clients over
 // loopback HTTP: the model server and the clients prove each other.
 #include "runtime/native/providers/provider.h"
 
+#include <gtest/gtest.h>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json.hpp>
-#include <gtest/gtest.h>
 
 #include "mock/server.h"
 #include "runtime/native/tools/tool.h"
@@ -70,8 +70,8 @@ class directives : public ::testing::TestWithParam<wire_api> {
     stream_sink sink = [out](const stream_event& e) {
       if (std::holds_alternative<text_delta_event>(e)) ++out->text_deltas;
     };
-    auto fut = asio::co_spawn(io_, provider_->stream(std::move(req), std::move(sink), std::stop_token()),
-                              asio::use_future);
+    auto fut =
+        asio::co_spawn(io_, provider_->stream(std::move(req), std::move(sink), std::stop_token()), asio::use_future);
     io_.restart();
     io_.run();
     out->outcome = fut.get();
@@ -167,9 +167,9 @@ TEST_P(directives, tool_results_move_the_model_to_the_next_directive) {
   EXPECT_EQ(first.input.at("command"), "echo 1");
   const auto second = call_of({user(prompt), assistant_call(first), result(first, "1")});
   EXPECT_EQ(second.input.at("command"), "echo 2");
-  EXPECT_EQ(text_of({user(prompt), assistant_call(first), result(first, "1"), assistant_call(second),
-                     result(second, "2")}),
-            "both");
+  EXPECT_EQ(
+      text_of({user(prompt), assistant_call(first), result(first, "1"), assistant_call(second), result(second, "2")}),
+      "both");
 }
 
 TEST_P(directives, stream_slowly_sends_many_small_deltas) {
@@ -194,10 +194,10 @@ TEST_P(directives, each_failure_kind_is_classified_as_the_retry_policy_expects) 
     std::string kind;
     provider_errc code;
   };
-  for (const auto& e : {expect{"rate_limit", provider_errc::rate_limited}, expect{"server_error", provider_errc::server_error},
-                        expect{"overloaded", provider_errc::overloaded}, expect{"auth", provider_errc::auth},
-                        expect{"overflow", provider_errc::context_overflow},
-                        expect{"disconnect", provider_errc::incomplete_stream}}) {
+  for (const auto& e :
+       {expect{"rate_limit", provider_errc::rate_limited}, expect{"server_error", provider_errc::server_error},
+        expect{"overloaded", provider_errc::overloaded}, expect{"auth", provider_errc::auth},
+        expect{"overflow", provider_errc::context_overflow}, expect{"disconnect", provider_errc::incomplete_stream}}) {
     SCOPED_TRACE(e.kind);
     auto s = send({user("Fail with: " + e.kind + "\nReply with exactly: x")});
     ASSERT_FALSE(s.outcome);

@@ -1,4 +1,4 @@
-// Turning provider error answers into failure_info (DESIGN §5): the HTTP
+// Turning provider error answers into failure_info (docs/architecture.md §5): the HTTP
 // status, the error object's type/code and the words of its message decide
 // the provider_errc.
 //

@@ -1,5 +1,5 @@
 // Error kinds of the model providers, as the retry policy sees them
-// (DESIGN §5): which failures are retried, which end the step, which ask for
+// (docs/architecture.md §5): which failures are retried, which end the step, which ask for
 // a compaction.
 #pragma once
 

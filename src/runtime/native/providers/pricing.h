@@ -1,4 +1,4 @@
-// Model prices and the cost of one response (DESIGN §5, "Cost").
+// Model prices and the cost of one response (docs/architecture.md §5, "Cost").
 //
 //   auto table = load_prices(toml_text);          // user overrides over the defaults
 //   auto cost = price_usage(*table, "gpt-4o-2024-08-06", usage, reported);

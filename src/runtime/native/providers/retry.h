@@ -1,4 +1,4 @@
-// The retry policy of a model step (DESIGN §5), as pure functions so the agent
+// The retry policy of a model step (docs/architecture.md §5), as pure functions so the agent
 // loop and its tests share one truth.
 //
 //   retried:      rate_limited, overloaded, server_error, transport and
@@ -30,7 +30,7 @@ namespace tether::runtime::native {
 
 struct retry_options {
   int max_retries = 4;
-  std::chrono::milliseconds base{500};     // first wait; doubles per attempt
+  std::chrono::milliseconds base{500};  // first wait; doubles per attempt
   std::chrono::milliseconds max_wait{30'000};
 };
 

@@ -1,5 +1,5 @@
 // ask_user: a structured question for a human. Validates and returns
-// waiting; the agent loop turns that into interaction.requested (DESIGN §4,
+// waiting; the agent loop turns that into interaction.requested (docs/architecture.md §4,
 // "Waiting for a human").
 #include <boost/json/array.hpp>
 
