@@ -71,9 +71,12 @@ TEST_F(cancel_test, a_cancelled_input_is_never_run) {
   auto r = run(service_->resume(s));
   ASSERT_TRUE(r) << r.error().describe();
   idle(s);
-  ASSERT_EQ(runtime_.contexts().size(), 1U);
-  for (const auto& m : runtime_.contexts()[0].transcript) EXPECT_NE(m.text, "cancelled");
-  EXPECT_EQ(runtime_.contexts()[0].transcript.back().text, "kept");
+  // A copy that outlives the loop: a range-for over contexts()[0].transcript
+  // would iterate a member of a temporary destroyed before the first step.
+  const auto contexts = runtime_.contexts();
+  ASSERT_EQ(contexts.size(), 1U);
+  for (const auto& m : contexts[0].transcript) EXPECT_NE(m.text, "cancelled");
+  EXPECT_EQ(contexts[0].transcript.back().text, "kept");
   EXPECT_EQ(count(s, "input.promoted"), 1U);
 }
 

@@ -121,8 +121,11 @@ TEST_F(recovery_test, recovery_fails_in_flight_tool_calls_without_replaying_them
   EXPECT_TRUE(notice);
   EXPECT_EQ(count(s, "tool.called"), 1U);  // the side effect was not replayed
   EXPECT_EQ(count(s, "step.failed"), 1U);
-  ASSERT_EQ(runtime_.contexts().size(), 1U);
-  const auto& transcript = runtime_.contexts()[0].transcript;
+  // A copy: contexts() returns by value, so a reference into its result
+  // would dangle at the end of the statement.
+  const auto contexts = runtime_.contexts();
+  ASSERT_EQ(contexts.size(), 1U);
+  const auto& transcript = contexts[0].transcript;
   ASSERT_FALSE(transcript.empty());
   EXPECT_EQ(transcript.back().role, store::message_role::notice);
 }
