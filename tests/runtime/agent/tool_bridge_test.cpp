@@ -1,12 +1,14 @@
 #include "runtime/agent/tool_bridge.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <future>
@@ -75,6 +77,23 @@ asio::awaitable<tool_reply> handle_call(handler_log* log, asio::steady_timer* ga
   const auto* text = arguments.is_object() ? arguments.as_object().if_contains("text") : nullptr;
   co_return tool_reply{text != nullptr && text->is_string() ? std::string(text->as_string()) : tool + " done",
                        tool == "slow"};
+}
+
+// Writes `bytes` to `fd` (non-blocking or not) until all is written or the
+// peer refuses more.
+void write_until_refused(int fd, const std::string& bytes) {
+  std::size_t at = 0;
+  while (at < bytes.size()) {
+    const auto n = ::send(fd, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
+    if (n > 0) {
+      at += static_cast<std::size_t>(n);
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+      pollfd p{fd, POLLOUT, 0};
+      if (::poll(&p, 1, 5'000) <= 0) return;
+    } else {
+      return;
+    }
+  }
 }
 
 class tool_bridge_test : public ::testing::Test {
@@ -280,8 +299,13 @@ TEST_F(tool_bridge_test, a_handler_that_throws_fails_its_call_only) {
 TEST_F(tool_bridge_test, a_line_over_the_limit_is_refused_and_the_connection_closed) {
   auto run = open_run();
   line_client c(socket_path_);
-  // Sent without waiting: the bridge stops reading at the limit.
-  std::thread writer([&c] { c.send(std::string(tool_bridge::max_line_bytes + 4096, 'x') + "\n"); });
+  // Sent from another thread without waiting (the bridge stops reading at the
+  // limit), on a descriptor of its own: the client's io_context and socket
+  // belong to this thread, which reads the reply meanwhile.
+  unique_fd out(::dup(c.socket().native_handle()));
+  ASSERT_TRUE(out.valid());
+  std::thread writer(
+      [fd = out.get()] { write_until_refused(fd, std::string(tool_bridge::max_line_bytes + 4096, 'x') + "\n"); });
   auto line = c.read_line();
   writer.join();
   ASSERT_TRUE(line);
