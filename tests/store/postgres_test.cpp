@@ -4,6 +4,7 @@
 // the other's commits, the database's own clock, migrations by two at once,
 // and a database restart.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <condition_variable>
@@ -54,6 +55,7 @@ class postgres_nodes : public ::testing::Test {
 
   std::string url_;
   boost::asio::io_context io_;
+  std::array<boost::asio::io_context, 2> writer_io_;  // destroyed after stores_
   std::vector<std::unique_ptr<event_store>> stores_;
 };
 
@@ -62,16 +64,18 @@ TEST_F(postgres_nodes, appends_to_one_session_through_two_nodes_get_one_gapless_
   auto& b = node();
   const auto s = new_session(a);
   constexpr int per_node = 200;
-  auto writer = [&](event_store& st, const std::string& who) {
-    boost::asio::io_context io;
+  // Each writer's io_context is the fixture's, so it outlives the stores:
+  // the store's completion thread may still be inside post() (signalling the
+  // context's condition variable) after the last append's waiter resumed.
+  auto writer = [&](event_store& st, boost::asio::io_context& io, const std::string& who) {
     for (int i = 0; i < per_node; ++i) {
       auto r =
           tether::test::run_sync(io, st.append(append_request{s, {notice(who + std::to_string(i))}, std::nullopt, 0}));
       EXPECT_TRUE(r) << why(r);
     }
   };
-  std::thread ta([&] { writer(a, "a"); });
-  std::thread tb([&] { writer(b, "b"); });
+  std::thread ta([&] { writer(a, writer_io_[0], "a"); });
+  std::thread tb([&] { writer(b, writer_io_[1], "b"); });
   ta.join();
   tb.join();
   auto page = run(b.read(s, event_seq{0}, 10'000));
@@ -101,8 +105,7 @@ TEST_F(postgres_nodes, the_same_input_admitted_through_both_nodes_at_once_is_rec
   for (int i = 0; i < inputs; ++i) ids.push_back(input_id::generate());
   std::atomic<int> recorded{0};
   std::atomic<int> duplicates{0};
-  auto admit = [&](event_store& st) {
-    boost::asio::io_context io;
+  auto admit = [&](event_store& st, boost::asio::io_context& io) {  // io outlives the stores (see above)
     for (const auto& id : ids) {
       auto r = tether::test::run_sync(io, st.append(append_request{s, {admitted(id, "p")}, std::nullopt, 0}));
       if (r)
@@ -113,8 +116,8 @@ TEST_F(postgres_nodes, the_same_input_admitted_through_both_nodes_at_once_is_rec
         ADD_FAILURE() << why(r);
     }
   };
-  std::thread ta([&] { admit(a); });
-  std::thread tb([&] { admit(b); });
+  std::thread ta([&] { admit(a, writer_io_[0]); });
+  std::thread tb([&] { admit(b, writer_io_[1]); });
   ta.join();
   tb.join();
   EXPECT_EQ(recorded.load(), inputs) << "each input once";
@@ -319,23 +322,27 @@ TEST(postgres_restart, a_database_restart_fails_writes_for_a_while_and_loses_no_
   o.url = cluster.fresh_database();
   o.retry_initial_ms = 50;
   o.retry_max_ms = 200;
+  // Both contexts outlive the store, whose completion thread may still be
+  // inside post() to one of them after its waiter resumed.
+  boost::asio::io_context io_;
+  boost::asio::io_context load_io;
   auto opened = open_postgres_store(std::move(o));
   ASSERT_TRUE(opened) << why(opened);
   auto& a = **opened;
-  boost::asio::io_context io_;
   auto run = [&](auto aw) { return tether::test::run_sync(io_, std::move(aw)); };
   const auto s = session_id::generate();
   ASSERT_TRUE(run(a.append(append_request{s, {model::session_created{"t", "/srv", "default"}}, std::nullopt, 0})));
   std::atomic<bool> done{false};
   std::vector<input_id> acknowledged;
+  std::atomic<std::size_t> acknowledged_count{0};
   std::atomic<int> refused{0};
   std::thread load([&] {
-    boost::asio::io_context io;
     while (!done) {
       const auto id = input_id::generate();
-      auto r = tether::test::run_sync(io, a.append(append_request{s, {admitted(id, "p")}, std::nullopt, 0}));
+      auto r = tether::test::run_sync(load_io, a.append(append_request{s, {admitted(id, "p")}, std::nullopt, 0}));
       if (r) {
-        acknowledged.push_back(id);
+        acknowledged.push_back(id);  // read after the join; the main thread watches the count
+        ++acknowledged_count;
       } else {
         EXPECT_TRUE(r.error() == store_errc::write_failed || r.error() == store_errc::storage_unavailable) << why(r);
         ++refused;
@@ -350,8 +357,8 @@ TEST(postgres_restart, a_database_restart_fails_writes_for_a_while_and_loses_no_
   std::size_t before = 0;
   while (std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(200ms);
-    if ((a.health().state == store_state::ok) && refused > 0 && acknowledged.size() > before + 10) break;
-    before = acknowledged.size();
+    if ((a.health().state == store_state::ok) && refused > 0 && acknowledged_count > before + 10) break;
+    before = acknowledged_count;
   }
   done = true;
   load.join();
