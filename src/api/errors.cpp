@@ -154,6 +154,8 @@ http_error from_util(util_errc e) {
   switch (e) {
     case util_errc::too_large:
       return too_large;
+    case util_errc::not_found:
+      return not_found;
     case util_errc::invalid_argument:
     case util_errc::malformed_id:
     case util_errc::invalid_utf8:

@@ -212,6 +212,7 @@ asio::awaitable<void> warm_runtime::deliver_steers(link_ptr l, std::shared_ptr<t
   auto rows = co_await rec->boundary();
   if (rows) {
     for (auto& row : *rows) {
+      // NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters): on_process awaits it at once, holding the process
       auto steer = [text = row.text](warm_process& w) -> asio::awaitable<result<bool>> {
         if (!w.conn || w.closing) co_return false;
         co_return co_await w.conn->steer(text);
@@ -284,6 +285,7 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
   host->record_soon(std::move(started));
   rec->bind_soon(p->agent_session, p->identity());
 
+  // NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters): on_process awaits it at once, holding the process
   auto attach = [rec, ex, l](warm_process& w) -> asio::awaitable<void> {
     w.turn = rec;
     w.turn_executor = ex;
@@ -356,6 +358,7 @@ asio::awaitable<turn_result> warm_runtime::end(link_ptr l, std::shared_ptr<turn_
   // A turn that ends waiting for an answer closes its process before it
   // reports so, where the dialect says (warm_dialect::close_while_waiting).
   const bool park = !replace && rec->asked() && !l->interrupted && dialect_->close_while_waiting();
+  // NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters): on_process awaits it at once, holding the process
   auto retire = [replace, park, l](warm_process& w) -> asio::awaitable<std::string> {
     l->turned_away = w.ticket.refused() - l->refused_before;
     w.turn.reset();
