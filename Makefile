@@ -44,12 +44,10 @@ sanitize: build-sanitize
 
 # Builds everything and runs every test through CTest (prints the summary
 # lines): the g++ build's tests, then each fuzz target's corpus and
-# regressions replayed and a few seconds of fuzzing (fuzz.<target>), then the
-# sanitizer builds' suites (make sanitize).
-test: build build-fuzz build-sanitize
+# regressions replayed and a few seconds of fuzzing (fuzz.<target>).
+test: build build-fuzz
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
 	ctest --test-dir $(FUZZ_DIR) --output-on-failure -j$(JOBS)
-	$(MAKE) --no-print-directory sanitize
 
 # The tests that drive real processes, time or a browser (CTest label
 # stress), STRESS_RUNS times beside two CPU hogs (stress-ng): a table of

@@ -11,11 +11,13 @@ target_precompile_headers(tether_pch PUBLIC
   <boost/json.hpp>)
 
 # tether_use_pch(target): reuse the shared precompiled header. Not in the
-# clang fuzz build (fuzz/fuzz.cmake): clang writes the build directory's path
-# into a precompiled header, so every translation unit using it would miss
-# ccache in each fresh checkout (g++'s header does not depend on the path).
+# clang fuzz build (fuzz/fuzz.cmake) nor in the sanitizer builds
+# (cmake/sanitize.cmake): clang, and g++ with -fsanitize, write the build
+# directory's path into a precompiled header, so every translation unit using
+# it would miss ccache in each fresh checkout (g++'s plain header does not
+# depend on the path).
 function(tether_use_pch target)
-  if(NOT TETHER_FUZZ)
+  if(NOT TETHER_FUZZ AND NOT TETHER_SANITIZE)
     target_precompile_headers(${target} REUSE_FROM tether_pch)
   endif()
 endfunction()
