@@ -60,7 +60,8 @@ asio::awaitable<checked> recover_one(store::event_store* store, node_identity no
 
 asio::awaitable<result<recovery_report>> recovery_scan(store::event_store* store, node_identity node,
                                                        session_options options, std::function<void(session_id)> wake,
-                                                       std::function<void(session_id)> wake_stranded) {
+                                                       std::function<void(session_id)> wake_stranded,
+                                                       std::optional<time_ms> written_before) {
   recovery_report report;
   std::set<session_id> seen;  // each abandoned execution once per scan
   std::optional<session_id> after;
@@ -123,6 +124,14 @@ asio::awaitable<result<recovery_report>> recovery_scan(store::event_store* store
     auto page = co_await store->list_stranded(stranded_after, options.recovery_batch);
     if (!page) co_return page.error();
     for (const auto& s : page.value()) {
+      if (written_before) {
+        auto row = co_await store->get_session(s);
+        if (!row) co_return row.error();
+        if (row->updated_at > *written_before) {  // its writer may be starting it now
+          ++report.left;
+          continue;
+        }
+      }
       wake_stranded(s);
       ++report.woken;
     }

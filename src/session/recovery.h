@@ -16,10 +16,15 @@
 // answer acknowledged just before the process died, whose drain never
 // started, runs after the restart. The caller's `wake_stranded` skips the
 // sessions it is already draining (the periodic scan sees every admission
-// between its commit and its execution.started).
+// between its commit and its execution.started). On a shared store the scan
+// also sees another node's admission in that window: a stranded session
+// written to after `written_before` (given only for a shared store: now
+// minus one lease) is left to the node that wrote it, and counted as left;
+// once it has been quiet for a lease, any node's scan wakes it.
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -34,6 +39,7 @@ namespace tether::session {
 boost::asio::awaitable<result<recovery_report>> recovery_scan(store::event_store* store, node_identity node,
                                                               session_options options,
                                                               std::function<void(session_id)> wake,
-                                                              std::function<void(session_id)> wake_stranded);
+                                                              std::function<void(session_id)> wake_stranded,
+                                                              std::optional<time_ms> written_before = std::nullopt);
 
 }  // namespace tether::session

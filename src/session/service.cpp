@@ -84,12 +84,19 @@ struct session_service::impl {
     };
   }
 
+  // On a shared store, the stranded sessions a scan leaves to the node that
+  // wrote them last: those written within a lease (recovery.h).
+  std::optional<time_ms> written_before() const {
+    if (!store.shared()) return std::nullopt;
+    return clock.now() - options.lease_ttl_ms;
+  }
+
   asio::awaitable<void> periodic_scans() {
     for (;;) {
       scan_timer.expires_after(std::chrono::milliseconds(options.recovery_interval_ms));
       auto [ec] = co_await scan_timer.async_wait(asio::as_tuple(asio::use_awaitable));
       if (ec || stopping) co_return;
-      auto r = co_await recovery_scan(&store, run.node(), options, waker(), stranded_waker());
+      auto r = co_await recovery_scan(&store, run.node(), options, waker(), stranded_waker(), written_before());
       if (!r) spdlog::warn("periodic recovery scan failed: {}", r.error().describe());
     }
   }
@@ -147,7 +154,7 @@ task<void> session_service::stop() {
 
 task<result<recovery_report>> session_service::recover() {
   co_return co_await recovery_scan(&impl_->store, impl_->run.node(), impl_->options, impl_->waker(),
-                                   impl_->stranded_waker());
+                                   impl_->stranded_waker(), impl_->written_before());
 }
 
 namespace {

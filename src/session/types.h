@@ -107,6 +107,7 @@ struct recovery_report {
   std::size_t skipped = 0;      // fresh foreign lease (or lost the race)
   std::size_t quarantined = 0;  // undecodable log
   std::size_t woken = 0;        // stranded sessions (pending resume input, nothing running) woken
+  std::size_t left = 0;         // stranded, but written within a lease on a shared store: left to its writer
 };
 
 }  // namespace tether::session

@@ -76,8 +76,12 @@ def restart_notice(node, sid):
 
 
 def running_on(node, sid, name):
-    return eventually("a turn of %s running on %s" % (sid, name),
-                      lambda: [x for x in executions(node, sid) if x["status"] == "running" and node_of(x) == name])
+    try:
+        return eventually("a turn of %s running on %s" % (sid, name),
+                          lambda: [x for x in executions(node, sid) if x["status"] == "running" and node_of(x) == name])
+    except Failure as e:
+        raise Failure("%s; executions: %s; session: %s" % (e, executions(node, sid),
+                                                           node.call("GET", "/v1/sessions/%s" % sid)["session"]))
 
 
 def scenario_takeover(a, b):

@@ -462,6 +462,41 @@ TEST_F(recovery_test, a_stop_keeps_pending_inputs_pending_across_a_restart) {
   EXPECT_EQ((*pending)[0].prompt, "queued behind the stop");
 }
 
+// The store as a node of a cluster sees it: shared by other nodes.
+class shared_store final : public forwarding_store {
+ public:
+  using forwarding_store::forwarding_store;
+  [[nodiscard]] bool shared() const override { return true; }
+};
+
+TEST_F(recovery_test, on_a_shared_store_a_scan_leaves_a_fresh_admission_to_the_node_that_wrote_it) {
+  // Another node admitted an input and is about to start its execution: the
+  // scan of this node sees it pending with nothing open, in that window.
+  shared_store shared(*store_);
+  service_ = std::make_unique<session::session_service>(io_.get_executor(), shared, runtime_, clock_,
+                                                        session::make_node_identity("n2"), test_options());
+  const std::unique_ptr<void, std::function<void(void*)>> stops_first(this, [this](void*) { stop_service(); });
+  ASSERT_TRUE(run(service_->start()));
+  const auto s = stranded_by_a_crash(input_id::generate());
+  clock_.advance(test_options().lease_ttl_ms - 1);
+  auto fresh = run(service_->recover());
+  ASSERT_TRUE(fresh) << fresh.error().describe();
+  EXPECT_EQ(fresh->woken, 0U);
+  EXPECT_EQ(fresh->left, 1U);
+  idle(s);
+  EXPECT_EQ(count(s, "execution.started"), 0U);
+  EXPECT_EQ(runtime_.turns(), 0);
+
+  // Quiet for a lease: its writer is gone, and this node runs it.
+  clock_.advance(1);
+  auto quiet = run(service_->recover());
+  ASSERT_TRUE(quiet) << quiet.error().describe();
+  EXPECT_EQ(quiet->woken, 1U);
+  EXPECT_EQ(quiet->left, 0U);
+  ASSERT_TRUE(eventually([&] { return count(s, "execution.finished") == 1; }));
+  EXPECT_EQ(runtime_.turns(), 1);
+}
+
 TEST_F(recovery_test, stranded_sessions_are_woken_in_bounded_batches_each_once) {
   auto opts = test_options();
   opts.recovery_batch = 2;
