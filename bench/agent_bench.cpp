@@ -30,7 +30,7 @@
 #include "bench_util.h"
 #include "mock/server.h"
 #include "process/run_to_end.h"
-#include "runtime/agent/model_relay.h"
+#include "runtime/agent/relay/model_relay.h"
 #include "runtime/native/providers/http_client.h"
 #include "runtime/agent/agent_env.h"
 #include "runtime/agent/agent_runtime.h"

@@ -1,7 +1,7 @@
 // `tether mcp`: the MCP server an agent program starts as its child (stdio
 // transport: one JSON-RPC 2.0 message per line on stdin, replies on stdout,
 // logs on stderr only). It owns no tools: every tools/list and tools/call is
-// asked of the turn's tool bridge (runtime/agent/tool_bridge.h) at
+// asked of the turn's tool bridge (runtime/agent/bridge/tool_bridge.h) at
 // $TETHER_TOOLS_SOCKET with $TETHER_RUN_TOKEN.
 //
 // What the agent sees when the bridge says no: a tools/call result with
@@ -23,7 +23,7 @@
 #include <boost/json.hpp>
 
 #include "cli/commands.h"
-#include "runtime/agent/bridge_client.h"
+#include "runtime/agent/bridge/client.h"
 
 #ifndef TETHER_VERSION
 #define TETHER_VERSION "unknown"

@@ -1,6 +1,6 @@
 // `tether relay-forward --port P --socket S -- PROGRAM [ARGS…]`: what runs
 // first inside an agent's sandbox when it has no network of its own
-// (`network = "relay-only"`, runtime/agent/model_relay.h). It listens on
+// (`network = "relay-only"`, runtime/agent/relay/model_relay.h). It listens on
 // 127.0.0.1:P — inside the sandbox's network namespace, where nothing else
 // does — and splices each connection to the model relay's Unix socket S
 // (bind-mounted into the sandbox); then it runs PROGRAM with its own
@@ -30,7 +30,7 @@
 #include <boost/asio/signal_set.hpp>
 
 #include "cli/commands.h"
-#include "runtime/agent/splice.h"
+#include "runtime/agent/relay/splice.h"
 
 namespace tether::cli {
 

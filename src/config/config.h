@@ -82,7 +82,7 @@ std::string_view to_string(agent_network n);
 //   ca_file     = "/etc/my-ca.pem"       # certificates the model relay trusts for base_url
 //
 // The agent's model requests go through Tether's model relay
-// (runtime/agent/model_relay.h): the agent holds a token of its run, never
+// (runtime/agent/relay/model_relay.h): the agent holds a token of its run, never
 // the key. network = "relay-only" gives its contain sandbox no network but
 // the relay; "full" the host's network (for agents whose own tools need it).
 //

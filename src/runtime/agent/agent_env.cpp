@@ -10,7 +10,7 @@
 
 #include "process/child.h"
 #include "runtime/agent/agent_runtime.h"
-#include "runtime/agent/tool_bridge.h"
+#include "runtime/agent/bridge/tool_bridge.h"
 #include "runtime/native/tools/process_records.h"
 #include "runtime/agent/errors.h"
 #include "runtime/native/tools/sandbox.h"

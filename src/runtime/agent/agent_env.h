@@ -17,7 +17,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "runtime/agent/dialect.h"
-#include "runtime/agent/model_relay.h"
+#include "runtime/agent/relay/model_relay.h"
 #include "util/ids.h"
 #include "util/result.h"
 

@@ -17,7 +17,7 @@
 #include "runtime/agent/agent_env.h"
 #include "runtime/agent/agent_runtime.h"
 #include "runtime/agent/prompt.h"
-#include "runtime/agent/tool_bridge.h"
+#include "runtime/agent/bridge/tool_bridge.h"
 #include "runtime/agent/turn_recorder.h"
 #include "work/agent_tools.h"
 

@@ -5,7 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/co_spawn.hpp>
 
-#include "runtime/agent/bridge_protocol.h"
+#include "runtime/agent/bridge/protocol.h"
 
 namespace tether::runtime::agent {
 

@@ -22,7 +22,7 @@
 #include <boost/asio/experimental/concurrent_channel.hpp>
 #include <boost/json/value.hpp>
 
-#include "runtime/agent/tool_bridge.h"
+#include "runtime/agent/bridge/tool_bridge.h"
 
 namespace tether::runtime::agent {
 

@@ -24,8 +24,8 @@
 #include <boost/json/value.hpp>
 
 #include "runtime/agent/dialect.h"
-#include "runtime/agent/model_relay.h"
-#include "runtime/agent/tool_bridge.h"
+#include "runtime/agent/relay/model_relay.h"
+#include "runtime/agent/bridge/tool_bridge.h"
 #include "runtime/native/providers/pricing.h"
 #include "session/runtime.h"
 #include "store/work_types.h"

@@ -28,8 +28,8 @@
 
 #include "runtime/agent/agent_env.h"
 #include "runtime/agent/agent_runtime.h"
-#include "runtime/agent/model_relay.h"
-#include "runtime/agent/tool_bridge.h"
+#include "runtime/agent/relay/model_relay.h"
+#include "runtime/agent/bridge/tool_bridge.h"
 #include "runtime/agent/warm_dialect.h"
 #include "util/ids.h"
 
