@@ -27,7 +27,7 @@
 #include "runtime/agent/warm_runtime.h"
 #include "runtime/native/native_runtime.h"
 #include "runtime/native/providers/http_client.h"
-#include "runtime/native/tools/process_records.h"
+#include "process/records.h"
 #include "runtime/native/tools/sandbox.h"
 #include "runtime/registry.h"
 #include "store/postgres/postgres_store.h"
@@ -49,7 +49,7 @@ bool has_value(const std::string& name) {
 }
 
 void kill_leftovers(const fs::path& records) {
-  const auto report = runtime::native::kill_recorded_groups(records);
+  const auto report = process::kill_recorded_groups(records);
   if (report.killed > 0)
     spdlog::warn("node: killed {} process group(s) a previous run of this data directory left running", report.killed);
   for (const auto& p : report.problems) spdlog::warn("node: removed {}", p);

@@ -22,7 +22,7 @@
 // probed once, on the first profile that wants it; when it cannot run, those
 // profiles run bash without a sandbox and a WARNING says so (as it does for
 // `sandbox = "off"`). open() kills the process groups a previous run of the
-// data directory left behind (runtime/native/tools/process_records.h) once
+// data directory left behind (process/records.h) once
 // the store is open: call it only while this process owns the data directory.
 //
 // Errors of open(): util_errc::invalid_argument for a bad configuration or

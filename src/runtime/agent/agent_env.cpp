@@ -11,7 +11,7 @@
 #include "process/child.h"
 #include "runtime/agent/agent_runtime.h"
 #include "runtime/agent/bridge/tool_bridge.h"
-#include "runtime/native/tools/process_records.h"
+#include "process/records.h"
 #include "runtime/agent/errors.h"
 #include "runtime/native/tools/sandbox.h"
 #include "util/beneath.h"
@@ -130,13 +130,13 @@ result<std::unique_ptr<process::child>> spawn_agent(const boost::asio::any_io_ex
     box.visible = o.visible;
     so.sandbox = std::move(box);
   }
-  auto spawned = native::spawn_recorded(so, o.data_dir / "run" / "procs");
+  auto spawned = process::spawn_recorded(so, o.data_dir / "run" / "procs");
   if (!spawned)
     return tether::error(spawned.error().code, "cannot start " + o.program.string() + ": " + spawned.error().message);
   return std::make_unique<process::child>(ex, std::move(spawned).value());
 }
 
-void forget_agent(const agent_options& o, pid_t pid) { native::forget_process(o.data_dir / "run" / "procs", pid); }
+void forget_agent(const agent_options& o, pid_t pid) { process::forget_process(o.data_dir / "run" / "procs", pid); }
 
 namespace {
 constexpr std::size_t stderr_tail_lines = 20;

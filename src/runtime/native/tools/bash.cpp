@@ -40,7 +40,7 @@
 #include "process/child.h"
 #include "runtime/native/tools/args.h"
 #include "runtime/native/tools/local_tools.h"
-#include "runtime/native/tools/process_records.h"
+#include "process/records.h"
 #include "runtime/native/tools/sandbox.h"
 #include "util/errors.h"
 
@@ -198,7 +198,7 @@ result<process::spawn_options> command_line(const std::string& command, const to
 using spawn_holder = std::shared_ptr<std::optional<result<process::spawned>>>;
 
 awaitable<void> start_recorded_into(spawn_holder out, process::spawn_options o, std::filesystem::path records) {
-  out->emplace(spawn_recorded(o, records));
+  out->emplace(process::spawn_recorded(o, records));
   co_return;
 }
 
@@ -214,7 +214,7 @@ awaitable<tool_outcome> run_command(std::string command, std::chrono::millisecon
     co_await asio::co_spawn(ctx.blocking, start_recorded_into(started, std::move(line).value(), ctx.sandbox.records),
                             asio::use_awaitable);
   } else {
-    started->emplace(spawn_recorded(line.value(), ctx.sandbox.records));
+    started->emplace(process::spawn_recorded(line.value(), ctx.sandbox.records));
   }
   if (!started->has_value()) co_return failed("internal error: the command was not started");
   if (!**started) co_return failed((**started).error());
@@ -232,7 +232,7 @@ awaitable<tool_outcome> run_command(std::string command, std::chrono::millisecon
   st->proc.cancel();
   co_await wait_for(st, condition::watcher_done, steady_clock::time_point::max());
   const std::string ending = st->proc.reap().describe();
-  forget_process(ctx.sandbox.records, st->proc.pid());
+  process::forget_process(ctx.sandbox.records, st->proc.pid());
 
   if (stopped) co_return interrupted();
   if (!completed)

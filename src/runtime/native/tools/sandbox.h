@@ -21,7 +21,7 @@
 //                    write and edit tools refuse).
 //   off              no sandbox: the command runs as the server's user with the
 //                    server's view of the files and network. Its process group
-//                    is recorded (process_records.h) so a restart can kill it.
+//                    is recorded (process/records.h) so a restart can kill it.
 // In every mode the environment is an allow-list (tool_environment below) and
 // the command inherits no descriptor but its stdio.
 #pragma once
@@ -53,7 +53,7 @@ struct sandbox_policy {
   std::vector<std::string> withheld;   // never passed, even when named in env
   std::filesystem::path hidden;        // canonical; never visible inside the sandbox (empty: none)
   std::vector<std::filesystem::path> masked;  // never readable inside either (node/masks.h)
-  std::filesystem::path records;       // where process records go (empty: none; see process_records.h)
+  std::filesystem::path records;       // where process records go (empty: none; see process/records.h)
 };
 
 // The variables a tool sees, as "NAME=value": PATH (the server's, else

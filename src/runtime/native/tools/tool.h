@@ -65,7 +65,7 @@
 //       environment is an allow-list (sandbox.h tool_environment: PATH, LANG,
 //       LC_*, TERM, TZ, USER, LOGNAME, the profile's names, HOME = the
 //       workspace), never an api_key_env of any profile nor TETHER_TOKEN. The
-//       process is recorded in ctx.sandbox.records (process_records.h) before
+//       process is recorded in ctx.sandbox.records (process/records.h) before
 //       it runs, and the record removed once it is reaped. Output past
 //       limits.bash_output_cap is read and dropped, and the output says how
 //       much. The content ends with "exit code N" (or "killed by signal N

@@ -1,5 +1,5 @@
 // Process records: what a restart may kill, and what it must not.
-#include "runtime/native/tools/process_records.h"
+#include "process/records.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -41,8 +41,8 @@ class process_records : public tools_test {
   fs::path dir() const { return root_ / "run" / "procs"; }
   // The server that started the recorded processes, gone: this process's
   // pid with another start time.
-  static process_identity dead_owner() {
-    auto me = identify_process(::getpid());
+  static process::process_identity dead_owner() {
+    auto me = process::identify_process(::getpid());
     me->start += 1;
     return *me;
   }
@@ -51,12 +51,12 @@ class process_records : public tools_test {
 TEST_F(process_records, a_recorded_group_that_still_runs_is_killed_and_its_record_removed) {
   const pid_t pid = start_sleep();
   ASSERT_GT(pid, 0);
-  const auto id = identify_process(pid);
+  const auto id = process::identify_process(pid);
   ASSERT_TRUE(id);
   EXPECT_EQ(id->pgid, pid);
-  ASSERT_TRUE(record_process(dir(), *id, dead_owner()));
+  ASSERT_TRUE(process::record_process(dir(), *id, dead_owner()));
   ASSERT_TRUE(fs::exists(dir() / std::to_string(pid)));
-  const auto report = kill_recorded_groups(dir());
+  const auto report = process::kill_recorded_groups(dir());
   EXPECT_EQ(report.killed, 1);
   EXPECT_TRUE(dies(pid));
   EXPECT_FALSE(fs::exists(dir() / std::to_string(pid)));
@@ -65,11 +65,11 @@ TEST_F(process_records, a_recorded_group_that_still_runs_is_killed_and_its_recor
 TEST_F(process_records, a_record_whose_start_time_differs_names_a_reused_pid_and_is_not_killed) {
   const pid_t pid = start_sleep();
   ASSERT_GT(pid, 0);
-  auto id = identify_process(pid);
+  auto id = process::identify_process(pid);
   ASSERT_TRUE(id);
   id->start += 1;  // the recorded process started at another moment: this is someone else
-  ASSERT_TRUE(record_process(dir(), *id, dead_owner()));
-  const auto report = kill_recorded_groups(dir());
+  ASSERT_TRUE(process::record_process(dir(), *id, dead_owner()));
+  const auto report = process::kill_recorded_groups(dir());
   EXPECT_EQ(report.killed, 0);
   EXPECT_EQ(report.gone, 1);
   EXPECT_TRUE(process_alive(pid));
@@ -81,10 +81,10 @@ TEST_F(process_records, a_record_whose_start_time_differs_names_a_reused_pid_and
 TEST_F(process_records, a_group_whose_owner_still_runs_is_left_alone_with_its_record) {
   const pid_t pid = start_sleep();
   ASSERT_GT(pid, 0);
-  const auto id = identify_process(pid);
+  const auto id = process::identify_process(pid);
   ASSERT_TRUE(id);
-  ASSERT_TRUE(record_process(dir(), *id, *identify_process(::getpid())));  // we are alive
-  const auto report = kill_recorded_groups(dir());
+  ASSERT_TRUE(process::record_process(dir(), *id, *process::identify_process(::getpid())));  // we are alive
+  const auto report = process::kill_recorded_groups(dir());
   EXPECT_EQ(report.killed, 0);
   EXPECT_EQ(report.owned, 1);
   EXPECT_TRUE(process_alive(pid));
@@ -96,18 +96,18 @@ TEST_F(process_records, a_group_whose_owner_still_runs_is_left_alone_with_its_re
 TEST_F(process_records, records_of_gone_processes_and_malformed_ones_are_removed) {
   const pid_t pid = start_sleep();
   ASSERT_GT(pid, 0);
-  const auto id = identify_process(pid);
+  const auto id = process::identify_process(pid);
   ASSERT_TRUE(id);
   ::kill(pid, SIGKILL);
   ASSERT_TRUE(dies(pid));
-  ASSERT_TRUE(record_process(dir(), *id, dead_owner()));
+  ASSERT_TRUE(process::record_process(dir(), *id, dead_owner()));
   put_at(dir() / "junk", "not a record");
-  const auto report = kill_recorded_groups(dir());
+  const auto report = process::kill_recorded_groups(dir());
   EXPECT_EQ(report.killed, 0);
   EXPECT_EQ(report.gone, 1);
   ASSERT_EQ(report.problems.size(), 1U);
   EXPECT_TRUE(fs::is_empty(dir()));
-  EXPECT_EQ(kill_recorded_groups(root_ / "missing").killed, 0);
+  EXPECT_EQ(process::kill_recorded_groups(root_ / "missing").killed, 0);
 }
 
 TEST_F(process_records, a_gated_child_whose_parent_never_opens_the_gate_runs_nothing) {

@@ -1,4 +1,4 @@
-#include "runtime/native/tools/process_records.h"
+#include "process/records.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -10,11 +10,18 @@
 #include <fstream>
 #include <sstream>
 
-#include "runtime/native/tools/paths.h"
 
-namespace tether::runtime::native {
+namespace tether::process {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+tether::error os_error(std::string_view what, int err) {
+  return {std::error_code(err, std::generic_category()), std::string(what) + ": " + std::strerror(err)};
+}
+
+}  // namespace
 
 namespace {
 
@@ -35,11 +42,11 @@ std::string boot_id() {
 
 result<void> fsync_path(const fs::path& p, int flags) {
   const int fd = ::open(p.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) return tool_detail::os_error("cannot open " + p.string(), errno);
+  if (fd < 0) return os_error("cannot open " + p.string(), errno);
   const int rc = ::fsync(fd);
   const int err = errno;
   ::close(fd);
-  if (rc != 0) return tool_detail::os_error("cannot sync " + p.string(), err);
+  if (rc != 0) return os_error("cannot sync " + p.string(), err);
   return ok();
 }
 
@@ -105,7 +112,7 @@ result<void> record_process(const fs::path& dir, const process_identity& p, cons
   std::error_code ec;
   if (!fs::is_directory(dir)) {
     fs::create_directories(dir, ec);
-    if (ec) return tool_detail::os_error("cannot create " + dir.string(), ec.value());
+    if (ec) return os_error("cannot create " + dir.string(), ec.value());
     ::chmod(dir.c_str(), 0700);
     TETHER_TRY(fsync_path(dir.parent_path(), O_RDONLY | O_DIRECTORY));
     if (dir.parent_path().has_parent_path())
@@ -118,7 +125,7 @@ result<void> record_process(const fs::path& dir, const process_identity& p, cons
   const fs::path final_path = dir / std::to_string(p.pid);
   const fs::path temp = dir / (std::to_string(p.pid) + ".tmp");
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return tool_detail::os_error("cannot create " + temp.string(), errno);
+  if (fd < 0) return os_error("cannot create " + temp.string(), errno);
   const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
   const int werr = errno;
   const bool synced = written && ::fsync(fd) == 0;
@@ -126,12 +133,12 @@ result<void> record_process(const fs::path& dir, const process_identity& p, cons
   ::close(fd);
   if (!written || !synced) {
     ::unlink(temp.c_str());
-    return tool_detail::os_error("cannot write " + temp.string(), written ? serr : (werr != 0 ? werr : EIO));
+    return os_error("cannot write " + temp.string(), written ? serr : (werr != 0 ? werr : EIO));
   }
   if (::rename(temp.c_str(), final_path.c_str()) != 0) {
     const int err = errno;
     ::unlink(temp.c_str());
-    return tool_detail::os_error("cannot rename " + temp.string(), err);
+    return os_error("cannot rename " + temp.string(), err);
   }
   return fsync_path(dir, O_RDONLY | O_DIRECTORY);
 }
@@ -174,8 +181,8 @@ cleanup_report kill_recorded_groups(const fs::path& dir) {
   return report;
 }
 
-result<process::spawned> spawn_recorded(const process::spawn_options& o, const std::filesystem::path& dir) {
-  auto spawned = process::system_spawner().spawn(o);
+result<spawned> spawn_recorded(const spawn_options& o, const std::filesystem::path& dir) {
+  auto spawned = system_spawner().spawn(o);
   if (!spawned) return spawned.error();
   if (!dir.empty()) {
     const auto id = identify_process(spawned->pid);
@@ -197,4 +204,4 @@ result<process::spawned> spawn_recorded(const process::spawn_options& o, const s
   return std::move(spawned).value();
 }
 
-}  // namespace tether::runtime::native
+}  // namespace tether::process

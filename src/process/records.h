@@ -31,7 +31,7 @@
 #include "process/spawn.h"
 #include "util/result.h"
 
-namespace tether::runtime::native {
+namespace tether::process {
 
 struct process_identity {
   pid_t pid = -1;
@@ -64,6 +64,6 @@ cleanup_report kill_recorded_groups(const std::filesystem::path& dir);
 // when `dir` is empty), then opens the gate: the child never runs
 // unrecorded. Blocks for the fsyncs. Remove the record (forget_process) once
 // the child is reaped.
-result<process::spawned> spawn_recorded(const process::spawn_options& o, const std::filesystem::path& dir);
+result<spawned> spawn_recorded(const spawn_options& o, const std::filesystem::path& dir);
 
-}  // namespace tether::runtime::native
+}  // namespace tether::process
