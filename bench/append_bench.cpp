@@ -408,7 +408,7 @@ int main(int argc, char** argv) {
                 static_cast<double>(admit.count) / admit.seconds, admit.latency.p50_us, admit.latency.p99_us);
   }
 
-  // Targets (docs/architecture.md §10 / issue 2): compare with the closest scenarios run.
+  // Targets (docs/architecture.md §10): compare with the closest scenarios run.
   std::printf("\n");
   json::array targets;
   for (const auto& r : appends) {

@@ -245,7 +245,7 @@ struct tool_failed { TETHER_EVENT("tool.failed", 1, durable)
 struct interaction_requested { TETHER_EVENT("interaction.requested", 1, durable)
   interaction_id interaction;
   tether::call_id call;  // the waiting tool call; empty when none
-  std::string kind;      // "question", "plan_confirmation"
+  std::string kind;      // "question", "confirmation" (a plan to approve)
   boost::json::value payload;
 };
 struct interaction_resolved { TETHER_EVENT("interaction.resolved", 1, durable)

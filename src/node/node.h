@@ -1,7 +1,7 @@
 // node: one Tether process's parts, put together from the configuration —
 // the store in the data directory, one runtime per profile built by the
-// kind its `runtime` names (runtime/registry.h; "native" is the only kind so
-// far), the built-in scripted model when a profile names no base_url, and
+// kind its `runtime` names (runtime/registry.h: native and the agent
+// programs' kinds), the built-in scripted model when a profile names no base_url, and
 // the session service on an io_context of its own threads.
 // `tether serve` and `tether run` are both built on it.
 //

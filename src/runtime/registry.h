@@ -1,6 +1,6 @@
 // registry: the runtimes of one node, by the kind a profile names.
 //
-// A kind ("native"; later "codex", "claude", "opencode", "acp") is a factory
+// A kind ("native", "codex-exec", "claude", "acp", …) is a factory
 // that builds the runtime of one profile from its configuration
 // (config::profile, whose `runtime` names the kind). The node adds the kinds
 // it can run, then builds every profile's runtime through add_profile().

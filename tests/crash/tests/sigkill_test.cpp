@@ -1,4 +1,4 @@
-// The crash test (docs/architecture.md §10, issue 2 "Crash safety"): run crash_child
+// The crash test (docs/architecture.md §10, "Crash tests"): run crash_child
 // against one SQLite database, SIGKILL it after a random 20–200 ms, reopen
 // the database and check that
 //   - every operation the child acknowledged (one stdout line each) is in
