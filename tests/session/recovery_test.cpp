@@ -156,6 +156,34 @@ TEST_F(recovery_test, recovery_gives_up_with_failed_past_the_attempt_budget) {
   EXPECT_EQ(runtime_.turns(), 0);
 }
 
+TEST_F(recovery_test, the_default_attempt_budget_is_ten_recoveries) {
+  // Nine recoveries already: the tenth runs the turn. Ten: the eleventh gives up.
+  const auto tenth = abandoned("dead/1");
+  const auto eleventh = abandoned("dead/1");
+  for (int i = 0; i < 9; ++i) ASSERT_TRUE(run(store_->bump_attempts(tenth, "dead/1")));
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(run(store_->bump_attempts(eleventh, "dead/1")));
+  clock_.advance(60'000);
+  make_service(test_options());  // the attempt budget as shipped
+  scan();
+  ASSERT_TRUE(eventually([&] { return count(tenth, "execution.finished") == 1; }));
+  ASSERT_TRUE(eventually([&] { return count(eleventh, "execution.finished") == 1; }));
+  idle(tenth);
+  idle(eleventh);
+  const auto finished = [&](const session_id& s) {
+    std::optional<model::execution_finished> fin;
+    for (const auto& e : events(s))
+      if (const auto* f = e.as<model::execution_finished>()) fin = *f;
+    return fin;
+  };
+  ASSERT_TRUE(finished(tenth));
+  EXPECT_EQ(finished(tenth)->outcome, model::outcome::succeeded);
+  EXPECT_EQ(count(tenth, "execution.recovered"), 1U);
+  ASSERT_TRUE(finished(eleventh));
+  EXPECT_EQ(finished(eleventh)->outcome, model::outcome::failed);
+  EXPECT_EQ(finished(eleventh)->reason, "attempt_budget");
+  EXPECT_EQ(runtime_.turns(), 1);
+}
+
 TEST_F(recovery_test, recovery_never_touches_a_session_with_a_fresh_foreign_lease) {
   const auto s = abandoned("other/1", 120'000);
   clock_.advance(60'000);  // still fresh
