@@ -18,23 +18,14 @@
 #include <boost/json/value.hpp>
 
 #include "model/events.h"
+#include "runtime/common/tool_types.h"
 
 namespace tether::runtime::native {
 
 // ---- the request ----
 
-// A tool offered to the model. `parameters` is a JSON Schema object.
-struct tool_spec {
-  std::string name;
-  std::string description;
-  boost::json::object parameters;
-};
-
-// An image given to the model (a tool result of `read`, or user media).
-struct image_part {
-  std::string media_type;  // "image/png", …
-  std::string base64;      // the bytes, base64-encoded (wire formats want it so)
-};
+using runtime::image_part;  // runtime/common/tool_types.h
+using runtime::tool_spec;
 
 // A tool call the model made. `input` is the parsed JSON arguments.
 struct tool_use {

@@ -137,7 +137,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
-#include "runtime/native/providers/types.h"
+#include "runtime/common/tool_types.h"
 #include "runtime/native/tools/sandbox.h"
 
 namespace tether::runtime::native {
