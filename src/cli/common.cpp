@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "config/config.h"
+#include "runtime/kind.h"
 
 namespace tether::cli {
 
@@ -50,7 +51,8 @@ token_lookup find_token(const common_args& args) {
   token_lookup t;
   std::string data = args.data;
   if (data.empty()) {
-    auto settings = config::load(args.config.empty() ? std::nullopt : std::optional<fs::path>(args.config));
+    auto settings = config::load(args.config.empty() ? std::nullopt : std::optional<fs::path>(args.config),
+                                 runtime::config_kinds());
     if (settings) {
       data = settings->data_dir;
     } else {

@@ -37,6 +37,9 @@
 #include "config/config.h"
 #include "process/run_to_end.h"
 #include "runtime/agent/programs.h"
+#include "runtime/agent/settings.h"
+#include "runtime/kind.h"
+#include "runtime/native/settings.h"
 #include "runtime/native/tools/sandbox.h"
 #include "store/postgres/postgres_store.h"
 
@@ -101,26 +104,11 @@ void check_program(std::vector<check>& out, std::string_view program, std::strin
   }
 }
 
-// The agent runtime kinds, each with the agent CLI it drives, in the order
-// doctor checks them (the generic `acp` runs a profile's own command).
-struct agent_runtime_kind {
-  std::string_view runtime;
-  std::string_view program;
-};
-constexpr std::array<agent_runtime_kind, 9> agent_runtimes{{{"codex-exec", "codex"},
-                                                            {"claude-print", "claude"},
-                                                            {"opencode-run", "opencode"},
-                                                            {"codex", "codex"},
-                                                            {"claude", "claude"},
-                                                            {"opencode", "opencode"},
-                                                            {"acp-codex", "codex-acp"},
-                                                            {"acp-claude", "claude-agent-acp"},
-                                                            {"acp-opencode", "opencode"}}};
-
+// The agent CLI a runtime kind drives ("" for native; "acp" for the
+// generic ACP kind, which runs a profile's own command).
 std::string_view program_of(std::string_view runtime_kind) {
-  for (const auto& k : agent_runtimes)
-    if (k.runtime == runtime_kind) return k.program;
-  return {};
+  const auto* k = runtime::find_kind(runtime_kind);
+  return k != nullptr ? std::string_view(k->program) : std::string_view();
 }
 
 // One line per installed agent CLI: its version, where it was found
@@ -209,7 +197,8 @@ bool check_agents(std::vector<check>& out, const config::settings* settings, boo
   if (settings != nullptr) {
     for (const auto& [name, p] : settings->profiles) {
       const auto program = program_of(p.runtime);
-      if (program.empty() || !p.agent.command.empty()) continue;  // native, or a command of its own
+      const auto& command = p.kind_settings<runtime::agent::agent_settings>().command;
+      if (program.empty() || !command.empty()) continue;  // native, or a command of its own
       auto& names = needed_by[std::string(program)];
       names += (names.empty() ? "" : ", ") + name;
       configured.emplace(p.runtime);
@@ -220,9 +209,9 @@ bool check_agents(std::vector<check>& out, const config::settings* settings, boo
     const auto it = needed_by.find(kind);
     if (check_agent_program(out, kind, it == needed_by.end() ? std::string() : it->second)) installed.insert(kind);
   }
-  for (const auto& k : agent_runtimes) {
-    const bool used = configured.contains(k.runtime);
-    if ((used || all) && installed.contains(k.program)) check_agent_smoke(out, k.runtime, used);
+  for (const auto& k : runtime::kinds()) {
+    const bool used = configured.contains(k.config.name);
+    if ((used || all) && installed.contains(k.program)) check_agent_smoke(out, k.config.name, used);
   }
   return !needed_by.empty() || !installed.empty();
 }
@@ -262,7 +251,9 @@ void check_sandbox(std::vector<check>& out, const config::settings* settings) {
   std::vector<std::string> wanting;
   std::vector<std::string> off;
   if (settings != nullptr)
-    for (const auto& [name, p] : settings->profiles) (p.sandbox == sandbox_mode::off ? off : wanting).push_back(name);
+    for (const auto& [name, p] : settings->profiles)
+      (p.kind_settings<runtime::native::native_settings>().sandbox == sandbox_mode::off ? off : wanting)
+          .push_back(name);
   auto names = [](const std::vector<std::string>& v) {
     std::string s;
     for (const auto& n : v) s += (s.empty() ? "" : ", ") + n;
@@ -288,16 +279,17 @@ void check_sandbox(std::vector<check>& out, const config::settings* settings) {
 // variable set, its own agent command found).
 void check_profiles(std::vector<check>& out, const config::settings& settings) {
   for (const auto& [name, p] : settings.profiles) {
-    std::string what = p.runtime == "native" ? fmt::format("native, {}", runtime::native::to_string(p.provider))
-                                             : fmt::format("runtime {}", p.runtime);
+    const bool native = program_of(p.runtime).empty();  // the kind drives no agent program
+    const auto& n = p.kind_settings<runtime::native::native_settings>();
+    const auto& command = p.kind_settings<runtime::agent::agent_settings>().command;
+    std::string what = native ? fmt::format("{}, {}", p.runtime, runtime::native::to_string(n.provider))
+                              : fmt::format("runtime {}", p.runtime);
     what +=
         fmt::format(", model {}, {}", p.model, p.scripted() ? std::string("the built-in scripted model") : p.base_url);
-    if (p.runtime == "native")
-      what += fmt::format(", sandbox {}{}", runtime::native::to_string(p.sandbox), p.network ? " with network" : "");
-    if (!p.agent.command.empty()) {
+    if (native) what += fmt::format(", sandbox {}{}", process::to_string(n.sandbox), n.network ? " with network" : "");
+    if (!command.empty()) {
       const auto program = program_of(p.runtime);
-      auto found =
-          runtime::agent::find(program.empty() ? std::string_view("acp") : program, {.command = p.agent.command});
+      auto found = runtime::agent::find(program.empty() ? std::string_view("acp") : program, {.command = command});
       if (!found) {
         out.push_back({"profile " + name, status::broken, fmt::format("{}: {}", what, found.error().message)});
         continue;
@@ -363,7 +355,7 @@ int run_doctor(const common_args& args, bool all_runtimes) {
   } else if (const char* env = std::getenv("TETHER_CONFIG"); env != nullptr && *env != '\0') {
     config_file = env;
   }
-  auto settings = config::load(config_file);
+  auto settings = config::load(config_file, runtime::config_kinds());
   if (!config_file) {
     out.push_back({"config", status::ok, "no file (--config, $TETHER_CONFIG): built-in defaults"});
   } else if (!fs::exists(*config_file)) {

@@ -39,6 +39,7 @@
 #include "node/errors.h"
 #include "node/node.h"
 #include "runtime/native/native_runtime.h"
+#include "runtime/native/settings.h"
 #include "store/errors.h"
 #include "util/log.h"
 
@@ -99,9 +100,15 @@ result<std::string> read_prompt(const run_args& args) {
 // The command line's overrides of the profile's model.
 result<void> adjust_profile(const run_args& args, config::profile& prof) {
   if (!args.api_key_env.empty()) prof.api_key_env = args.api_key_env;
-  if (args.max_steps > 0) prof.max_steps = args.max_steps;
+  // A profile of another kind keeps its own settings; the native kind's
+  // (or none yet: the default profile) take --max-steps and --provider.
+  runtime::native::native_settings ignored;
+  const bool native_kind =
+      !prof.settings.has_value() || std::any_cast<runtime::native::native_settings>(&prof.settings) != nullptr;
+  auto& native = native_kind ? prof.kind_settings<runtime::native::native_settings>() : ignored;
+  if (args.max_steps > 0) native.max_steps = args.max_steps;
   if (!args.provider.empty()) {
-    auto api = config::parse_provider(args.provider);
+    auto api = runtime::native::parse_provider(args.provider);
     if (!api) return make_error(util_errc::invalid_argument, "--provider: " + api.error().message);
     if (!*api) {  // the built-in scripted model
       if (!args.base_url.empty())
@@ -111,8 +118,8 @@ result<void> adjust_profile(const run_args& args, config::profile& prof) {
       if (!args.model.empty()) prof.model = args.model;
       return ok();
     }
-    if (prof.provider != **api && args.base_url.empty() && !prof.scripted()) prof.base_url.clear();  // its own URL
-    prof.provider = **api;
+    if (native.provider != **api && args.base_url.empty() && !prof.scripted()) prof.base_url.clear();  // its own URL
+    native.provider = **api;
   }
   if (!args.base_url.empty()) prof.base_url = args.base_url;
   if (!args.model.empty()) prof.model = args.model;
@@ -166,14 +173,14 @@ asio::awaitable<void> tick(std::shared_ptr<live_printer> printer, std::shared_pt
 
 // The session --continue or --session names in this data directory.
 result<store::session_row> find_session(node::node& io, std::string_view given) {
-  auto id = resolve_session_with(given, [&io](const std::string& prefix, std::size_t limit)
-                                     -> result<std::vector<std::string>> {
-    auto listed = io.run(io.store().list_overviews(limit, prefix));
-    if (!listed) return listed.error();
-    std::vector<std::string> ids;
-    for (const auto& o : *listed) ids.push_back(o.session.id.str());
-    return ids;
-  });
+  auto id = resolve_session_with(
+      given, [&io](const std::string& prefix, std::size_t limit) -> result<std::vector<std::string>> {
+        auto listed = io.run(io.store().list_overviews(limit, prefix));
+        if (!listed) return listed.error();
+        std::vector<std::string> ids;
+        for (const auto& o : *listed) ids.push_back(o.session.id.str());
+        return ids;
+      });
   if (!id) return id.error();
   return io.run(io.store().get_session(session_id::trusted(*id)));
 }
@@ -198,7 +205,8 @@ result<std::pair<interaction_id, json::value>> answer_for(node::node& io, const 
 }
 
 int run_once(run_args args) {
-  if (args.continue_last && !args.session.empty()) return usage_error("run: --continue and --session name two sessions");
+  if (args.continue_last && !args.session.empty())
+    return usage_error("run: --continue and --session name two sessions");
   if (!args.answer.empty() && args.session.empty() && !args.continue_last)
     return usage_error("run: --answer needs the session it answers (--session ID or --continue)");
   if (!args.answer.empty() && !args.prompt.empty())
@@ -247,7 +255,8 @@ int run_once(run_args args) {
     std::error_code ec;
     workspace = args.workspace.empty() ? fs::current_path(ec) : fs::absolute(args.workspace, ec);
     if (ec) return usage_error("run: the workspace: " + ec.message());
-    if (!fs::is_directory(workspace)) return usage_error("run: the workspace " + workspace.string() + " is not a directory");
+    if (!fs::is_directory(workspace))
+      return usage_error("run: the workspace " + workspace.string() + " is not a directory");
     if (api::holds_data_dir(workspace, data))
       return usage_error(fmt::format(
           "run: the workspace {} holds Tether's data directory {}, which the agent's tools must not reach; run "
@@ -286,8 +295,8 @@ int run_once(run_args args) {
   // printed again.
   const event_seq from = row->last_seq;
   const bool status_line = !args.json && ::isatty(STDOUT_FILENO) == 1;
-  auto printer = std::make_shared<live_printer>(args.json ? output_sink([](std::string_view) {}) : stdout_sink(),
-                                                status_line);
+  auto printer =
+      std::make_shared<live_printer>(args.json ? output_sink([](std::string_view) {}) : stdout_sink(), status_line);
   std::shared_ptr<store::event_tail> tail = store->tail(s, from);
   const auto strand = asio::make_strand(io->executor());
   auto over = std::make_shared<bool>(false);
@@ -332,7 +341,9 @@ int run_once(run_args args) {
   auto exes = io->run(store->list_executions(s));
   if (exes && !exes->empty() && exes->back().outcome && exes->back().started_seq.value > from.value) {
     const auto outcome = *exes->back().outcome;
-    code = outcome == model::outcome::succeeded ? exit_ok : outcome == model::outcome::waiting ? exit_waiting : exit_failed;
+    code = outcome == model::outcome::succeeded ? exit_ok
+           : outcome == model::outcome::waiting ? exit_waiting
+                                                : exit_failed;
   }
   if (interrupted) code = exit_interrupted;
   if (!args.json) {

@@ -1,6 +1,7 @@
 #include "config/config.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "config/toml_table.h"
 #include "util/errors.h"
 
 namespace tether::config {
@@ -22,9 +24,13 @@ tether::error bad(std::string message) {
   return make_error(util_errc::invalid_argument, "config: " + std::move(message));
 }
 
-profile default_profile() {
+profile default_profile(std::span<const kind_keys> kinds) {
   profile p;
   p.name = "default";
+  if (!kinds.empty()) {
+    p.runtime = kinds.front().name;
+    p.kind = &kinds.front();
+  }
   return p;
 }
 
@@ -63,253 +69,119 @@ result<std::int64_t> integer(const toml::table& t, std::string_view where, std::
   return v;
 }
 
-bool is_variable_name(std::string_view n) {
-  if (n.empty() || (n[0] >= '0' && n[0] <= '9')) return false;
-  for (const char c : n)
-    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  return true;
-}
-
-// sandbox, network and env: what the bash tool can reach.
-result<void> read_tool_settings(profile& p, const toml::table& t, const std::string& where) {
-  auto sandbox = text(t, where, "sandbox", std::string(runtime::native::to_string(p.sandbox)));
-  if (!sandbox) return sandbox.error();
-  const auto mode = runtime::native::parse_sandbox_mode(*sandbox);
-  if (!mode || *mode == runtime::native::sandbox_mode::contain)
-    return bad(
-        fmt::format("{}.sandbox: \"{}\" is not a sandbox mode (workspace-write, read-only, off)", where, *sandbox));
-  p.sandbox = *mode;
-  if (const auto* node = t.get("network")) {
-    if (!node->is_boolean()) return bad(fmt::format("{}.network must be true or false", where));
-    p.network = node->value<bool>().value_or(false);
+// Reads the common keys the kind takes into the profile; then the kind reads its own.
+result<void> read_common(profile& p, const table_reader& t, const std::set<std::string_view>& keys) {
+  const auto takes = [&](std::string_view key) { return keys.contains(key); };
+  if (takes("provider")) {
+    auto provider = t.text("provider", "");
+    if (!provider) return provider.error();
+    p.provider = *provider;
   }
-  if (const auto* node = t.get("env")) {
-    const auto* list = node->as_array();
-    if (list == nullptr) return bad(fmt::format("{}.env must be an array of variable names", where));
-    for (const auto& item : *list) {
-      const auto name = item.value<std::string>();
-      if (!name || !is_variable_name(*name))
-        return bad(fmt::format("{}.env: every entry must be a variable name (letters, digits, _)", where));
-      p.env.push_back(*name);
-    }
+  if (takes("base_url")) {
+    auto url = t.url("base_url");
+    if (!url) return url.error();
+    p.base_url = *url;
+  }
+  if (takes("model")) {
+    auto model = t.text("model", p.model);
+    if (!model) return model.error();
+    p.model = *model;
+  }
+  if (takes("api_key_env")) {
+    auto key_env = t.text("api_key_env", "");
+    if (!key_env) return key_env.error();
+    if (!key_env->empty() && !is_variable_name(*key_env)) return t.bad("api_key_env", " must be a variable name");
+    p.api_key_env = *key_env;
+  }
+  if (takes("ca_file")) {
+    auto ca_file = t.absolute_path("ca_file");
+    if (!ca_file) return ca_file.error();
+    p.ca_file = *ca_file;
+  }
+  if (takes("env")) {
+    auto names = t.variable_names("env");
+    if (!names) return names.error();
+    p.env = std::move(*names);
   }
   return ok();
 }
 
-// The keys of a native profile (Tether's own agent loop over a provider).
-result<void> read_native(profile& p, const toml::table& t, const std::string& where) {
-  auto provider = text(t, where, "provider", "openai-chat");
-  if (!provider) return provider.error();
-  auto api = parse_provider(*provider);
-  if (!api) return bad(fmt::format("{}.provider: {}", where, api.error().message));
-  if (*api) p.provider = **api;
-  auto base_url = text(t, where, "base_url", "");
-  if (!base_url) return base_url.error();
-  p.base_url = *base_url;
-  if (!p.base_url.empty() && !p.base_url.starts_with("http://") && !p.base_url.starts_with("https://"))
-    return bad(fmt::format("{}.base_url must start with http:// or https://", where));
-  auto model = text(t, where, "model", p.model);
-  if (!model) return model.error();
-  p.model = *model;
-  auto key_env = text(t, where, "api_key_env", "");
-  if (!key_env) return key_env.error();
-  p.api_key_env = *key_env;
-  auto ca_file = text(t, where, "ca_file", "");
-  if (!ca_file) return ca_file.error();
-  p.ca_file = *ca_file;
-  if (!p.ca_file.empty() && !std::filesystem::path(p.ca_file).is_absolute())
-    return bad(fmt::format("{}.ca_file: \"{}\" is not an absolute path", where, p.ca_file));
-  auto steps = integer(t, where, "max_steps", p.max_steps, 1);
-  if (!steps) return steps.error();
-  p.max_steps = static_cast<int>(std::min<std::int64_t>(*steps, 100'000));
-  auto window = integer(t, where, "context_window", p.context_window, 1'000);
-  if (!window) return window.error();
-  p.context_window = *window;
-  auto instructions = text(t, where, "instructions", "");
-  if (!instructions) return instructions.error();
-  p.instructions = *instructions;
-  return read_tool_settings(p, t, where);
-}
-
-result<std::vector<std::string>> string_list(const toml::table& t, std::string_view where, std::string_view key) {
-  std::vector<std::string> out;
-  const auto* node = t.get(key);
-  if (node == nullptr) return out;
-  const auto* list = node->as_array();
-  if (list == nullptr) return bad(fmt::format("{}.{} must be an array of strings", where, key));
-  for (const auto& item : *list) {
-    const auto v = item.value<std::string>();
-    if (!v) return bad(fmt::format("{}.{} must be an array of strings", where, key));
-    out.push_back(*v);
-  }
-  return out;
-}
-
-// The keys of the agent-program kinds; `wire` only where the program lets
-// one choose (checked by the kind's key set).
-result<void> read_agent(profile& p, const toml::table& t, const std::string& where) {
-  auto& a = p.agent;
-  for (auto [key, field] : {std::pair{"base_url", &p.base_url},
-                            {"api_key_env", &p.api_key_env},
-                            {"command", &a.command},
-                            {"wire", &a.wire}}) {
-    auto v = text(t, where, key, *field);
-    if (!v) return v.error();
-    *field = *v;
-  }
-  // The agent's provider follows from the program (and its wire); only the
-  // scripted model can be named.
-  auto provider = text(t, where, "provider", std::string(scripted_provider));
-  if (!provider) return provider.error();
-  if (*provider != scripted_provider)
-    return bad(
-        fmt::format("{}.provider: \"{}\": an agent profile takes only \"scripted\" (its provider follows from "
-                    "the program; base_url points it elsewhere)",
-                    where, *provider));
-  if (!p.base_url.empty() && !p.base_url.starts_with("http://") && !p.base_url.starts_with("https://"))
-    return bad(fmt::format("{}.base_url must start with http:// or https://", where));
-  if (!p.api_key_env.empty() && !is_variable_name(p.api_key_env))
-    return bad(fmt::format("{}.api_key_env must be a variable name", where));
-  if (!a.wire.empty() && a.wire != "chat" && a.wire != "responses" && a.wire != "messages")
-    return bad(fmt::format("{}.wire: \"{}\" is not a wire format (chat, responses, messages)", where, a.wire));
-  auto model = text(t, where, "model", p.model);
-  if (!model) return model.error();
-  p.model = *model;
-  auto perms = text(t, where, "permissions", std::string(to_string(a.permissions)));
-  if (!perms) return perms.error();
-  if (*perms == "approve-all") {
-    a.permissions = agent_permissions::approve_all;
-  } else if (*perms == "approve-reads") {
-    a.permissions = agent_permissions::approve_reads;
-  } else if (*perms == "deny-all") {
-    a.permissions = agent_permissions::deny_all;
-  } else {
-    return bad(fmt::format("{}.permissions: \"{}\" is not one of approve-all, approve-reads, deny-all", where, *perms));
-  }
-  auto network = text(t, where, "network", std::string(to_string(a.network)));
-  if (!network) return network.error();
-  if (*network == "relay-only") {
-    a.network = agent_network::relay_only;
-  } else if (*network == "full") {
-    a.network = agent_network::full;
-  } else {
-    return bad(fmt::format("{}.network: \"{}\" is not one of relay-only, full", where, *network));
-  }
-  auto ca_file = text(t, where, "ca_file", "");
-  if (!ca_file) return ca_file.error();
-  p.ca_file = *ca_file;
-  if (!p.ca_file.empty() && !std::filesystem::path(p.ca_file).is_absolute())
-    return bad(fmt::format("{}.ca_file: \"{}\" is not an absolute path", where, p.ca_file));
-  auto args = string_list(t, where, "args");
-  if (!args) return args.error();
-  a.args = std::move(*args);
-  auto names = string_list(t, where, "env");
-  if (!names) return names.error();
-  for (const auto& n : *names)
-    if (!is_variable_name(n))
-      return bad(fmt::format("{}.env: every entry must be a variable name (letters, digits, _)", where));
-  p.env = std::move(*names);
-  if (const auto* node = t.get("set_env")) {
-    const auto* table = node->as_table();
-    if (table == nullptr) return bad(fmt::format("{}.set_env must be a table of NAME = \"value\"", where));
-    for (const auto& [key, value] : *table) {
-      const auto v = value.value<std::string>();
-      if (!v || !is_variable_name(key.str()))
-        return bad(fmt::format("{}.set_env must be a table of NAME = \"value\"", where));
-      a.set_env.emplace(std::string(key.str()), *v);
-    }
-  }
-  auto idle = integer(t, where, "idle_timeout_ms", a.idle_timeout_ms, 100);
-  if (!idle) return idle.error();
-  a.idle_timeout_ms = *idle;
-  // Only the warm kinds take these (only_keys refuses them elsewhere).
-  auto keep = integer(t, where, "keep_alive_ms", a.keep_alive_ms, 100);
-  if (!keep) return keep.error();
-  a.keep_alive_ms = *keep;
-  auto most = integer(t, where, "max_processes", a.max_processes, 1);
-  if (!most) return most.error();
-  a.max_processes = *most;
-  return ok();
-}
-
-// The generic ACP kind runs whatever agent `command` names.
-result<void> read_acp(profile& p, const toml::table& t, const std::string& where) {
-  TETHER_TRY(read_agent(p, t, where));
-  if (p.agent.command.empty())
-    return bad(fmt::format("{}.command: runtime \"acp\" needs the ACP agent's command", where));
-  return ok();
-}
-
-// One row per runtime kind a profile may name: the keys its profiles take
-// besides `runtime`, and how they are read. A kind brings its own key set,
-// so a key of another kind (or a typo) is refused by name. The first row is
-// the default.
-struct runtime_kind {
-  std::string_view name;
-  std::set<std::string_view> keys;
-  result<void> (*read)(profile& p, const toml::table& t, const std::string& where);
-};
-
-const std::set<std::string_view> agent_keys{"command", "model",    "base_url",        "api_key_env", "permissions",
-                                            "args",    "env",      "set_env",         "idle_timeout_ms",
-                                            "provider", "network", "ca_file"};
-
-std::set<std::string_view> with(std::set<std::string_view> keys, std::string_view key) {
-  keys.insert(key);
-  return keys;
-}
-
-const std::set<std::string_view> warm_keys = with(with(agent_keys, "keep_alive_ms"), "max_processes");
-
-const std::vector<runtime_kind>& runtime_kind_table() {
-  static const std::vector<runtime_kind> kinds{
-      {"native",
-       {"provider", "base_url", "model", "api_key_env", "ca_file", "max_steps", "context_window", "sandbox", "network",
-        "env", "instructions"},
-       read_native},
-      {"codex-exec", agent_keys, read_agent},
-      {"claude-print", agent_keys, read_agent},
-      {"opencode-run", with(agent_keys, "wire"), read_agent},
-      {"codex", warm_keys, read_agent},
-      {"claude", warm_keys, read_agent},
-      {"opencode", with(warm_keys, "wire"), read_agent},
-      {"acp", warm_keys, read_acp},
-      {"acp-codex", warm_keys, read_agent},
-      {"acp-claude", warm_keys, read_agent},
-      {"acp-opencode", with(warm_keys, "wire"), read_agent},
-  };
-  return kinds;
-}
-
-result<profile> read_profile(std::string name, const toml::table& t) {
+result<profile> read_profile(std::string name, const toml::table& table, std::span<const kind_keys> kinds) {
   const std::string where = "profiles." + name;
+  const detail::toml_table raw{table};  // outlives the reader, which refers to it
+  const table_reader t(raw, where);
   profile p;
   p.name = std::move(name);
-  auto runtime = text(t, where, "runtime", p.runtime);
+  auto runtime = text(table, where, "runtime", kinds.empty() ? p.runtime : kinds.front().name);
   if (!runtime) return runtime.error();
-  const auto& kinds = runtime_kind_table();
-  const auto kind = std::find_if(kinds.begin(), kinds.end(), [&](const runtime_kind& k) { return k.name == *runtime; });
+  const auto kind = std::find_if(kinds.begin(), kinds.end(), [&](const kind_keys& k) { return k.name == *runtime; });
   if (kind == kinds.end()) {
     std::set<std::string_view> known;
     for (const auto& k : kinds) known.insert(k.name);
     return bad(fmt::format("{}.runtime: \"{}\" is not a runtime (known: {})", where, *runtime, listed(known)));
   }
   p.runtime = *runtime;
-  auto keys = kind->keys;
+  p.kind = &*kind;
+  std::set<std::string_view> keys(kind->keys.begin(), kind->keys.end());
   keys.insert("runtime");
-  TETHER_TRY(only_keys(t, where, keys, fmt::format(" for runtime \"{}\"", kind->name)));
-  TETHER_TRY(kind->read(p, t, where));
+  TETHER_TRY(only_keys(table, where, keys, fmt::format(" for runtime \"{}\"", kind->name)));
+  TETHER_TRY(read_common(p, t, keys));
+  if (kind->read) {
+    TETHER_TRY(kind->read(p, t));
+  }
   // The scripted model answers only when chosen, or when nothing about the
   // model is configured; a named provider or model is the real one.
-  const auto* provider = t.get("provider");
-  if (provider != nullptr && provider->value<std::string>() == scripted_provider) {
+  if (p.provider == scripted_provider) {
     if (!p.base_url.empty()) return bad(fmt::format("{}.base_url: provider \"scripted\" takes none", where));
     p.scripted_model = true;
-  } else if (provider != nullptr || t.contains("base_url") || t.contains("model")) {
+  } else if (!p.provider.empty() || table.contains("base_url") || table.contains("model")) {
     auto real = use_provider(p);
     if (!real) return bad(fmt::format("{}.model: {}", where, real.error().message));
   }
   return p;
+}
+
+result<double> read_price(const toml::table& entry, std::string_view model, std::string_view key) {
+  const auto* node = entry.get(key);
+  if (node == nullptr) return bad(fmt::format("prices: \"{}\" has no {}", model, key));
+  std::optional<double> v = node->value<double>();  // integers convert too
+  // TOML has inf and nan: a price must be a finite number (an infinite one
+  // would make every cost infinite, which no event can store).
+  if (!v || !(*v >= 0) || !std::isfinite(*v))
+    return bad(fmt::format("prices: \"{}\".{} must be a non-negative finite number", model, key));
+  return *v;
+}
+
+result<std::map<std::string, price, std::less<>>> read_prices(const toml::table& doc) {
+  std::map<std::string, price, std::less<>> out;
+  const auto* prices_node = doc.get("prices");
+  if (prices_node == nullptr) return out;
+  const auto* prices = prices_node->as_table();
+  if (prices == nullptr) return bad("prices: [prices] must be a table of models");
+  for (const auto& [key, node] : *prices) {
+    const std::string model(key.str());
+    const auto* entry = node.as_table();
+    if (entry == nullptr || model.empty())
+      return bad(fmt::format("prices: \"{}\" must be a table: [prices.\"{}\"] input = …, output = …", model, model));
+    for (const auto& [field, value] : *entry) {
+      (void)value;
+      if (field.str() != "input" && field.str() != "output" && field.str() != "cached_input")
+        return bad(
+            fmt::format("prices: \"{}\" has an unknown key \"{}\" (input, output, cached_input)", model, field.str()));
+    }
+    auto input = read_price(*entry, model, "input");
+    if (!input) return input.error();
+    auto output = read_price(*entry, model, "output");
+    if (!output) return output.error();
+    double cached = *input;
+    if (entry->contains("cached_input")) {
+      auto c = read_price(*entry, model, "cached_input");
+      if (!c) return c.error();
+      cached = *c;
+    }
+    out[model] = price{*input, *output, cached};
+  }
+  return out;
 }
 
 // An array of absolute paths; absent: nullopt (the command's defaults).
@@ -331,24 +203,8 @@ result<std::optional<std::vector<std::filesystem::path>>> workspace_roots(const 
 
 }  // namespace
 
-result<std::optional<runtime::native::wire_api>> parse_provider(std::string_view name) {
-  if (name == scripted_provider) return std::optional<runtime::native::wire_api>();
-  if (const auto api = runtime::native::parse_wire_api(name)) return std::optional(*api);
-  return make_error(util_errc::invalid_argument,
-                    fmt::format("\"{}\" is not a provider (openai-chat, openai-responses, anthropic, scripted)", name));
-}
-
 std::string official_base_url(const profile& p) {
-  constexpr std::string_view openai = "https://api.openai.com/v1";
-  constexpr std::string_view anthropic = "https://api.anthropic.com";
-  const std::string_view kind = p.runtime;
-  if (kind == "native")
-    return std::string(p.provider == runtime::native::wire_api::anthropic ? "https://api.anthropic.com/v1" : openai);
-  if (kind == "claude-print" || kind == "claude" || kind == "acp-claude") return std::string(anthropic);
-  if (kind.find("opencode") != std::string_view::npos)
-    return p.agent.wire == "messages" ? std::string(anthropic) + "/v1" : std::string(openai);
-  if (kind == "acp") return {};  // any agent: its own
-  return std::string(openai);    // the codex kinds
+  return p.kind != nullptr && p.kind->official_base_url ? p.kind->official_base_url(p) : std::string();
 }
 
 std::string model_label(const profile& p) {
@@ -372,7 +228,7 @@ result<void> use_provider(profile& p) {
   p.scripted_model = false;
   if (!p.base_url.empty()) return ok();
   p.base_url = official_base_url(p);
-  if (p.runtime == "acp") return ok();
+  if (p.base_url.empty()) return ok();  // the agent's own model
   if (p.model.empty() || p.model == "scripted")
     return make_error(util_errc::invalid_argument,
                       fmt::format("name the model that {} serves (e.g. \"{}\")", p.base_url,
@@ -382,26 +238,6 @@ result<void> use_provider(profile& p) {
   return ok();
 }
 
-std::string_view to_string(agent_network n) { return n == agent_network::full ? "full" : "relay-only"; }
-
-std::string_view to_string(agent_permissions p) {
-  switch (p) {
-    case agent_permissions::approve_all:
-      return "approve-all";
-    case agent_permissions::approve_reads:
-      return "approve-reads";
-    case agent_permissions::deny_all:
-      return "deny-all";
-  }
-  return "approve-all";
-}
-
-std::vector<std::string_view> runtime_kinds() {
-  std::vector<std::string_view> out;
-  for (const auto& k : runtime_kind_table()) out.push_back(k.name);
-  return out;
-}
-
 result<profile> settings::find(std::string_view name) const {
   if (auto it = profiles.find(name); it != profiles.end()) return it->second;
   std::string known;
@@ -409,7 +245,17 @@ result<profile> settings::find(std::string_view name) const {
   return bad(fmt::format("no profile \"{}\" (profiles: {})", name, known));
 }
 
-result<settings> parse(std::string_view toml_text) {
+result<std::map<std::string, price, std::less<>>> parse_prices(std::string_view toml_text) {
+  toml::table doc;
+  try {
+    doc = toml::parse(toml_text);
+  } catch (const toml::parse_error& e) {
+    return bad(fmt::format("line {}, column {}: {}", e.source().begin.line, e.source().begin.column, e.description()));
+  }
+  return read_prices(doc);
+}
+
+result<settings> parse(std::string_view toml_text, std::span<const kind_keys> kinds) {
   toml::table doc;
   try {
     doc = toml::parse(toml_text);
@@ -446,31 +292,31 @@ result<settings> parse(std::string_view toml_text) {
     for (const auto& [key, value] : *profiles) {
       const auto* t = value.as_table();
       if (t == nullptr) return bad(fmt::format("profiles.{} must be a table", key.str()));
-      auto p = read_profile(std::string(key.str()), *t);
+      auto p = read_profile(std::string(key.str()), *t, kinds);
       if (!p) return p.error();
       s.profiles[p->name] = std::move(*p);
     }
   }
-  if (!s.profiles.contains("default")) s.profiles["default"] = default_profile();
-  auto prices = runtime::native::load_prices(toml_text);
+  if (!s.profiles.contains("default")) s.profiles["default"] = default_profile(kinds);
+  auto prices = read_prices(doc);
   if (!prices) return prices.error();
   s.prices = std::move(*prices);
   return s;
 }
 
-result<settings> load(const std::optional<std::filesystem::path>& file) {
+result<settings> load(const std::optional<std::filesystem::path>& file, std::span<const kind_keys> kinds) {
   std::filesystem::path path;
   if (file) {
     path = *file;
   } else if (const char* env = std::getenv("TETHER_CONFIG"); env != nullptr && *env != '\0') {
     path = env;
   } else {
-    return parse("");
+    return parse("", kinds);
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return bad("cannot read " + path.string());
   const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto s = parse(content);
+  auto s = parse(content, kinds);
   if (!s) return make_error(util_errc::invalid_argument, path.string() + ": " + s.error().message);
   return s;
 }

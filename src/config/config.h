@@ -6,7 +6,7 @@
 //   workspace_roots = ["/srv/repos"]  # where a session's workspace may be (absolute paths)
 //
 //   [profiles.default]
-//   runtime     = "native"            # the runtime kind (runtime_kinds()); the keys below are native's
+//   runtime     = "native"            # the runtime kind (runtime/kinds.h); the keys below are native's
 //   provider    = "openai-chat"       # "openai-responses" | "anthropic" | "scripted"
 //   base_url    = "https://api.openai.com/v1"   # absent: the provider's official URL
 //   model       = "gpt-4o-mini"
@@ -23,9 +23,11 @@
 //   output = 0.6
 //   cached_input = 0.075
 //
-// A profile's keys depend on its `runtime`: each kind has its own key set
-// (config.cpp's table of kinds), and a key of another kind is an error that
-// names it and the kind. An unknown `runtime` is an error listing the kinds.
+// A profile's keys depend on its `runtime`: each kind brings its own key set
+// and reader (kind_keys below; the runtime layer's descriptors, listed in
+// runtime/kinds.cpp, supply them to parse() and load()), and a key of
+// another kind is an error that names it and the kind. An unknown `runtime`
+// is an error listing the kinds. The configuration itself knows no kind.
 // Unknown keys and wrongly typed values are errors that name the key, since a
 // typo in a profile would otherwise silently run the wrong model.
 //
@@ -39,92 +41,72 @@
 // Environment: TETHER_CONFIG names the file when no path is given.
 #pragma once
 
-#include <filesystem>
+#include <any>
 #include <cstdint>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "runtime/native/providers/pricing.h"
-#include "runtime/native/providers/provider.h"
-#include "runtime/native/tools/sandbox.h"
+#include "config/table.h"
 #include "util/result.h"
 
 namespace tether::config {
 
-// What an agent program may do unasked (the agent kinds' `permissions`).
-enum class agent_permissions { approve_all, approve_reads, deny_all };
-std::string_view to_string(agent_permissions p);
+struct kind_keys;
 
-// What a contained agent program reaches of the network (`network`).
-enum class agent_network { relay_only, full };
-std::string_view to_string(agent_network n);
-
-// The settings of the agent-program kinds beside base_url, model, api_key_env and env (names passed
-// through to the agent, like native's tools):
-//
-//   [profiles.codex]
-//   runtime     = "codex-exec"
-//   command     = "/opt/codex/bin/codex"   # absent: the installed binary (tether doctor shows which)
-//   model       = "gpt-5.5"
-//   base_url    = "https://api.openai.com/v1"   # absent: the official URL of what the agent speaks
-//   api_key_env = "OPENAI_API_KEY"
-//   provider    = "scripted"             # the built-in scripted model instead of a real one
-//   wire        = "chat"                 # opencode-run only: "chat" | "responses" | "messages"
-//   permissions = "approve-all"          # | "approve-reads" | "deny-all"
-//   args        = ["--some-flag"]        # appended to the agent's command line
-//   env         = ["GOPATH"]             # passed through from Tether's environment
-//   set_env     = { FOO = "bar" }        # set in the agent's environment
-//   idle_timeout_ms = 600000             # no output for this long: the turn fails
-//   network     = "relay-only"           # | "full": what the agent reaches in its contain sandbox
-//   ca_file     = "/etc/my-ca.pem"       # certificates the model relay trusts for base_url
-//
-// The agent's model requests go through Tether's model relay
-// (runtime/agent/relay/model_relay.h): the agent holds a token of its run, never
-// the key. network = "relay-only" gives its contain sandbox no network but
-// the relay; "full" the host's network (for agents whose own tools need it).
-//
-// The kinds: one process per turn (codex-exec, claude-print, opencode-run),
-// or a warm process per session kept across turns (codex, claude, opencode,
-// acp-codex, acp-claude, acp-opencode, and acp: any ACP agent, `command`
-// required). The warm kinds also take:
-//   keep_alive_ms = 600000               # an idle process is closed after this long
-//   max_processes = 8                    # per node; the least recently used idle one makes room
-struct agent_settings {
-  std::string command;
-  std::string wire;  // opencode-run: chat | responses | messages ("" = chat)
-  agent_permissions permissions = agent_permissions::approve_all;
-  std::vector<std::string> args;
-  std::map<std::string, std::string, std::less<>> set_env;
-  std::int64_t idle_timeout_ms = 600'000;
-  std::int64_t keep_alive_ms = 600'000;  // the warm kinds'
-  std::int64_t max_processes = 8;        // the warm kinds'
-  agent_network network = agent_network::relay_only;
-};
-
-// A profile: its name and runtime kind, then the settings of that kind (the
-// native runtime's: provider through env; an agent program's: `agent` with
-// base_url, model, api_key_env and env).
+// A profile: its name and runtime kind, the keys every kind reads the same
+// way, then the settings of its kind (`settings`, whatever type the kind's
+// reader put there: runtime/native/settings.h, runtime/agent/settings.h).
 struct profile {
   std::string name;
-  std::string runtime = "native";  // one of runtime_kinds()
-  runtime::native::wire_api provider = runtime::native::wire_api::openai_chat;
-  std::string base_url;       // the model's API; empty when scripted_model (or the generic acp agent's own)
-  bool scripted_model = true;  // the built-in scripted model answers
+  std::string runtime = "native";  // a kind's name
+  std::string provider;            // as the file names it: "" (none), "scripted", or a provider of the kind
+  std::string base_url;            // the model's API; empty when scripted_model (or an agent's own)
+  bool scripted_model = true;      // the built-in scripted model answers
   std::string model = "scripted";
   std::string api_key_env;
-  std::string ca_file;  // absolute path of PEM certificates trusted for https; empty: the system's only
-  int max_steps = 50;
-  std::int64_t context_window = 128'000;
-  std::string instructions;  // native: added to the system prompt (a change resets a task's session)
-  runtime::native::sandbox_mode sandbox = runtime::native::sandbox_mode::workspace_write;
-  bool network = false;
-  std::vector<std::string> env;  // names of variables tools may see (never a profile's api_key_env)
-  agent_settings agent;          // the agent kinds'
+  std::string ca_file;              // absolute path of PEM certificates trusted for https; empty: the system's only
+  std::vector<std::string> env;     // names of variables tools may see (never a profile's api_key_env)
+  std::any settings;                // the kind's own settings
+  const kind_keys* kind = nullptr;  // the kind that read it (nullptr for a profile built in code)
 
   [[nodiscard]] bool scripted() const { return scripted_model; }
+
+  // The kind's settings as type T, to change: settings of another type (or
+  // none) are replaced by a default T first.
+  template <class T>
+  T& kind_settings() {
+    if (std::any_cast<T>(&settings) == nullptr) settings = T{};
+    return *std::any_cast<T>(&settings);
+  }
+  // The kind's settings as type T; a default T when the profile's kind keeps
+  // another type (or none).
+  template <class T>
+  [[nodiscard]] const T& kind_settings() const {
+    static const T fallback{};
+    const T* mine = std::any_cast<T>(&settings);
+    return mine != nullptr ? *mine : fallback;
+  }
+};
+
+// What the configuration knows of a runtime kind: its name, the keys its
+// profiles take besides `runtime`, how it reads them and where its model is
+// by default. The common keys a kind lists (provider, base_url, model,
+// api_key_env, ca_file, env) are read into the profile before `read` runs;
+// `read` checks what is its own (the provider names it takes, say) and
+// fills profile::settings.
+struct kind_keys {
+  std::string name;
+  std::vector<std::string> keys;
+  std::function<result<void>(profile&, const table_reader&)> read;
+  // The official base URL of the provider the profile talks to; "" when the
+  // agent brings its own (then no model needs naming).
+  std::function<std::string(const profile&)> official_base_url;
 };
 
 // How long a node's claim on a session lasts without renewal, how often it
@@ -134,6 +116,16 @@ struct lease_settings {
   std::int64_t ttl_ms = 30'000;
   std::int64_t renew_ms = 10'000;
   std::int64_t scan_ms = 0;
+};
+
+// One model's price from the file's [prices."model"] table, USD per
+// million tokens (cached_input defaults to input); the runtimes lay these
+// over their shipped table (runtime/common/pricing.h).
+struct price {
+  double input = 0;
+  double output = 0;
+  double cached_input = 0;
+  bool operator==(const price&) const = default;
 };
 
 struct settings {
@@ -147,21 +139,15 @@ struct settings {
   // started in). An empty array allows only the default workspace.
   std::optional<std::vector<std::filesystem::path>> workspace_roots;
   std::map<std::string, profile, std::less<>> profiles;
-  runtime::native::price_table prices = runtime::native::price_table::defaults();
+  std::map<std::string, price, std::less<>> prices;  // the file's, by model name or "prefix*"
 
   // The profile called `name`; util_errc::invalid_argument naming the known
   // ones when there is none.
   [[nodiscard]] result<profile> find(std::string_view name) const;
 };
 
-// A provider as a profile or `tether run --provider` names it: nullopt for
-// "scripted" (the built-in model), else openai-chat, openai-responses or
-// anthropic; any other name is util_errc::invalid_argument listing them.
-result<std::optional<runtime::native::wire_api>> parse_provider(std::string_view name);
-
-// The official base URL of the provider `p` talks to: OpenAI's or
-// Anthropic's, by its native provider or by what its agent program speaks
-// (opencode: by its wire); empty for the generic acp agent.
+// The official base URL of `p`'s model (its kind's official_base_url; ""
+// for a profile without a kind).
 std::string official_base_url(const profile& p);
 
 // Points `p` at a real model: no longer scripted; an empty base_url becomes
@@ -180,14 +166,18 @@ std::string model_label(const profile& p);
 // directory), else ./tether-data when neither variable is set.
 std::string default_data_dir();
 
-// The runtime kinds a profile may name, the default ("native") first.
-std::vector<std::string_view> runtime_kinds();
+// The [prices] table of `toml_text`: each model's input and output, and
+// cached_input (else input). util_errc::invalid_argument naming the model
+// and key on any error.
+result<std::map<std::string, price, std::less<>>> parse_prices(std::string_view toml_text);
 
-// The defaults merged with `toml_text`. util_errc::invalid_argument with the
-// line, or the key, on any error.
-result<settings> parse(std::string_view toml_text);
+// The defaults merged with `toml_text`, profiles read by `kinds` (the
+// first is the default kind, that of the `default` profile a file without
+// one gets). util_errc::invalid_argument with the line, or the key, on any
+// error. `kinds` must outlive the settings (profile::kind points into it).
+result<settings> parse(std::string_view toml_text, std::span<const kind_keys> kinds);
 
 // Reads `file`, else the file TETHER_CONFIG names, else returns the defaults.
-result<settings> load(const std::optional<std::filesystem::path>& file);
+result<settings> load(const std::optional<std::filesystem::path>& file, std::span<const kind_keys> kinds);
 
 }  // namespace tether::config

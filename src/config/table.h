@@ -29,6 +29,7 @@ class table_reader {
   // `where`: the table's place in the file ("profiles.default"). Made by
   // the configuration's parser, which owns the table.
   table_reader(const detail::toml_table& table, std::string where);
+  table_reader(const detail::toml_table&& table, std::string where) = delete;  // it would dangle
 
   [[nodiscard]] const std::string& where() const { return where_; }
   [[nodiscard]] bool has(std::string_view key) const;

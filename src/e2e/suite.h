@@ -71,6 +71,7 @@
 #include <vector>
 
 #include "e2e/errors.h"
+#include "model/runtime_kinds.h"
 #include "util/result.h"
 
 namespace tether::e2e {
@@ -204,16 +205,11 @@ struct suite_def {
   std::filesystem::path file;  // where it was defined (not part of the hash)
 };
 
-// The runtime kinds a profile may name: Tether's own loop ("native"), the
-// agent programs run once per turn, and the warm ones, a process per session
-// kept across turns (codex app-server, claude stream-json, opencode serve,
-// the ACP agents; "acp" runs any ACP agent its `command` names).
-inline constexpr std::array<std::string_view, 3> per_turn_runtime_kinds{"codex-exec", "claude-print", "opencode-run"};
-inline constexpr std::array<std::string_view, 7> warm_runtime_kinds{
-    "codex", "claude", "opencode", "acp-codex", "acp-claude", "acp-opencode", "acp"};
-inline constexpr std::array<std::string_view, 11> runtime_kinds{
-    "native",   "codex-exec", "claude-print", "opencode-run", "codex", "claude",
-    "opencode", "acp-codex",  "acp-claude",   "acp-opencode", "acp"};
+// The runtime kinds a profile may name (model/runtime_kinds.h): Tether's
+// own loop, the agent programs run once per turn, and the warm ones.
+inline constexpr auto per_turn_runtime_kinds = model::runtime_kind::per_turn;
+inline constexpr auto warm_runtime_kinds = model::runtime_kind::warm;
+inline constexpr auto runtime_kinds = model::runtime_kind::all;
 
 // Whether `kind` is one of warm_runtime_kinds.
 bool is_warm_runtime(std::string_view kind);

@@ -20,15 +20,14 @@
 #include "mock/server.h"
 #include "node/data_dir.h"
 #include "node/masks.h"
-#include "runtime/agent/agent_runtime.h"
-#include "runtime/agent/relay/model_relay.h"
-#include "runtime/agent/programs.h"
-#include "runtime/agent/bridge/tool_bridge.h"
-#include "runtime/agent/warm_runtime.h"
-#include "runtime/native/native_runtime.h"
-#include "runtime/native/providers/http_client.h"
 #include "process/records.h"
-#include "runtime/native/tools/sandbox.h"
+#include "process/sandbox.h"
+#include "runtime/agent/bridge/tool_bridge.h"
+#include "runtime/agent/relay/model_relay.h"
+#include "runtime/agent/settings.h"
+#include "runtime/kind.h"
+#include "runtime/native/providers/pricing.h"
+#include "runtime/native/settings.h"
 #include "runtime/registry.h"
 #include "store/postgres/postgres_store.h"
 #include "store/sqlite/sqlite_store.h"
@@ -59,28 +58,30 @@ void kill_leftovers(const fs::path& records) {
 // (work/fingerprint.h): what decides whether its agent session can go on.
 std::map<std::string, boost::json::value, std::less<>> session_config(const config::profile& p) {
   namespace json = boost::json;
-  json::object agent{{"command", p.agent.command}, {"wire", p.agent.wire}};
+  const auto& native = p.kind_settings<runtime::native::native_settings>();
+  const auto& a = p.kind_settings<runtime::agent::agent_settings>();
+  json::object agent{{"command", a.command}, {"wire", a.wire}};
   json::array args;
-  for (const auto& a : p.agent.args) args.emplace_back(a);
+  for (const auto& arg : a.args) args.emplace_back(arg);
   agent["args"] = std::move(args);
   json::object env;
   for (const auto& name : p.env) {
     const char* value = std::getenv(name.c_str());
     env[name] = value != nullptr ? json::value(value) : json::value(nullptr);
   }
-  for (const auto& [name, value] : p.agent.set_env) env[name] = value;
+  for (const auto& [name, value] : a.set_env) env[name] = value;
   std::map<std::string, json::value, std::less<>> out;
   out["runtime"] = json::object{{"runtime", p.runtime}};
-  out["runtime_config"] = json::object{{"max_steps", p.max_steps},
-                                       {"context_window", p.context_window},
-                                       {"network", p.network},
-                                       {"agent_network", config::to_string(p.agent.network)},
+  out["runtime_config"] = json::object{{"max_steps", native.max_steps},
+                                       {"context_window", native.context_window},
+                                       {"network", native.network},
+                                       {"agent_network", runtime::agent::to_string(a.network)},
                                        {"agent", std::move(agent)}};
   out["model"] = json::object{{"model", p.model},
                               {"base_url", p.base_url},
                               {"scripted", p.scripted()},
-                              {"provider", runtime::native::to_string(p.provider)}};
-  out["instructions"] = json::object{{"instructions", p.instructions}};
+                              {"provider", runtime::native::to_string(native.provider)}};
+  out["instructions"] = json::object{{"instructions", native.instructions}};
   out["environment"] = std::move(env);  // by presence only
   out["secrets"] = json::object{{"api_key_env", p.api_key_env},
                                 {"present", !p.api_key_env.empty() && std::getenv(p.api_key_env.c_str()) != nullptr}};
@@ -95,20 +96,21 @@ std::vector<fs::path> roots_of(const config::settings& settings, const fs::path&
   return roots;
 }
 
-struct node::impl {
+struct node::impl final : runtime::kind_host {
   config::settings settings;
+  runtime::native::price_table price_list = runtime::native::price_table::defaults();  // settings.prices laid over
   std::optional<tether::node::data_dir> dir;  // locked for as long as the node lives (declared first: released last)
   fs::path data;
   std::optional<fs::path> bwrap;                 // set when bubblewrap works here
   std::string sandbox_problem;                   // why it does not, when a profile wanted it
-  std::vector<std::string> withheld;             // every profile's api_key_env
-  std::vector<fs::path> secrets;                 // what no sandboxed child may read (node/masks.h)
+  std::vector<std::string> withheld_names;       // every profile's api_key_env
+  std::vector<fs::path> secret_paths;            // what no sandboxed child may read (node/masks.h)
   std::function<void(const std::string&)> note;  // node_options::note
   std::optional<mock::server> scripted;
   std::unique_ptr<store::event_store> store;
   // The agents' work tools: the runtimes get them before the work service
   // exists, which binds them once it does (work/agent_tools.h).
-  work::agent_tools work_tools;
+  work::agent_tools agent_work_tools;
   runtime::registry runtimes;  // every profile's runtime, built by its kind
   asio::io_context io;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
@@ -120,8 +122,17 @@ struct node::impl {
   std::unique_ptr<runtime::agent::model_relay> relay;   // likewise
   bool closed = false;
 
+  // ---- runtime::kind_host: what the kinds' factories get ----
+  asio::any_io_executor executor() override { return io.get_executor(); }
+  [[nodiscard]] const fs::path& data_dir() const override { return data; }
+  [[nodiscard]] const runtime::native::price_table& prices() const override { return price_list; }
+  work::agent_tools* work_tools() override { return &agent_work_tools; }
+  [[nodiscard]] const std::vector<std::string>& withheld() const override { return withheld_names; }
+  [[nodiscard]] const std::vector<fs::path>& secrets() const override { return secret_paths; }
+  [[nodiscard]] std::vector<fs::path> workspace_roots() const override { return roots_of(settings, data); }
+
   // Starts the scripted model once, on first use by a profile.
-  result<std::string> scripted_base() {
+  result<std::string> scripted_base_url() override {
     if (!scripted) {
       scripted.emplace(mock::server_options{});
       if (auto r = scripted->start(); !r) {
@@ -134,117 +145,28 @@ struct node::impl {
     return scripted->base_url() + "/v1";
   }
 
+  result<std::string> model_key(const config::profile& prof) override {
+    if (prof.api_key_env.empty()) return std::string();
+    if (!has_value(prof.api_key_env))
+      return make_error(util_errc::invalid_argument, prof.api_key_env + " is not set (profile " + prof.name + ")");
+    return std::string(std::getenv(prof.api_key_env.c_str()));
+  }
+
   // Whether bubblewrap runs here, probed once (sandbox_problem says why not).
-  bool probe_bwrap() {
+  std::optional<fs::path> bubblewrap(std::string& why) override {
     if (!bwrap && sandbox_problem.empty()) {
-      auto probed = runtime::native::probe_sandbox();
+      auto probed = process::probe_sandbox();
       if (probed)
         bwrap = *probed;
       else
         sandbox_problem = probed.error().message;
     }
-    return bwrap.has_value();
-  }
-
-  // The profile's bash sandbox: without a working bubblewrap, off (loudly).
-  runtime::native::sandbox_policy sandbox_for(const config::profile& prof) {
-    using runtime::native::sandbox_mode;
-    runtime::native::sandbox_policy p;
-    p.mode = prof.sandbox;
-    p.network = prof.network;
-    p.env = prof.env;
-    p.withheld = withheld;
-    if (!prof.api_key_env.empty()) p.withheld.push_back(prof.api_key_env);  // set by tether run's flags too
-    p.hidden = data;
-    p.masked = secrets;
-    p.records = data / "run" / "procs";
-    if (p.mode != sandbox_mode::off && !probe_bwrap()) {
-      spdlog::warn("node: WARNING: profile {}: the bash tool runs WITHOUT a sandbox (sandbox = \"{}\" wanted): {}",
-                   prof.name, runtime::native::to_string(p.mode), sandbox_problem);
-      p.mode = sandbox_mode::off;
-    } else if (p.mode == sandbox_mode::off) {
-      spdlog::warn(
-          "node: WARNING: profile {} has sandbox = \"off\": bash commands run as this user with its files and "
-          "network, and only their environment is filtered",
-          prof.name);
-    }
-    if (bwrap) p.bwrap = *bwrap;
-    for (const auto& name : prof.env)
-      if (std::find(withheld.begin(), withheld.end(), name) != withheld.end())
-        spdlog::warn("node: profile {}: env names {}, an api_key_env: it is withheld from tools", prof.name, name);
-    return p;
-  }
-
-  // bubblewrap for an agent's `contain` sandbox, or nullopt (loudly).
-  std::optional<fs::path> agent_sandbox(const config::profile& prof) {
-    if (!probe_bwrap())
-      spdlog::warn(
-          "node: WARNING: profile {}: the agent runs without bubblewrap ({}): what it starts in another "
-          "process group can outlive a stop, and it can read the data directory",
-          prof.name, sandbox_problem);
+    why = sandbox_problem;
     return bwrap;
   }
 
-  // What a contained agent sees of the host besides its own home and
-  // workspace: not the server's secrets, not the workspace roots (other
-  // sessions' workspaces) unless a root holds the system, the agent's
-  // program or `tether` itself (then it stays visible, read-only).
-  void contain_view(runtime::agent::agent_options& o) const {
-    o.masked = secrets;
-    std::error_code ec;
-    // The program's install prefix: PREFIX/bin/x, PREFIX/node_modules/.bin/x, or its own directory.
-    auto prefix = fs::canonical(o.program, ec).parent_path();
-    const auto dir = o.program.parent_path();
-    if (dir.filename() == ".bin" && dir.parent_path().filename() == "node_modules")
-      prefix = fs::weakly_canonical(dir.parent_path().parent_path(), ec);
-    else if (dir.filename() == "bin")
-      prefix = fs::weakly_canonical(dir.parent_path(), ec);
-    const auto tether = fs::weakly_canonical(o.tether_program, ec);
-    o.visible = {prefix, tether};
-    const auto holds = [](const fs::path& dir, const fs::path& p) {
-      const auto rel = p.lexically_relative(dir);
-      return !rel.empty() && *rel.begin() != "..";
-    };
-    for (const auto& root : roots_of(settings, data)) {
-      const auto r = fs::weakly_canonical(root, ec);
-      if (ec || r == r.root_path()) continue;
-      bool shared = holds(r, prefix) || holds(r, tether);
-      for (const char* system : {"/usr", "/etc", "/bin", "/lib", "/opt", "/sbin"}) shared = shared || holds(r, system);
-      if (!shared) o.masked.push_back(r);
-    }
-  }
-
-  // The runtime kinds this node runs; each builds a profile's runtime.
-  void add_kinds(const node_options& o) {
-    note = o.note;
-    runtimes.add_kind("native", [this](const config::profile& prof) { return native_runtime_for(prof); });
-    runtimes.add_kind("codex-exec", [this](const config::profile& prof) {
-      return agent_runtime_for(prof, runtime::agent::make_codex_exec());
-    });
-    runtimes.add_kind("claude-print", [this](const config::profile& prof) {
-      return agent_runtime_for(prof, runtime::agent::make_claude_print());
-    });
-    runtimes.add_kind("opencode-run", [this](const config::profile& prof) {
-      return agent_runtime_for(prof, runtime::agent::make_opencode_run());
-    });
-    // Warm: one agent process per session, kept between turns.
-    runtimes.add_kind("codex", [this](const config::profile& prof) {
-      return agent_runtime_for(prof, runtime::agent::make_codex_app_server());
-    });
-    runtimes.add_kind("claude", [this](const config::profile& prof) {
-      return agent_runtime_for(prof, runtime::agent::make_claude_stream());
-    });
-    runtimes.add_kind("opencode", [this](const config::profile& prof) {
-      return agent_runtime_for(prof, runtime::agent::make_opencode_serve());
-    });
-    for (const char* kind : {"acp", "acp-codex", "acp-claude", "acp-opencode"})
-      runtimes.add_kind(kind, [this, kind](const config::profile& prof) {
-        return agent_runtime_for(prof, runtime::agent::make_acp(kind));
-      });
-  }
-
   // The bridge `tether mcp` reaches the turns through, on first use.
-  result<runtime::agent::tool_bridge*> tool_bridge() {
+  result<runtime::agent::tool_bridge*> tool_bridge() override {
     if (!bridge) {
       auto b = std::make_unique<runtime::agent::tool_bridge>(io.get_executor(), data / "run" / "tools.sock");
       if (auto r = b->start(); !r) return r.error();
@@ -254,82 +176,21 @@ struct node::impl {
   }
 
   // The relay agents reach their model through, on first use.
-  result<runtime::agent::model_relay*> model_relay() {
+  result<runtime::agent::model_relay*> model_relay() override {
     if (!relay) {
-      auto r = std::make_unique<runtime::agent::model_relay>(io.get_executor(),
-                                                             runtime::agent::relay_options{data / "run" / "relay.sock"});
+      auto r = std::make_unique<runtime::agent::model_relay>(
+          io.get_executor(), runtime::agent::relay_options{data / "run" / "relay.sock"});
       if (auto started = r->start(); !started) return started.error();
       relay = std::move(r);
     }
     return relay.get();
   }
 
-  // What the relay forwards a profile's requests with: its CA file, the
-  // environment's proxies (never for the scripted model, on loopback).
-  static std::shared_ptr<runtime::native::http_client> upstream_client(const config::profile& prof) {
-    runtime::native::http_options h;
-    h.ca_file = prof.ca_file;
-    if (prof.scripted()) h.proxies.no_proxy = "*";
-    return std::make_shared<runtime::native::http_client>(std::move(h));
-  }
-
-  result<std::string> model_key(const config::profile& prof) {
-    if (prof.api_key_env.empty()) return std::string();
-    const char* key = std::getenv(prof.api_key_env.c_str());
-    if (!has_value(prof.api_key_env))
-      return make_error(util_errc::invalid_argument, prof.api_key_env + " is not set (profile " + prof.name + ")");
-    return std::string(key);
-  }
-
-  // A per-turn (dialect) or a warm (warm_dialect) agent runtime for the profile.
-  template <class Dialect>
-  result<std::unique_ptr<session::runtime>> agent_runtime_for(const config::profile& prof, std::unique_ptr<Dialect> d) {
-    namespace agent = runtime::agent;
-    auto program = agent::find(d->program(), {.command = prof.agent.command});
-    if (!program)
-      return make_error(util_errc::invalid_argument, "profile " + prof.name + ": " + program.error().message +
-                                                         " (scripts/install-agents installs it)");
-    agent::agent_options o;
-    o.profile = prof.name;
-    o.settings = prof.agent;
-    o.program = program->path;
-    o.endpoint.model = prof.model;
-    if (prof.scripted()) {
-      auto base = scripted_base();  // ".../v1"
-      if (!base) return base.error();
-      o.endpoint.base_url = d->scripted_base_url(base->substr(0, base->size() - 3));
-    } else {
-      o.endpoint.base_url = prof.base_url;
-    }
-    auto key = model_key(prof);
-    if (!key) return key.error();
-    o.api_key = std::move(*key);
-    o.pass_env = prof.env;
-    o.withheld = withheld;
-    o.data_dir = data;
-    o.prices = settings.prices;
-    auto b = tool_bridge();
-    if (!b) return make_error(util_errc::invalid_argument, "profile " + prof.name + ": " + b.error().message);
-    o.bridge = *b;
-    o.work = &work_tools;
-    std::error_code ec;
-    o.tether_program = fs::read_symlink("/proc/self/exe", ec);
-    auto r = model_relay();
-    if (!r) return make_error(util_errc::invalid_argument, "profile " + prof.name + ": " + r.error().message);
-    o.relay = *r;
-    o.upstream = upstream_client(prof);
-    o.bwrap = agent_sandbox(prof);
-    o.relay_only = prof.agent.network == config::agent_network::relay_only;
-    if (o.relay_only && !o.bwrap)
-      spdlog::warn("node: WARNING: profile {}: network = \"relay-only\" needs bubblewrap: the agent has the "
-                   "host's network",
-                   prof.name);
-    contain_view(o);
-    o.io = io.get_executor();
-    if constexpr (std::is_same_v<Dialect, agent::warm_dialect>)
-      return agent::make_warm_runtime(std::move(d), std::move(o));
-    else
-      return agent::make_per_turn_runtime(std::move(d), std::move(o));
+  // Every runtime kind (runtime/kinds.cpp); each builds a profile's runtime.
+  void add_kinds(const node_options& o) {
+    note = o.note;
+    for (const auto& k : runtime::kinds())
+      runtimes.add_kind(k.config.name, [this, &k](const config::profile& prof) { return k.make(prof, *this); });
   }
 
   result<void> add_profile(const node_options& o, config::profile prof) {
@@ -337,33 +198,6 @@ struct node::impl {
       if (auto r = o.adjust(prof); !r) return r.error();
     }
     return runtimes.add_profile(prof);
-  }
-
-  result<std::unique_ptr<session::runtime>> native_runtime_for(const config::profile& prof) {
-    runtime::native::native_options n;
-    n.provider.api = prof.provider;
-    n.provider.model = prof.model;
-    n.data_dir = data;
-    n.max_steps = prof.max_steps;
-    n.compaction.context_window = prof.context_window;
-    n.compaction.reserve = std::min<std::int64_t>(n.compaction.reserve, prof.context_window / 4);
-    n.prices = settings.prices;
-    n.sandbox = sandbox_for(prof);
-    n.work = &work_tools;
-    n.instructions = prof.instructions;
-    if (prof.scripted()) {
-      auto base = scripted_base();
-      if (!base) return base.error();
-      n.provider.base_url = *base;
-      n.provider.no_proxy = "*";  // it is ours, on loopback: never through a proxy
-    } else {
-      n.provider.base_url = prof.base_url;
-      n.provider.ca_file = prof.ca_file;
-      auto key = model_key(prof);
-      if (!key) return key.error();
-      n.provider.api_key = std::move(*key);
-    }
-    return std::unique_ptr<session::runtime>(runtime::native::make_native_runtime(std::move(n)));
   }
 };
 
@@ -405,9 +239,12 @@ node::~node() { close(); }
 
 result<std::unique_ptr<node>> node::open(node_options o) {
   auto i = std::make_unique<impl>();
-  auto loaded = config::load(o.config.empty() ? std::nullopt : std::optional<fs::path>(o.config));
+  auto loaded =
+      config::load(o.config.empty() ? std::nullopt : std::optional<fs::path>(o.config), runtime::config_kinds());
   if (!loaded) return loaded.error();
   i->settings = std::move(loaded).value();
+  for (const auto& [model, price] : i->settings.prices)
+    i->price_list.set(model, {price.input, price.output, price.cached_input});
   const std::string wanted = !o.data_dir.empty()             ? o.data_dir
                              : !i->settings.data_dir.empty() ? i->settings.data_dir
                                                              : config::default_data_dir();
@@ -418,9 +255,9 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   i->data = dir->path();
   i->dir.emplace(std::move(dir).value());
   for (const auto& [name, prof] : i->settings.profiles)
-    if (!prof.api_key_env.empty()) i->withheld.push_back(prof.api_key_env);
+    if (!prof.api_key_env.empty()) i->withheld_names.push_back(prof.api_key_env);
   const std::string store_setting = !o.store.empty() ? o.store : i->settings.store;
-  i->secrets = server_secrets(o.config, store_setting);
+  i->secret_paths = server_secrets(o.config, store_setting);
 
   // `default` always exists: with no profile configured it is the scripted model.
   std::map<std::string, config::profile, std::less<>> profiles;
@@ -478,7 +315,7 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   const char* path = std::getenv("PATH");
   wo.command_env = {std::string("PATH=") + (path != nullptr ? path : "/usr/bin:/bin"), "LANG=C.UTF-8"};
   i->work = std::make_unique<work::work_service>(*i->store, *i->service, std::move(wo));
-  i->work_tools.bind(*i->work);
+  i->agent_work_tools.bind(*i->work);
   return std::unique_ptr<node>(new node(std::move(i)));
 }
 

@@ -1,5 +1,7 @@
 #include "config/config.h"
 
+#include "config/with_kinds.h"
+
 #include <cstdlib>
 #include <fstream>
 
@@ -8,7 +10,13 @@
 namespace tether::config {
 namespace {
 
+using runtime::agent::agent_permissions;
+using runtime::native::parse_provider;
 using runtime::native::wire_api;
+using test::agent;
+using test::load;
+using test::native;
+using test::parse;
 
 TEST(config, no_file_gives_a_default_profile_on_the_scripted_model) {
   ::unsetenv("TETHER_CONFIG");
@@ -18,7 +26,7 @@ TEST(config, no_file_gives_a_default_profile_on_the_scripted_model) {
   ASSERT_TRUE(p);
   EXPECT_TRUE(p->scripted());
   EXPECT_EQ(p->runtime, "native");
-  EXPECT_EQ(p->provider, wire_api::openai_chat);
+  EXPECT_EQ(native(*p).provider, wire_api::openai_chat);
 }
 
 TEST(config, a_profile_reads_every_key) {
@@ -38,13 +46,13 @@ context_window = 200000
   EXPECT_EQ(s->data_dir, "/srv/tether");
   auto p = s->find("claude");
   ASSERT_TRUE(p);
-  EXPECT_EQ(p->provider, wire_api::anthropic);
+  EXPECT_EQ(native(*p).provider, wire_api::anthropic);
   EXPECT_EQ(p->base_url, "https://api.anthropic.com/v1");
   EXPECT_EQ(p->model, "claude-sonnet-4-20250514");
   EXPECT_EQ(p->api_key_env, "ANTHROPIC_API_KEY");
   EXPECT_EQ(p->ca_file, "/etc/tether/ca.pem");
-  EXPECT_EQ(p->max_steps, 12);
-  EXPECT_EQ(p->context_window, 200000);
+  EXPECT_EQ(native(*p).max_steps, 12);
+  EXPECT_EQ(native(*p).context_window, 200000);
   EXPECT_FALSE(p->scripted());
   EXPECT_TRUE(s->find("default")) << "the default profile stays available";
 }
@@ -133,13 +141,13 @@ TEST(config, agent_profiles_take_their_own_keys) {
   const auto c = *s->find("c");
   EXPECT_EQ(c.runtime, "codex-exec");
   EXPECT_EQ(c.model, "gpt-5.5");
-  EXPECT_EQ(c.agent.permissions, agent_permissions::approve_reads);
-  EXPECT_EQ(c.agent.args, std::vector<std::string>{"--x"});
+  EXPECT_EQ(agent(c).permissions, agent_permissions::approve_reads);
+  EXPECT_EQ(agent(c).args, std::vector<std::string>{"--x"});
   EXPECT_EQ(c.env, std::vector<std::string>{"GOPATH"});
-  EXPECT_EQ(c.agent.set_env.at("FOO"), "bar");
-  EXPECT_EQ(c.agent.idle_timeout_ms, 5000);
-  EXPECT_EQ(c.agent.command, "/opt/codex");
-  EXPECT_EQ(s->find("o")->agent.wire, "responses");
+  EXPECT_EQ(agent(c).set_env.at("FOO"), "bar");
+  EXPECT_EQ(agent(c).idle_timeout_ms, 5000);
+  EXPECT_EQ(agent(c).command, "/opt/codex");
+  EXPECT_EQ(agent(*s->find("o")).wire, "responses");
 }
 
 TEST(config, warm_agent_profiles_take_a_keep_alive_and_a_process_bound) {
@@ -149,12 +157,12 @@ TEST(config, warm_agent_profiles_take_a_keep_alive_and_a_process_bound) {
       "[profiles.any]\nruntime = \"acp\"\ncommand = \"/opt/agent\"\n");
   ASSERT_TRUE(s) << s.error().message;
   const auto w = *s->find("w");
-  EXPECT_EQ(w.agent.keep_alive_ms, 1000);
-  EXPECT_EQ(w.agent.max_processes, 2);
-  EXPECT_EQ(w.agent.wire, "responses");
-  EXPECT_EQ(s->find("d")->agent.keep_alive_ms, 600'000) << "the default";
-  EXPECT_EQ(s->find("d")->agent.max_processes, 8) << "the default";
-  EXPECT_EQ(s->find("any")->agent.command, "/opt/agent");
+  EXPECT_EQ(agent(w).keep_alive_ms, 1000);
+  EXPECT_EQ(agent(w).max_processes, 2);
+  EXPECT_EQ(agent(w).wire, "responses");
+  EXPECT_EQ(agent(*s->find("d")).keep_alive_ms, 600'000) << "the default";
+  EXPECT_EQ(agent(*s->find("d")).max_processes, 8) << "the default";
+  EXPECT_EQ(agent(*s->find("any")).command, "/opt/agent");
 }
 
 TEST(config, agent_profiles_refuse_native_keys_and_bad_values_by_name) {
@@ -189,9 +197,9 @@ TEST(config, a_key_of_another_runtime_kind_is_refused_naming_the_key_and_the_kin
 }
 
 TEST(config, native_is_the_default_and_first_runtime_kind) {
-  const auto kinds = runtime_kinds();
+  const auto kinds = runtime::config_kinds();
   ASSERT_FALSE(kinds.empty());
-  EXPECT_EQ(kinds.front(), "native");
+  EXPECT_EQ(kinds.front().name, "native");
   auto s = parse("[profiles.a]\nmodel = \"m\"\n");
   ASSERT_TRUE(s) << s.error().describe();
   EXPECT_EQ(s->find("a")->runtime, "native");
@@ -212,13 +220,63 @@ TEST(config, an_unknown_profile_lists_the_known_ones) {
   EXPECT_NE(p.error().message.find("default"), std::string::npos);
 }
 
-TEST(config, prices_override_the_shipped_table) {
-  auto s = parse("[prices.\"my-model\"]\ninput = 1.0\noutput = 2.0\n");
+TEST(config, prices_are_read_by_model_with_cached_input_defaulting_to_input) {
+  auto s = parse(
+      "[prices.\"my-model\"]\ninput = 1.0\noutput = 2.0\n[prices.\"gpt-4o\"]\ninput = 2\noutput = 8\n"
+      "cached_input = 0.5\n");
   ASSERT_TRUE(s) << s.error().describe();
-  auto price = s->prices.find("my-model");
-  ASSERT_TRUE(price);
-  EXPECT_EQ(price->input, 1.0);
-  EXPECT_TRUE(s->prices.find("gpt-4o")) << "the shipped prices stay";
+  ASSERT_EQ(s->prices.size(), 2U) << "only the file's: the runtimes lay them over their shipped table";
+  EXPECT_EQ(s->prices.at("my-model"), (price{1.0, 2.0, 1.0}));
+  EXPECT_EQ(s->prices.at("gpt-4o"), (price{2.0, 8.0, 0.5}));
+  auto bad = parse("[prices.\"m\"]\ninput = 1\n");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("\"m\" has no output"), std::string::npos) << bad.error().message;
+}
+
+// The configuration knows no kind: a kind brings its keys, its reader and
+// its official URL, and its profiles keep what it read.
+TEST(config, a_kind_plugs_in_its_keys_reader_and_official_url) {
+  struct flavoured {
+    std::string flavour;
+  };
+  const std::vector<kind_keys> kinds{
+      {"plain", {"model"}, nullptr, nullptr},
+      {"flavoured",
+       {"flavour", "model", "api_key_env"},
+       [](profile& p, const table_reader& t) -> result<void> {
+         auto f = t.text("flavour", "vanilla");
+         if (!f) return f.error();
+         if (*f == "durian") return t.bad("flavour", ": \"durian\" is not served here");
+         p.kind_settings<flavoured>().flavour = *f;
+         return ok();
+       },
+       [](const profile&) { return std::string("https://models.example/v1"); }},
+  };
+  auto s = config::parse(
+      "[profiles.a]\nruntime = \"flavoured\"\nflavour = \"mint\"\nmodel = \"m1\"\n"
+      "[profiles.b]\nruntime = \"flavoured\"\n",
+      kinds);
+  ASSERT_TRUE(s) << s.error().describe();
+  const auto a = *s->find("a");
+  EXPECT_EQ(a.kind_settings<flavoured>().flavour, "mint");
+  EXPECT_FALSE(a.scripted()) << "a model named is a real one";
+  EXPECT_EQ(a.base_url, "https://models.example/v1") << "the kind's official URL";
+  EXPECT_EQ(a.api_key_env, "OPENAI_API_KEY");
+  EXPECT_EQ(s->find("b")->kind_settings<flavoured>().flavour, "vanilla");
+  EXPECT_TRUE(s->find("b")->scripted());
+  EXPECT_EQ(s->find("default")->runtime, "plain") << "the first kind is the default";
+
+  auto refused = config::parse("[profiles.a]\nruntime = \"flavoured\"\nflavour = \"durian\"\n", kinds);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("profiles.a.flavour: \"durian\" is not served here"), std::string::npos)
+      << refused.error().message;
+  auto foreign = config::parse("[profiles.a]\nruntime = \"plain\"\nflavour = \"mint\"\n", kinds);
+  ASSERT_FALSE(foreign);
+  EXPECT_NE(foreign.error().message.find("unknown key \"flavour\" for runtime \"plain\""), std::string::npos)
+      << foreign.error().message;
+  auto unknown = config::parse("[profiles.a]\nruntime = \"native\"\n", kinds);
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("(known: flavoured, plain)"), std::string::npos) << unknown.error().message;
 }
 
 TEST(config, the_file_named_by_TETHER_CONFIG_is_read) {

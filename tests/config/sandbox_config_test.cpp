@@ -1,12 +1,16 @@
 // A profile's sandbox, network and env settings (what the bash tool reaches).
 #include "config/config.h"
 
+#include "config/with_kinds.h"
+
 #include <gtest/gtest.h>
 
 namespace tether::config {
 namespace {
 
-using runtime::native::sandbox_mode;
+using process::sandbox_mode;
+using test::native;
+using test::parse;
 
 TEST(config_sandbox, the_default_is_workspace_write_without_network_or_extra_variables) {
   auto s = parse("[profiles.a]\nmodel = \"m\"\n");
@@ -14,8 +18,8 @@ TEST(config_sandbox, the_default_is_workspace_write_without_network_or_extra_var
   for (const auto* name : {"a", "default"}) {
     const auto p = s->find(name);
     ASSERT_TRUE(p);
-    EXPECT_EQ(p->sandbox, sandbox_mode::workspace_write);
-    EXPECT_FALSE(p->network);
+    EXPECT_EQ(native(*p).sandbox, sandbox_mode::workspace_write);
+    EXPECT_FALSE(native(*p).network);
     EXPECT_TRUE(p->env.empty());
   }
 }
@@ -26,11 +30,11 @@ TEST(config_sandbox, every_mode_network_and_env_are_read) {
       "[profiles.r]\nsandbox = \"read-only\"\n"
       "[profiles.o]\nsandbox = \"off\"\n");
   ASSERT_TRUE(s) << s.error().describe();
-  EXPECT_EQ(s->find("w")->sandbox, sandbox_mode::workspace_write);
-  EXPECT_TRUE(s->find("w")->network);
+  EXPECT_EQ(native(*s->find("w")).sandbox, sandbox_mode::workspace_write);
+  EXPECT_TRUE(native(*s->find("w")).network);
   EXPECT_EQ(s->find("w")->env, (std::vector<std::string>{"GOPATH", "CARGO_HOME"}));
-  EXPECT_EQ(s->find("r")->sandbox, sandbox_mode::read_only);
-  EXPECT_EQ(s->find("o")->sandbox, sandbox_mode::off);
+  EXPECT_EQ(native(*s->find("r")).sandbox, sandbox_mode::read_only);
+  EXPECT_EQ(native(*s->find("o")).sandbox, sandbox_mode::off);
 }
 
 TEST(config_sandbox, an_unknown_mode_is_refused_by_name) {

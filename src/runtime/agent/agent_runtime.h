@@ -60,7 +60,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
-#include "config/config.h"
+#include "runtime/agent/settings.h"
 #include "runtime/agent/dialect.h"
 #include "runtime/native/providers/pricing.h"
 #include "session/runtime.h"
@@ -79,8 +79,9 @@ class tool_bridge;
 class model_relay;
 
 struct agent_options {
+  std::string kind;  // the profile's runtime kind ("codex-exec"), recorded as the execution's runtime
   std::string profile;
-  config::agent_settings settings;
+  agent_settings settings;
   std::filesystem::path program;      // the agent's binary (programs.h finds it)
   model_endpoint endpoint;            // key_variable is the dialect's
   std::string api_key;                // the value; "" for the scripted model (a placeholder is sent)

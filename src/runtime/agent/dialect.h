@@ -25,7 +25,7 @@
 
 #include <boost/json/value.hpp>
 
-#include "config/config.h"
+#include "runtime/agent/settings.h"
 #include "model/events.h"
 #include "util/result.h"
 
@@ -91,7 +91,7 @@ struct launch_input {
   std::string prompt;
   std::optional<std::string> resume;  // the agent session to continue
   model_endpoint endpoint;
-  const config::agent_settings* settings = nullptr;
+  const agent_settings* settings = nullptr;
   std::optional<mcp_server> mcp;
 };
 
@@ -107,8 +107,6 @@ struct launch {
 class dialect {
  public:
   virtual ~dialect() = default;
-  // The profile kind ("codex-exec"), recorded as the execution's runtime.
-  [[nodiscard]] virtual std::string_view kind() const = 0;
   // The binary's name as installed ("codex").
   [[nodiscard]] virtual std::string_view program() const = 0;
   // The variable of the agent's environment that carries the model key.

@@ -110,7 +110,7 @@ class per_turn_runtime final : public session::runtime {
 
   [[nodiscard]] std::string name(std::string_view profile) const override {
     (void)profile;
-    return std::string(dialect_->kind());
+    return o_.kind;
   }
 
   session::task<turn_result> run_turn(session::turn_context ctx, std::shared_ptr<session::turn_host> host) override;
@@ -123,7 +123,7 @@ class per_turn_runtime final : public session::runtime {
 session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
                                                       std::shared_ptr<session::turn_host> host) {
   const auto ex = co_await asio::this_coro::executor;
-  const std::string kind(dialect_->kind());
+  const std::string& kind = o_.kind;
   turn_facts facts{kind, std::string(dialect_->program()), o_.api_key, o_.endpoint.model, &o_.prices,
                    last_seq(ctx).value, {}};
   auto rec = std::make_shared<turn_recorder>(ex, host, std::move(facts));

@@ -159,13 +159,13 @@ std::vector<tool_spec> turn_recorder::tool_specs() const {
   return out;
 }
 
-config::agent_settings turn_recorder::settings_for(const config::agent_settings& settings) const {
-  config::agent_settings out = settings;
+agent_settings turn_recorder::settings_for(const agent_settings& settings) const {
+  agent_settings out = settings;
   // Ask mode only: under codex's read-only sandbox the planning tools
   // (write_plan through `tether mcp`) are refused too.
   if (work_ != nullptr && task_ && task_->mode == model::work_mode::ask &&
-      out.permissions == config::agent_permissions::approve_all)
-    out.permissions = config::agent_permissions::approve_reads;
+      out.permissions == agent_permissions::approve_all)
+    out.permissions = agent_permissions::approve_reads;
   return out;
 }
 

@@ -78,7 +78,7 @@ class turn_recorder {
   // agent's own file and shell tools are refused by its permission policy.
   // Planning before acceptance is not restricted for agent programs (codex's
   // read-only sandbox refuses its MCP calls too).
-  [[nodiscard]] config::agent_settings settings_for(const config::agent_settings& settings) const;
+  [[nodiscard]] agent_settings settings_for(const agent_settings& settings) const;
   // A call through `tether mcp`: ask_user, or a work tool of the task,
   // recorded as an agent tool call (tool.called before it runs, then its
   // result). request_plan_approval records the confirmation like a question.

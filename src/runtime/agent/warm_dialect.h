@@ -5,7 +5,7 @@
 // processes, the agent's home and environment, the sandbox, the events, the
 // binding, stop, steering.
 //
-//   auto d = make_acp("acp-codex");
+//   auto d = make_acp(acp_agent::codex);
 //   auto l = d->prepare(in);                     // config files under in.home; argv, env
 //   ... the runtime spawns the process (stdin a pipe) ...
 //   auto c = d->connect(strand, proc, opts);     // owns proc's stdin and stdout
@@ -44,7 +44,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
-#include "config/config.h"
+#include "runtime/agent/settings.h"
 #include "runtime/agent/dialect.h"
 #include "util/result.h"
 
@@ -63,7 +63,7 @@ struct session_open {
 
 // What the connection needs beyond the process.
 struct connect_options {
-  const config::agent_settings* settings = nullptr;  // permissions; lives as long as the runtime
+  const agent_settings* settings = nullptr;  // permissions; lives as long as the runtime
   std::filesystem::path workspace;                   // fs/* requests are confined to it (canonical)
   std::string model;                                 // the profile's model
   std::optional<mcp_server> mcp;                     // Tether's tools, for protocols that take them per session
@@ -99,8 +99,6 @@ class agent_connection {
 class warm_dialect {
  public:
   virtual ~warm_dialect() = default;
-  // The profile kind ("acp-codex"), recorded as the execution's runtime.
-  [[nodiscard]] virtual std::string_view kind() const = 0;
   // The binary's kind in programs.h ("codex", "codex-acp"); a profile's
   // `command` overrides where it is.
   [[nodiscard]] virtual std::string_view program() const = 0;
@@ -132,8 +130,9 @@ class warm_dialect {
 std::unique_ptr<warm_dialect> make_codex_app_server();
 std::unique_ptr<warm_dialect> make_claude_stream();
 std::unique_ptr<warm_dialect> make_opencode_serve();
-// kind: "acp" (the profile's `command` is the agent), "acp-codex",
-// "acp-claude", "acp-opencode".
-std::unique_ptr<warm_dialect> make_acp(std::string_view kind);
+// The ACP agents Tether knows how to launch (acp/agents.cpp), or `any`:
+// the profile's `command` is the agent.
+enum class acp_agent { codex, claude, opencode, any };
+std::unique_ptr<warm_dialect> make_acp(acp_agent agent);
 
 }  // namespace tether::runtime::agent

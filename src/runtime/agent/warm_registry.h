@@ -51,7 +51,7 @@ struct warm_process {
 
   // The profile's settings as this process runs with them (its task's mode
   // may make them read-only); outlives conn, which points at them.
-  config::agent_settings settings;
+  agent_settings settings;
   // On the strand:
   std::unique_ptr<process::child> proc;
   std::unique_ptr<agent_connection> conn;

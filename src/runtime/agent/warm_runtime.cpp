@@ -114,7 +114,7 @@ class warm_runtime final : public session::runtime {
 
   [[nodiscard]] std::string name(std::string_view profile) const override {
     (void)profile;
-    return std::string(dialect_->kind());
+    return o_.kind;
   }
   session::task<void> stop() override { co_await registry_->stop(); }
   session::task<void> forget(session_id s) override {
@@ -176,7 +176,7 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
   p->pid = p->proc->pid();
   p->started_ms = now_ms();
   registry_->watch_stderr(p);
-  spdlog::debug("agent: {} process of {} runs as pid {}{}", dialect_->kind(), p->session.str(), p->pid,
+  spdlog::debug("agent: {} process of {} runs as pid {}{}", o_.kind, p->session.str(), p->pid,
                 resume ? " (resuming " + *resume + ")" : std::string());
   connect_options co;
   co.settings = &p->settings;
@@ -191,7 +191,7 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
   session_open again{resume};
   auto id = co_await p->conn->open(std::move(again));
   if (!id && resume && id.error() == agent_errc::resume_refused) {
-    spdlog::info("agent: {} cannot resume {} ({}): a new agent session gets the whole transcript", dialect_->kind(),
+    spdlog::info("agent: {} cannot resume {} ({}): a new agent session gets the whole transcript", o_.kind,
                  *resume, id.error().message);
     p->resume_refused = true;
     session_open fresh;
@@ -227,7 +227,7 @@ asio::awaitable<void> warm_runtime::deliver_steers(link_ptr l, std::shared_ptr<t
 
 session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std::shared_ptr<session::turn_host> host) {
   const auto ex = co_await asio::this_coro::executor;
-  const std::string kind(dialect_->kind());
+  const std::string& kind = o_.kind;
   auto rec = std::make_shared<turn_recorder>(
       ex, host, turn_facts{kind, std::string(dialect_->program()), o_.api_key, o_.endpoint.model, &o_.prices,
                            last_seq(ctx).value, {}});

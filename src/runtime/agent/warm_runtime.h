@@ -4,7 +4,7 @@
 // acp-opencode). warm_dialect.h says what differs between them.
 //
 //   agent::agent_options o;                 // from the profile (node.cpp), o.io the node's executor
-//   auto rt = agent::make_warm_runtime(agent::make_acp("acp-codex"), std::move(o));
+//   auto rt = agent::make_warm_runtime(agent::make_acp(agent::acp_agent::codex), std::move(o));
 //
 // The registry (one per profile, so per node): a process per session and
 // context generation, created by the session's first turn and reused by its

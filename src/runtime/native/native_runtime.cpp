@@ -2,6 +2,7 @@
 
 #include <boost/asio/thread_pool.hpp>
 
+#include "model/runtime_kinds.h"
 #include "runtime/native/turn.h"
 
 namespace tether::runtime::native {
@@ -33,7 +34,7 @@ native_runtime::~native_runtime() = default;
 
 const native_options& native_runtime::options() const { return impl_->options; }
 
-std::string native_runtime::name(std::string_view) const { return "native"; }
+std::string native_runtime::name(std::string_view) const { return std::string(model::runtime_kind::native); }
 
 // The native runtime keeps nothing between turns beyond its provider's
 // connection pool and its tool pool, which live as long as it does; a turn's

@@ -197,7 +197,7 @@ TEST(mappers, garbage_is_an_error_quoting_it) {
   for (const auto& d : {make_codex_exec(), make_claude_print(), make_opencode_run()}) {
     auto m = d->mapper();
     auto r = m->feed("Segmentation fault (core dumped)");
-    ASSERT_FALSE(r) << d->kind();
+    ASSERT_FALSE(r) << d->program();
     EXPECT_NE(r.error().message.find("Segmentation fault"), std::string::npos);
     EXPECT_FALSE(m->feed("[1,2,3]"));                     // JSON, but not an object
     EXPECT_FALSE(m->feed("\xff\xfe{"));                   // not even text

@@ -65,8 +65,8 @@ struct acp_state {
     for (auto& e : events) queue.push_back(std::move(e));
     wake.cancel();
   }
-  [[nodiscard]] config::agent_permissions policy() const {
-    return o.settings != nullptr ? o.settings->permissions : config::agent_permissions::deny_all;
+  [[nodiscard]] agent_permissions policy() const {
+    return o.settings != nullptr ? o.settings->permissions : agent_permissions::deny_all;
   }
 };
 using state_ptr = std::shared_ptr<acp_state>;

@@ -1,18 +1,18 @@
 // The ACP agents Tether knows (make_acp, warm_dialect.h): how each is
 // launched; all speak the protocol of acp.h.
 //
-//   kind          program           launch
-//   acp-codex     codex-acp         the native codex-acp binary, codex's
+//   agent         program           launch
+//   codex         codex-acp         the native codex-acp binary, codex's
 //                                   config.toml (codex_common.h) in CODEX_HOME
-//   acp-claude    claude-agent-acp  the installed claude as
+//   claude        claude-agent-acp  the installed claude as
 //                                   CLAUDE_CODE_EXECUTABLE (else its bundled
 //                                   one), IS_SANDBOX=1 (it asks for the
 //                                   skip-permissions mode, refused as root
 //                                   otherwise), ANTHROPIC_BASE_URL and model,
 //                                   non-essential traffic off
-//   acp-opencode  opencode          `opencode acp`, opencode's configuration
+//   opencode      opencode          `opencode acp`, opencode's configuration
 //                                   file (opencode.h, as opencode run)
-//   acp           acp               the profile's command, as it is, with
+//   any           acp               the profile's command, as it is, with
 //                                   TETHER_MODEL_BASE_URL, TETHER_MODEL and
 //                                   TETHER_MODEL_KEY when it has a model
 // The profile's `args` follow in each case.
@@ -26,13 +26,12 @@ namespace tether::runtime::agent {
 
 namespace {
 
-enum class which { codex, claude, opencode, any };
+using which = acp_agent;
 
 class acp_dialect final : public warm_dialect {
  public:
-  acp_dialect(std::string_view kind, which a) : kind_(kind), agent_(a) {}
+  explicit acp_dialect(which a) : agent_(a) {}
 
-  [[nodiscard]] std::string_view kind() const override { return kind_; }
   [[nodiscard]] std::string_view program() const override {
     switch (agent_) {
       case which::codex:
@@ -102,18 +101,11 @@ class acp_dialect final : public warm_dialect {
   }
 
  private:
-  std::string_view kind_;
   which agent_;
 };
 
 }  // namespace
 
-std::unique_ptr<warm_dialect> make_acp(std::string_view kind) {
-  if (kind == "acp-codex") return std::make_unique<acp_dialect>("acp-codex", which::codex);
-  if (kind == "acp-claude") return std::make_unique<acp_dialect>("acp-claude", which::claude);
-  if (kind == "acp-opencode") return std::make_unique<acp_dialect>("acp-opencode", which::opencode);
-  if (kind == "acp") return std::make_unique<acp_dialect>("acp", which::any);
-  return nullptr;
-}
+std::unique_ptr<warm_dialect> make_acp(acp_agent agent) { return std::make_unique<acp_dialect>(agent); }
 
 }  // namespace tether::runtime::agent

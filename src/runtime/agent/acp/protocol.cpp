@@ -151,9 +151,8 @@ std::vector<agent_event> acp_turn::fail(std::string message) {
   return out;
 }
 
-std::optional<std::string> pick_permission(config::agent_permissions policy, std::string_view kind,
+std::optional<std::string> pick_permission(agent_permissions policy, std::string_view kind,
                                            const json::array& options) {
-  using config::agent_permissions;
   bool allow = policy == agent_permissions::approve_all;
   if (policy == agent_permissions::approve_reads)
     allow = kind == "read" || kind == "search" || kind == "fetch" || kind == "think";
@@ -244,9 +243,9 @@ result<std::string> read_text_file(const fs::path& workspace, std::string_view p
   return out;
 }
 
-result<void> write_text_file(const fs::path& workspace, config::agent_permissions policy, std::string_view path,
+result<void> write_text_file(const fs::path& workspace, agent_permissions policy, std::string_view path,
                              std::string_view content) {
-  if (policy != config::agent_permissions::approve_all)
+  if (policy != agent_permissions::approve_all)
     return refused("the profile's permissions do not allow writing files");
   auto at = beneath_workspace(workspace, path);
   if (!at) return at.error();

@@ -41,7 +41,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
-#include "config/config.h"
+#include "runtime/agent/settings.h"
 #include "runtime/agent/dialect.h"
 #include "util/result.h"
 
@@ -86,7 +86,7 @@ class acp_turn {
 // is then the "cancelled" outcome). approve_all allows, deny_all rejects,
 // approve_reads allows kinds read, search, fetch and think and rejects the
 // rest. "_once" options are preferred over "_always" ones.
-std::optional<std::string> pick_permission(config::agent_permissions policy, std::string_view kind,
+std::optional<std::string> pick_permission(agent_permissions policy, std::string_view kind,
                                            const boost::json::array& options);
 
 // Where the agent's fs/* request for `path` lands: the path inside
@@ -108,7 +108,7 @@ result<std::filesystem::path> confined_path(const std::filesystem::path& workspa
 // the file system's error codes, the message naming the path.
 result<std::string> read_text_file(const std::filesystem::path& workspace, std::string_view path,
                                    std::optional<std::int64_t> line, std::optional<std::int64_t> limit);
-result<void> write_text_file(const std::filesystem::path& workspace, config::agent_permissions policy,
+result<void> write_text_file(const std::filesystem::path& workspace, agent_permissions policy,
                              std::string_view path, std::string_view content);
 
 }  // namespace tether::runtime::agent

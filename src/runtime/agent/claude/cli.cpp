@@ -159,8 +159,7 @@ result<launch> claude_launch(const launch_input& in, const std::vector<std::stri
   return l;
 }
 
-std::vector<std::string> claude_permission_flags(config::agent_permissions p) {
-  using config::agent_permissions;
+std::vector<std::string> claude_permission_flags(agent_permissions p) {
   switch (p) {
     case agent_permissions::approve_all:
       return {"--permission-mode", "acceptEdits", "--allowedTools",

@@ -29,7 +29,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 
-#include "config/config.h"
+#include "runtime/agent/settings.h"
 #include "runtime/agent/dialect.h"
 #include "util/result.h"
 
@@ -61,7 +61,7 @@ result<launch> claude_launch(const launch_input& in, const std::vector<std::stri
 
 // --permission-mode / --allowedTools / --disallowedTools for `p` when no one
 // answers permission prompts (in -p mode a tool that would ask is denied).
-std::vector<std::string> claude_permission_flags(config::agent_permissions p);
+std::vector<std::string> claude_permission_flags(agent_permissions p);
 
 // What a result line reports: the usage of its turn (input counts cache reads
 // and writes), and total_cost_usd as printed (nullopt when absent).

@@ -13,7 +13,6 @@ namespace {
 
 class claude_print final : public dialect {
  public:
-  [[nodiscard]] std::string_view kind() const override { return "claude-print"; }
   [[nodiscard]] std::string_view program() const override { return "claude"; }
   [[nodiscard]] std::string_view key_variable() const override { return "ANTHROPIC_API_KEY"; }
   [[nodiscard]] std::string scripted_base_url(std::string_view root) const override { return std::string(root); }

@@ -119,8 +119,7 @@ bool is_true(const json::object& o, std::string_view key) {
 
 // The answer to a control request of claude's: a permission check decided
 // by `policy`, anything else an error (Tether serves no other request).
-std::string answer_line(const json::object& msg, config::agent_permissions policy) {
-  using config::agent_permissions;
+std::string answer_line(const json::object& msg, agent_permissions policy) {
   const json::value id = msg.contains("request_id") ? msg.at("request_id") : json::value(nullptr);
   const auto* req = object_at(msg, "request");
   const auto subtype = req != nullptr ? str(*req, "subtype") : std::string();
@@ -138,7 +137,7 @@ std::string answer_line(const json::object& msg, config::agent_permissions polic
   } else {
     decision["behavior"] = "deny";
     decision["message"] =
-        fmt::format("Tether's profile does not allow {} (permissions = {})", tool, config::to_string(policy));
+        fmt::format("Tether's profile does not allow {} (permissions = {})", tool, to_string(policy));
   }
   return control_response(id, std::move(decision));
 }
@@ -226,7 +225,7 @@ task<result<void>> claude_connection::send(std::string line) {
 }
 
 task<result<void>> claude_connection::answer(json::object msg) {
-  const auto policy = o_.settings != nullptr ? o_.settings->permissions : config::agent_permissions::deny_all;
+  const auto policy = o_.settings != nullptr ? o_.settings->permissions : agent_permissions::deny_all;
   co_return co_await send(answer_line(msg, policy));
 }
 
@@ -354,7 +353,6 @@ task<void> claude_connection::close() {
 
 class claude_stream final : public warm_dialect {
  public:
-  [[nodiscard]] std::string_view kind() const override { return "claude"; }
   [[nodiscard]] std::string_view program() const override { return "claude"; }
   [[nodiscard]] std::string_view key_variable() const override { return "ANTHROPIC_API_KEY"; }
   [[nodiscard]] std::string scripted_base_url(std::string_view root) const override { return std::string(root); }
@@ -376,7 +374,7 @@ class claude_stream final : public warm_dialect {
     // own AskUserQuestion (offered with stream-json input) would ask no one:
     // questions go through Tether's ask_user.
     std::string denied = "AskUserQuestion";
-    if (in.settings->permissions == config::agent_permissions::deny_all) denied += " " + std::string(claude_read_tools);
+    if (in.settings->permissions == agent_permissions::deny_all) denied += " " + std::string(claude_read_tools);
     l->argv.insert(l->argv.end(), {"--disallowedTools", denied});
     for (const auto& a : in.settings->args) l->argv.push_back(a);
     return l;

@@ -46,7 +46,6 @@ namespace tether::runtime::agent {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
-using config::agent_permissions;
 
 namespace {
 
@@ -395,7 +394,6 @@ class codex_connection final : public agent_connection {
 
 class codex_app_server final : public warm_dialect {
  public:
-  [[nodiscard]] std::string_view kind() const override { return "codex"; }
   [[nodiscard]] std::string_view program() const override { return "codex"; }
   [[nodiscard]] std::string_view key_variable() const override { return "TETHER_MODEL_KEY"; }
   [[nodiscard]] std::string scripted_base_url(std::string_view root) const override {

@@ -5,12 +5,12 @@
 
 namespace tether::runtime::agent {
 
-std::string codex_sandbox(config::agent_permissions p) {
+std::string codex_sandbox(agent_permissions p) {
   switch (p) {
-    case config::agent_permissions::approve_all:
+    case agent_permissions::approve_all:
       return "danger-full-access";
-    case config::agent_permissions::approve_reads:
-    case config::agent_permissions::deny_all:
+    case agent_permissions::approve_reads:
+    case agent_permissions::deny_all:
       return "read-only";
   }
   return "read-only";

@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "config/config.h"
+#include "runtime/agent/settings.h"
 #include "runtime/agent/dialect.h"
 #include "util/result.h"
 
@@ -26,7 +26,7 @@ namespace tether::runtime::agent {
 
 // codex's sandbox_mode for a profile's permissions: approve-all
 // "danger-full-access", the others "read-only".
-std::string codex_sandbox(config::agent_permissions p);
+std::string codex_sandbox(agent_permissions p);
 
 // The text of config.toml; approval_policy is codex's ("never", "untrusted",
 // "on-request").

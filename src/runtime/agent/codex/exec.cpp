@@ -107,7 +107,6 @@ class codex_mapper final : public line_mapper {
 
 class codex_exec final : public dialect {
  public:
-  [[nodiscard]] std::string_view kind() const override { return "codex-exec"; }
   [[nodiscard]] std::string_view program() const override { return "codex"; }
   [[nodiscard]] std::string_view key_variable() const override { return "TETHER_MODEL_KEY"; }
   [[nodiscard]] std::string scripted_base_url(std::string_view root) const override {

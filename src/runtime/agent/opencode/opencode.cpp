@@ -21,8 +21,7 @@ std::string_view package_for(std::string_view wire) {
   return "@ai-sdk/openai-compatible";
 }
 
-json::object permissions_for(config::agent_permissions p) {
-  using config::agent_permissions;
+json::object permissions_for(agent_permissions p) {
   const char* edit = p == agent_permissions::approve_all ? "allow" : "deny";
   const char* fetch = p == agent_permissions::deny_all ? "deny" : "allow";
   return json::object{{"edit", edit}, {"bash", edit}, {"webfetch", fetch}};
@@ -66,8 +65,7 @@ result<std::map<std::string, std::string>> write_config(const launch_input& in) 
                                             {"OPENCODE_DISABLE_SHARE", "1"}};
 }
 
-std::string_view reply(config::agent_permissions p, std::string_view permission) {
-  using config::agent_permissions;
+std::string_view reply(agent_permissions p, std::string_view permission) {
   switch (p) {
     case agent_permissions::approve_all:
       return "once";

@@ -13,7 +13,7 @@
 // the launch has one. The variables also turn off the update check, the
 // model catalogue fetch and sharing, which cost seconds offline.
 //
-// Permissions (config::agent_permissions) as opencode rules:
+// Permissions (agent_permissions) as opencode rules:
 //   approve_all    edit, bash, webfetch allowed
 //   approve_reads  edit and bash denied; reads and webfetch allowed
 //   deny_all       edit, bash and webfetch denied
@@ -30,7 +30,7 @@
 
 #include <boost/json/object.hpp>
 
-#include "config/config.h"
+#include "runtime/agent/settings.h"
 #include "runtime/agent/dialect.h"
 #include "util/result.h"
 
@@ -49,7 +49,7 @@ result<std::map<std::string, std::string>> write_config(const launch_input& in);
 // What to answer opencode's permission request for `permission` (its kind:
 // "read", "edit", "bash", "external_directory", …) under `p`: "once" or
 // "reject" (the replies of POST /permission/{id}/reply).
-std::string_view reply(config::agent_permissions p, std::string_view permission);
+std::string_view reply(agent_permissions p, std::string_view permission);
 
 // The parts both print (opencode's Part objects, the same in `run`'s JSON
 // lines and `serve`'s message.part.updated events):

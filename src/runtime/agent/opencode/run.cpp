@@ -48,7 +48,6 @@ class opencode_mapper final : public line_mapper {
 
 class opencode_run final : public dialect {
  public:
-  [[nodiscard]] std::string_view kind() const override { return "opencode-run"; }
   [[nodiscard]] std::string_view program() const override { return "opencode"; }
   [[nodiscard]] std::string_view key_variable() const override { return opencode::key_variable; }
   [[nodiscard]] std::string scripted_base_url(std::string_view root) const override {

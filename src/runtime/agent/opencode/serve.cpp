@@ -292,7 +292,7 @@ void serve_connection::on_event(const http::sse_event& e) {
 }
 
 task<void> serve_connection::answer_permission(std::string id, std::string permission) {
-  const auto policy = o_.settings != nullptr ? o_.settings->permissions : config::agent_permissions::deny_all;
+  const auto policy = o_.settings != nullptr ? o_.settings->permissions : agent_permissions::deny_all;
   const auto answer = opencode::reply(policy, permission);
   // Built outside the co_await: GCC 12 rejects a braced literal there.
   const auto body = json::serialize(json::object{{"reply", answer}});
@@ -391,7 +391,6 @@ task<void> serve_connection::close() {
 
 class opencode_serve final : public warm_dialect {
  public:
-  [[nodiscard]] std::string_view kind() const override { return "opencode"; }
   [[nodiscard]] std::string_view program() const override { return "opencode"; }
   [[nodiscard]] std::string_view key_variable() const override { return opencode::key_variable; }
   [[nodiscard]] std::string scripted_base_url(std::string_view root) const override {

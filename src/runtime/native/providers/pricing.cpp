@@ -4,8 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include <fmt/format.h>
-#include <toml++/toml.h>
+#include "config/config.h"
 
 namespace tether::runtime::native {
 
@@ -45,21 +44,6 @@ constexpr default_price default_prices[] = {
 
 bool is_pattern(std::string_view p) { return !p.empty() && p.back() == '*'; }
 
-tether::error bad_prices(std::string message) {
-  return make_error(util_errc::invalid_argument, "prices: " + std::move(message));
-}
-
-result<double> read_price(const toml::table& t, std::string_view model, std::string_view key) {
-  const auto* node = t.get(key);
-  if (node == nullptr) return bad_prices(fmt::format("\"{}\" has no {}", model, key));
-  std::optional<double> v = node->value<double>();  // integers convert too
-  // TOML has inf and nan: a price must be a finite number (an infinite one
-  // would make every cost infinite, which no event can store).
-  if (!v || !(*v >= 0) || !std::isfinite(*v))
-    return bad_prices(fmt::format("\"{}\".{} must be a non-negative finite number", model, key));
-  return *v;
-}
-
 }  // namespace
 
 price_table price_table::defaults() {
@@ -93,40 +77,9 @@ std::optional<model_price> price_table::find(std::string_view model) const {
 }
 
 result<price_table> load_prices(std::string_view toml_text, price_table base) {
-  toml::table doc;
-  try {
-    doc = toml::parse(toml_text);
-  } catch (const toml::parse_error& e) {
-    return bad_prices(
-        fmt::format("line {}, column {}: {}", e.source().begin.line, e.source().begin.column, e.description()));
-  }
-  const auto* prices_node = doc.get("prices");
-  if (prices_node == nullptr) return base;
-  const auto* prices = prices_node->as_table();
-  if (prices == nullptr) return bad_prices("[prices] must be a table of models");
-  for (const auto& [key, node] : *prices) {
-    const std::string model(key.str());
-    const auto* entry = node.as_table();
-    if (entry == nullptr || model.empty())
-      return bad_prices(fmt::format("\"{}\" must be a table: [prices.\"{}\"] input = …, output = …", model, model));
-    for (const auto& [field, value] : *entry) {
-      (void)value;
-      if (field.str() != "input" && field.str() != "output" && field.str() != "cached_input")
-        return bad_prices(
-            fmt::format("\"{}\" has an unknown key \"{}\" (input, output, cached_input)", model, field.str()));
-    }
-    auto input = read_price(*entry, model, "input");
-    if (!input) return input.error();
-    auto output = read_price(*entry, model, "output");
-    if (!output) return output.error();
-    double cached = *input;
-    if (entry->contains("cached_input")) {
-      auto c = read_price(*entry, model, "cached_input");
-      if (!c) return c.error();
-      cached = *c;
-    }
-    base.set(model, model_price{*input, *output, cached});
-  }
+  auto prices = config::parse_prices(toml_text);
+  if (!prices) return prices.error();
+  for (const auto& [model, p] : *prices) base.set(model, model_price{p.input, p.output, p.cached_input});
   return base;
 }
 

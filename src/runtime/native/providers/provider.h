@@ -48,6 +48,7 @@
 
 #include "runtime/native/providers/errors.h"
 #include "runtime/native/providers/types.h"
+#include "runtime/native/providers/wire_api.h"
 #include "util/result.h"
 
 namespace tether::runtime::native {
@@ -56,10 +57,6 @@ template <class T>
 using task = boost::asio::awaitable<T>;
 
 class http_tap;  // http_client.h
-
-enum class wire_api { openai_chat, openai_responses, anthropic };
-std::string_view to_string(wire_api w);                   // "openai-chat", "openai-responses", "anthropic"
-std::optional<wire_api> parse_wire_api(std::string_view s);
 
 // Deadlines are data: each travels with the options.
 struct http_deadlines {

@@ -21,8 +21,9 @@ namespace {
 
 using namespace test;  // NOLINT(google-build-using-namespace)
 
-struct acp_agent {
-  std::string kind;     // make_acp's
+struct acp_case {
+  std::string kind;     // the runtime kind's name (the test's)
+  acp_agent agent;      // make_acp's
   std::string program;  // programs.h's
   std::string model;
   bool reports_usage;
@@ -32,14 +33,14 @@ struct acp_agent {
   bool prompts_after_cancel;
 };
 
-std::ostream& operator<<(std::ostream& os, const acp_agent& a) { return os << a.kind; }
+std::ostream& operator<<(std::ostream& os, const acp_case& a) { return os << a.kind; }
 
-const std::vector<acp_agent> agents = {
+const std::vector<acp_case> agents = {
     // codex-acp glues a "Model metadata not found" warning into the message
     // for slugs it does not know, and reports no usage.
-    {"acp-codex", "codex-acp", "gpt-5.5", false, true},
-    {"acp-claude", "claude-agent-acp", "scripted", true, false},
-    {"acp-opencode", "opencode", "scripted", true, true},
+    {"acp-codex", acp_agent::codex, "codex-acp", "gpt-5.5", false, true},
+    {"acp-claude", acp_agent::claude, "claude-agent-acp", "scripted", true, false},
+    {"acp-opencode", acp_agent::opencode, "opencode", "scripted", true, true},
 };
 
 std::string read(const fs::path& p) {
@@ -49,13 +50,13 @@ std::string read(const fs::path& p) {
 
 bool has_tool(const std::vector<agent_event>& evs) { return !all_of<tool_start>(evs).empty(); }
 
-class acp_real : public testing::TestWithParam<acp_agent> {
+class acp_real : public testing::TestWithParam<acp_case> {
  protected:
   void SetUp() override {
     program_ = tether::test::require_agent(GetParam().program);
     if (program_.empty()) return;
     ASSERT_TRUE(mock_.start());
-    s_ = std::make_unique<acp_session>(make_acp(GetParam().kind));
+    s_ = std::make_unique<acp_session>(make_acp(GetParam().agent));
     s_->endpoint = {s_->dialect().scripted_base_url(mock_.base_url()), GetParam().model, ""};
   }
   void TearDown() override {
@@ -199,7 +200,7 @@ TEST_P(acp_real, cancel_ends_a_running_turn) {
 
 TEST_P(acp_real, deny_all_keeps_the_workspace_unwritten) {
   if (program_.empty()) return;
-  s_->settings.permissions = config::agent_permissions::deny_all;
+  s_->settings.permissions = agent_permissions::deny_all;
   ASSERT_TRUE(begin());
   const auto file = s_->workspace() / "denied.txt";
   auto t = s_->turn("Write file " + file.string() + ": should not exist\nReply with exactly: TRIED");

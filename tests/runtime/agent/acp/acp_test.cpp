@@ -23,7 +23,6 @@ namespace tether::runtime::agent {
 namespace {
 
 using namespace test;  // NOLINT(google-build-using-namespace)
-using config::agent_permissions;
 
 const fs::path python_agent = fs::path(TETHER_SOURCE_DIR) / "tests/runtime/agent/acp/fake_acp_agent.py";
 const fs::path node_agent = fs::path(TETHER_SOURCE_DIR) / "tests/server/agents/fake_acp_agent.js";
@@ -225,7 +224,7 @@ TEST_F(acp_confinement, reads_take_lines_and_writes_need_approve_all) {
 
 class acp_fake : public testing::Test {
  protected:
-  acp_fake() : s_(make_acp("acp")) {}
+  acp_fake() : s_(make_acp(acp_agent::any)) {}
   void start() {
     ASSERT_TRUE(s_.start(python_agent));
     auto id = s_.open();
@@ -400,7 +399,7 @@ TEST_F(acp_fake, close_returns_while_a_turn_runs) {
 
 class acp_node_fake : public testing::Test {
  protected:
-  acp_node_fake() : s_(make_acp("acp")) {}
+  acp_node_fake() : s_(make_acp(acp_agent::any)) {}
   acp_session s_;
 };
 
@@ -456,10 +455,10 @@ TEST(acp_programs, the_acp_kind_is_only_ever_the_profiles_command) {
   auto given = find("acp", {.command = python_agent.string()});
   ASSERT_TRUE(given) << given.error().message;
   EXPECT_EQ(given->where, found_in::command);
-  EXPECT_EQ(make_acp("acp")->program(), "acp");
-  EXPECT_EQ(make_acp("acp-codex")->program(), "codex-acp");
-  EXPECT_EQ(make_acp("acp-claude")->program(), "claude-agent-acp");
-  EXPECT_EQ(make_acp("acp-opencode")->program(), "opencode");
+  EXPECT_EQ(make_acp(acp_agent::any)->program(), "acp");
+  EXPECT_EQ(make_acp(acp_agent::codex)->program(), "codex-acp");
+  EXPECT_EQ(make_acp(acp_agent::claude)->program(), "claude-agent-acp");
+  EXPECT_EQ(make_acp(acp_agent::opencode)->program(), "opencode");
 }
 
 }  // namespace

@@ -70,7 +70,7 @@ class acp_session {
   acp_session(const acp_session&) = delete;
   acp_session& operator=(const acp_session&) = delete;
 
-  config::agent_settings settings;
+  agent_settings settings;
   std::map<std::string, std::string> env;  // beside the launch's
   model_endpoint endpoint{"http://127.0.0.1:9/v1", "scripted", ""};
   std::optional<mcp_server> mcp;

@@ -175,7 +175,7 @@ class warm_fixture : public testing::Test {
   test::temp_dir tmp_;
   test::running_context ctx_;
   asio::any_io_executor strand_;
-  config::agent_settings settings_;
+  agent_settings settings_;
 
  private:
   struct side_call {  // a steer or cancel running beside next()

@@ -68,7 +68,7 @@ bool requested_with(const mock::server& srv, std::size_t after, std::string_view
 }
 
 // The command line, without running anything.
-std::vector<std::string> argv_of(const config::agent_settings& settings, std::optional<std::string> resume) {
+std::vector<std::string> argv_of(const agent_settings& settings, std::optional<std::string> resume) {
   test::temp_dir home;
   launch_input in;
   in.program = "/bin/claude";
@@ -92,7 +92,7 @@ std::optional<std::string> after(const std::vector<std::string>& argv, std::stri
 }
 
 TEST(claude_stream_launch, a_new_session_is_named_up_front_and_a_resume_is_passed_on) {
-  config::agent_settings s;
+  agent_settings s;
   const auto fresh = argv_of(s, std::nullopt);
   EXPECT_EQ(after(fresh, "--input-format"), "stream-json");
   EXPECT_EQ(after(fresh, "--output-format"), "stream-json");
@@ -110,11 +110,11 @@ TEST(claude_stream_launch, a_new_session_is_named_up_front_and_a_resume_is_passe
 }
 
 TEST(claude_stream_launch, deny_all_takes_the_reads_that_never_ask_away) {
-  config::agent_settings s;
-  s.permissions = config::agent_permissions::deny_all;
+  agent_settings s;
+  s.permissions = agent_permissions::deny_all;
   EXPECT_EQ(after(argv_of(s, std::nullopt), "--disallowedTools"), "AskUserQuestion Read Glob Grep LS");
   // Claude's own question tool is never offered: questions go through Tether.
-  s.permissions = config::agent_permissions::approve_reads;
+  s.permissions = agent_permissions::approve_reads;
   EXPECT_EQ(after(argv_of(s, std::nullopt), "--disallowedTools"), "AskUserQuestion");
 }
 
@@ -125,7 +125,7 @@ class claude_stream : public warm_fixture {
     if (claude_.empty()) return;
     ASSERT_TRUE(srv_.start());
     dialect_ = make_claude_stream();
-    settings_.permissions = config::agent_permissions::approve_all;
+    settings_.permissions = agent_permissions::approve_all;
   }
 
   std::unique_ptr<warm_agent> launch(std::optional<std::string> resume = std::nullopt) {
@@ -277,7 +277,7 @@ TEST_F(claude_stream, cancel_ends_the_running_turn_and_the_process_takes_another
 }
 
 TEST_F(claude_stream, deny_all_keeps_the_file_unwritten) {
-  settings_.permissions = config::agent_permissions::deny_all;
+  settings_.permissions = agent_permissions::deny_all;
   auto a = launch();
   ASSERT_TRUE(a);
   ASSERT_TRUE(run(a->conn->open({})));
@@ -292,7 +292,7 @@ TEST_F(claude_stream, deny_all_keeps_the_file_unwritten) {
 }
 
 TEST_F(claude_stream, approve_reads_denies_a_write) {
-  settings_.permissions = config::agent_permissions::approve_reads;
+  settings_.permissions = agent_permissions::approve_reads;
   auto a = launch();
   ASSERT_TRUE(a);
   ASSERT_TRUE(run(a->conn->open({})));
@@ -333,7 +333,7 @@ TEST_F(claude_stream, close_returns_promptly_even_when_claude_hangs) {
 class claude_stream_protocol : public warm_fixture {
  protected:
   std::unique_ptr<warm_agent> fake(const std::string& script) {
-    settings_.permissions = config::agent_permissions::approve_all;
+    settings_.permissions = agent_permissions::approve_all;
     return start(*dialect_, {"/bin/sh", "-c", script, "sh", "--session-id", "fake-session"},
                  {"PATH=/usr/bin:/bin"});
   }

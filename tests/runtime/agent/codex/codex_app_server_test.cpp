@@ -129,7 +129,7 @@ class codex_app_server_test : public testing::Test {
   }
 
   // A codex app-server process and its connection, as the runtime starts them.
-  live_agent& spawn(config::agent_permissions p = config::agent_permissions::approve_all) {
+  live_agent& spawn(agent_permissions p = agent_permissions::approve_all) {
     settings_.permissions = p;
     auto d = make_codex_app_server();
     launch_input in;
@@ -212,7 +212,7 @@ class codex_app_server_test : public testing::Test {
   mock::server mock_{mock::server_options{}};
   running_context ctx_;
   asio::strand<asio::io_context::executor_type> strand_ = asio::make_strand(ctx_.io());
-  config::agent_settings settings_;
+  agent_settings settings_;
   std::vector<std::unique_ptr<live_agent>> agents_;
 };
 
@@ -358,7 +358,7 @@ TEST_F(codex_app_server_test, cancel_ends_the_running_turn_and_the_next_turn_run
 
 TEST_F(codex_app_server_test, deny_all_declines_a_command_and_nothing_is_written) {
   if (codex_.empty()) return;
-  auto& a = spawn(config::agent_permissions::deny_all);
+  auto& a = spawn(agent_permissions::deny_all);
   ASSERT_TRUE(run(a.conn->open({})));
   auto evs = run(turn(*a.conn, "Write file denied.txt: no\nReply with exactly: DENIED"));
   ASSERT_TRUE(evs) << evs.error().message;
@@ -373,7 +373,7 @@ TEST_F(codex_app_server_test, deny_all_declines_a_command_and_nothing_is_written
 TEST_F(codex_app_server_test, approve_reads_runs_a_read_and_declines_a_write) {
   if (codex_.empty()) return;
   std::ofstream(workspace() / "seen.txt") << "visible\n";
-  auto& a = spawn(config::agent_permissions::approve_reads);
+  auto& a = spawn(agent_permissions::approve_reads);
   ASSERT_TRUE(run(a.conn->open({})));
   auto evs = run(turn(*a.conn, "Run: cat seen.txt\nWrite file written.txt: no\nReply with exactly: READ"));
   ASSERT_TRUE(evs) << evs.error().message;

@@ -141,7 +141,6 @@ TEST(opencode_serve_events, nothing_is_mapped_without_a_turn) {
 }
 
 TEST(opencode_permissions, each_policy_answers_as_the_profile_says) {
-  using config::agent_permissions;
   EXPECT_EQ(reply(agent_permissions::approve_all, "external_directory"), "once");
   EXPECT_EQ(reply(agent_permissions::approve_all, "bash"), "once");
   EXPECT_EQ(reply(agent_permissions::approve_reads, "read"), "once");

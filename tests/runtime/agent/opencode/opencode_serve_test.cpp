@@ -213,7 +213,7 @@ class opencode_serve : public testing::Test {
   fs::path home_;
   fs::path workspace_;
   mock::server model_{{}};
-  config::agent_settings settings_;
+  agent_settings settings_;
   std::unique_ptr<warm_dialect> dialect_ = make_opencode_serve();
   running_context ctx_;
   asio::any_io_executor strand_ = asio::make_strand(ctx_.io());
@@ -354,7 +354,7 @@ TEST_F(opencode_serve, cancel_ends_the_running_turn_and_the_next_turn_runs) {
 
 TEST_F(opencode_serve, deny_all_keeps_the_file_unwritten) {
   if (opencode_.empty()) return;
-  settings_.permissions = config::agent_permissions::deny_all;
+  settings_.permissions = agent_permissions::deny_all;
   auto& a = start();
   ASSERT_TRUE(open(a));
   const auto file = workspace_ / "denied.txt";
@@ -381,7 +381,7 @@ TEST_F(opencode_serve, approve_all_answers_opencodes_question_about_a_directory_
 
 TEST_F(opencode_serve, approve_reads_rejects_a_write_outside_the_workspace) {
   if (opencode_.empty()) return;
-  settings_.permissions = config::agent_permissions::approve_reads;
+  settings_.permissions = agent_permissions::approve_reads;
   auto& a = start();
   ASSERT_TRUE(open(a));
   const auto file = dir_.path() / "outside" / "out.txt";
