@@ -50,7 +50,11 @@ tether_fuzz_target(sse_parser sse_parser_fuzz.cpp tether_http_sse)
 tether_fuzz_target(events events_fuzz.cpp tether_model)
 tether_fuzz_target(provider_streams provider_streams_fuzz.cpp tether_providers)
 tether_fuzz_target(mock_requests mock_requests_fuzz.cpp tether_mock)
-tether_fuzz_target(config config_fuzz.cpp tether_config)
+# The kinds' readers are compiled in (not their runtimes): the configuration
+# is fuzzed as the node reads it.
+tether_fuzz_target(config config_fuzz.cpp tether_config tether_providers tether_process fmt::fmt)
+target_sources(fuzz_config PRIVATE ${PROJECT_SOURCE_DIR}/src/runtime/native/settings.cpp
+                                   ${PROJECT_SOURCE_DIR}/src/runtime/agent/settings.cpp)
 tether_fuzz_target(suite suite_fuzz.cpp tether_e2e)
 tether_fuzz_target(answers answers_fuzz.cpp tether_model)
 tether_fuzz_target(api_requests api_requests_fuzz.cpp tether_api SQLite::SQLite3)
