@@ -60,7 +60,8 @@ constexpr std::string_view content_policy =
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "font-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-http::response to_response(http_reply r, unsigned version, bool keep_alive) {
+// A reply to a HEAD keeps its GET's Content-Length and sends no body.
+http::response to_response(http_reply r, unsigned version, bool keep_alive, bool head) {
   http::response res{static_cast<bhttp::status>(r.status), version};
   res.set(bhttp::field::content_type, r.content_type);
   res.set(bhttp::field::server, "tether");
@@ -76,6 +77,7 @@ http::response to_response(http_reply r, unsigned version, bool keep_alive) {
   res.body() = std::move(r.body);
   res.keep_alive(keep_alive);
   res.prepare_payload();
+  if (head) res.body().clear();
   return res;
 }
 
@@ -114,6 +116,7 @@ class api_routes final : public http::routes {
   net::awaitable<http::reply> handle(http::request req, http::request_info info) override {
     const unsigned version = req.version();
     const bool keep_alive = req.keep_alive();
+    const bool head = req.method() == bhttp::verb::head;
     auto r = co_await api::handle(ctx_.get(), from_wire(std::move(req), std::move(info)));
     metrics::http_requests_total().with(std::to_string(r.status)).inc();
     http::reply out;
@@ -123,7 +126,7 @@ class api_routes final : public http::routes {
       };
       co_return out;
     }
-    out.message = to_response(std::move(r), version, keep_alive);
+    out.message = to_response(std::move(r), version, keep_alive, head);
     co_return out;
   }
 
@@ -139,12 +142,12 @@ class api_routes final : public http::routes {
 
   http::response too_large(const http::request& head, std::size_t limit) override {
     auto e = make_error(api_errc::too_large, "the body exceeds " + std::to_string(limit) + " bytes");
-    return to_response(error_reply(e), head.version(), false);
+    return to_response(error_reply(e), head.version(), false, false);
   }
 
   http::response malformed(unsigned status, std::string message) override {
     auto e = make_error(status == 431 ? api_errc::headers_too_large : api_errc::bad_request, std::move(message));
-    return to_response(error_reply(e), 11, false);
+    return to_response(error_reply(e), 11, false, false);
   }
 
   void refused() override {

@@ -16,6 +16,8 @@
 namespace tether::api {
 
 namespace json = boost::json;
+template <class T>
+using task = boost::asio::awaitable<T>;
 namespace fs = std::filesystem;
 
 namespace {
@@ -39,10 +41,6 @@ std::string iso8601(std::int64_t unix_s) {
 }
 
 bool is_read(const http_request& req) { return req.method == "GET" || req.method == "HEAD"; }
-
-http_reply not_allowed(std::string_view allowed) {
-  return error_reply(make_error(api_errc::method_not_allowed, "use " + std::string(allowed)));
-}
 
 http_reply signed_in_reply(const web_auth::signed_in& s) {
   json::object o;
@@ -76,8 +74,6 @@ http_reply asset_reply(const http_request& req, std::string_view name) {
 }
 
 http_reply login(const handler_context* ctx, const http_request& req) {
-  if (req.method != "POST") return not_allowed("POST");
-  if (auto media = check_media_type(req.content_type, req.body); !media) return error_reply(media.error());
   auto o = parse_body(req.body);
   if (!o) return error_reply(o.error());
   if (auto known = only_fields(*o, login_fields); !known) return error_reply(known.error());
@@ -95,14 +91,12 @@ http_reply login(const handler_context* ctx, const http_request& req) {
 }
 
 http_reply session_check(const handler_context* ctx, const http_request& req) {
-  if (!is_read(req)) return not_allowed("GET");
   const auto s = ctx->auth ? ctx->auth->check(req.cookie, unix_now()) : std::nullopt;
   if (!s) return error_reply(make_error(api_errc::unauthorized, "not signed in"));
   return signed_in_reply(*s);
 }
 
 http_reply logout(const handler_context* ctx, const http_request& req) {
-  if (req.method != "POST") return not_allowed("POST");
   if (ctx->auth) ctx->auth->revoke(req.cookie, unix_now());
   auto r = json_reply(200, json::object{});
   r.headers.emplace_back("Set-Cookie", set_cookie(ctx, "", 0));
@@ -184,15 +178,15 @@ std::optional<std::string> percent_decoded(std::string_view s) {
   return out;
 }
 
-http_reply artifact(const handler_context* ctx, const std::vector<std::string_view>& parts) {
+http_reply artifact(const handler_context* ctx, const std::vector<std::string>& segments) {
   const auto& q = ctx->options.qualification;
   auto refused = [&] {
     return error_reply(make_error(api_errc::not_found, "no such artifact"));
   };
   if (!q) return error_reply(make_error(api_errc::not_found, "no results folder is configured (serve --results)"));
   fs::path rel;
-  for (std::size_t i = 2; i < parts.size(); ++i) {  // campaigns/…
-    auto seg = percent_decoded(parts[i]);
+  for (const auto& raw : segments) {
+    auto seg = percent_decoded(raw);
     if (!seg || seg->empty() || *seg == "." || *seg == ".." ||
         seg->find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._@+-") !=
             std::string::npos)
@@ -202,7 +196,7 @@ http_reply artifact(const handler_context* ctx, const std::vector<std::string_vi
   std::error_code ec;
   const auto root = fs::canonical(q->dir / "campaigns", ec);
   if (ec) return refused();
-  const auto file = fs::canonical(root / rel.lexically_relative("campaigns"), ec);
+  const auto file = fs::canonical(root / rel, ec);
   if (ec) return refused();
   const auto inside = file.lexically_relative(root);
   if (inside.empty() || *inside.begin() == ".." || !fs::is_regular_file(file, ec)) return refused();
@@ -240,29 +234,6 @@ bool carries_credentials(const http_request& req) {
   return parts.size() == 3 && parts[0] == "v1" && parts[1] == "auth" && parts[2] == "login";
 }
 
-std::optional<http_reply> handle_public_web(const handler_context* ctx, const http_request& req) {
-  const auto parts = split_path(req.target);
-  if (parts.empty()) {
-    if (!is_read(req)) return not_allowed("GET");
-    return to_the_interface(302, req.target);
-  }
-  if (parts[0] == "ui") {
-    if (!is_read(req)) return not_allowed("GET");
-    if (parts.size() == 1) {
-      // Relative links in the page need the slash.
-      if (!req.target.starts_with("/ui/")) return to_the_interface(301, req.target);
-      return asset_reply(req, "");
-    }
-    if (parts.size() != 2) return error_reply(make_error(api_errc::not_found, "no file " + req.target));
-    return asset_reply(req, parts[1]);
-  }
-  if (parts.size() == 3 && parts[0] == "v1" && parts[1] == "auth") {
-    if (parts[2] == "login") return login(ctx, req);
-    if (parts[2] == "session") return session_check(ctx, req);
-  }
-  return std::nullopt;
-}
-
 result<void> authenticate(const handler_context* ctx, const http_request& req) {
   if (bearer_matches(req.authorization, ctx->options.token)) return {};
   const auto s = ctx->auth ? ctx->auth->check(req.cookie, unix_now()) : std::nullopt;
@@ -277,25 +248,36 @@ result<void> authenticate(const handler_context* ctx, const http_request& req) {
   return {};
 }
 
-std::optional<http_reply> handle_web(const handler_context* ctx, const http_request& req) {
-  const auto parts = split_path(req.target);
-  if (parts.size() < 2 || parts[0] != "v1") return std::nullopt;
-  if (parts.size() == 3 && parts[1] == "auth" && parts[2] == "logout") return logout(ctx, req);
-  if (parts.size() == 2 && parts[1] == "profiles") {
-    if (!is_read(req)) return not_allowed("GET");
-    return profiles(ctx);
-  }
-  if (parts[1] != "qualification") return std::nullopt;
-  if (!is_read(req)) return not_allowed("GET");
-  if (parts.size() == 2) return history(ctx);
-  if (parts.size() == 3 && (parts[2] == "dashboard" || parts[2] == "dashboard.html"))
-    return dashboard(ctx, std::string(query_value(req.target, "campaign").value_or("")));
-  if (parts.size() == 3 && parts[2].starts_with("dashboard-") && parts[2].ends_with(".html")) {
-    const auto id = parts[2].substr(10, parts[2].size() - 15);
-    return dashboard(ctx, std::string(id));
-  }
-  if (parts.size() >= 4 && parts[2] == "campaigns") return artifact(ctx, parts);
-  return error_reply(make_error(api_errc::not_found, "no route " + req.method + " " + req.target));
+namespace web_routes {
+
+using reply = task<http_reply>;
+
+reply root(route_call c) { co_return to_the_interface(302, c.req.target); }
+
+reply interface(route_call c) {
+  // Relative links in the page need the slash.
+  if (!c.req.target.starts_with("/ui/")) co_return to_the_interface(301, c.req.target);
+  co_return asset_reply(c.req, "");
 }
+
+reply file(route_call c) {
+  // The files are one level deep: a longer path (../token too) is no file, and needs no token to be told so.
+  if (c.params.size() != 1) co_return error_reply(make_error(api_errc::not_found, "no file " + c.req.target));
+  co_return asset_reply(c.req, c.params.front());
+}
+reply login(route_call c) { co_return api::login(c.ctx, c.req); }
+reply signed_in(route_call c) { co_return session_check(c.ctx, c.req); }
+reply logout(route_call c) { co_return api::logout(c.ctx, c.req); }
+reply profiles(route_call c) { co_return api::profiles(c.ctx); }
+reply qualification(route_call c) { co_return history(c.ctx); }
+
+reply dashboard(route_call c) {
+  co_return api::dashboard(c.ctx, std::string(query_value(c.req.target, "campaign").value_or("")));
+}
+
+reply campaign_page(route_call c) { co_return api::dashboard(c.ctx, std::move(c.params.at(0))); }
+reply artifact(route_call c) { co_return api::artifact(c.ctx, c.params); }
+
+}  // namespace web_routes
 
 }  // namespace tether::api

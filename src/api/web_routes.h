@@ -1,4 +1,4 @@
-// The web interface's routes (api/server.h lists the rest):
+// The web interface's routes (api/routes.h lists them all):
 //
 //   GET  /                                   302 to /ui/
 //   GET  /ui/ · /ui/{file}                   the interface's files (web/assets.h): ETag, 304 on
@@ -31,24 +31,39 @@
 #include <optional>
 #include <string_view>
 
-#include "api/handler.h"
+#include <boost/asio/awaitable.hpp>
+
+#include "api/routes.h"
 
 namespace tether::api {
 
 // The body of POST /v1/auth/login.
 inline constexpr std::array<std::string_view, 1> login_fields{"token"};
 
-// The routes served without the token: the files, sign-in and its check.
-// nullopt: not one of them.
-std::optional<http_reply> handle_public_web(const handler_context* ctx, const http_request& req);
 // Whether a request carries the bearer token, or the cookie (with the CSRF
 // header unless GET/HEAD): api_errc::unauthorized or forbidden otherwise.
-result<void> authenticate(const handler_context* ctx, const http_request& req);
 // A failed check counts against the client's address (api/guard.h).
+result<void> authenticate(const handler_context* ctx, const http_request& req);
 // Whether a request presents a credential: an Authorization header, a
 // sign-in cookie, or a sign-in attempt.
 bool carries_credentials(const http_request& req);
-// The routes above that need authentication; nullopt: not one of them.
-std::optional<http_reply> handle_web(const handler_context* ctx, const http_request& req);
+
+namespace web_routes {
+
+using reply = boost::asio::awaitable<http_reply>;
+
+reply root(route_call c);       // GET /
+reply interface(route_call c);  // GET /ui/
+reply file(route_call c);       // GET /ui/{file*} (404 unless one segment)
+reply login(route_call c);
+reply signed_in(route_call c);  // GET /v1/auth/session
+reply logout(route_call c);
+reply profiles(route_call c);
+reply qualification(route_call c);
+reply dashboard(route_call c);
+reply campaign_page(route_call c);  // GET /v1/qualification/dashboard-{campaign}.html
+reply artifact(route_call c);       // GET /v1/qualification/campaigns/{path*}
+
+}  // namespace web_routes
 
 }  // namespace tether::api

@@ -1,6 +1,7 @@
 #include "api/work_routes.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include <boost/json.hpp>
 
@@ -334,71 +335,92 @@ task<http_reply> answer_confirmation(const handler_context* ctx, interaction_id 
   co_return json_reply(200, json::object{{"interaction", interaction_view(*row)}});
 }
 
-bool is_work_route(std::string_view target) {
-  const auto parts = split_path(target);
-  return parts.size() >= 2 && parts[0] == "v1" && (parts[1] == "projects" || parts[1] == "tasks");
+namespace work_routes {
+namespace {
+
+// The work routes answer 503 on a server without the work layer.
+template <task<http_reply> (*fn)(route_call)>
+task<http_reply> with_work(route_call c) {
+  if (c.ctx->work == nullptr)
+    co_return error_reply(make_error(api_errc::unavailable, "the work layer is not running on this server"));
+  co_return co_await fn(std::move(c));
 }
 
-task<std::optional<http_reply>> handle_work(const handler_context* ctx, http_request req) {
-  const auto parts = split_path(req.target);  // views into req.target, which this frame owns
-  if (parts.size() < 2 || parts[0] != "v1" || (parts[1] != "projects" && parts[1] != "tasks"))
-    co_return std::nullopt;
-  auto not_allowed = [](std::string_view allowed) {
-    return error_reply(make_error(api_errc::method_not_allowed, "use " + std::string(allowed)));
-  };
-  const std::string& m = req.method;
-  if (ctx->work == nullptr)
-    co_return error_reply(make_error(api_errc::unavailable, "the work layer is not running on this server"));
-  if (parts[1] == "projects") {
-    if (parts.size() == 2) {
-      if (m == "POST") co_return co_await create_project(ctx, std::move(req.body));
-      if (m != "GET") co_return not_allowed("GET or POST");
-      auto limit = query_number(req.target, "limit");
-      if (!limit) co_return error_reply(limit.error());
-      auto rows = co_await ctx->work->list_projects(
-          static_cast<std::size_t>(std::clamp<std::int64_t>(limit->value_or(100), 1, 1000)));
-      if (!rows) co_return error_reply(rows.error());
-      json::array list;
-      for (const auto& p : *rows) list.push_back(project_view(p));
-      co_return json_reply(200, json::object{{"projects", std::move(list)}});
-    }
-    if (parts.size() != 3) co_return std::nullopt;
-    auto id = path_id<project_id>(parts[2], "project");
-    if (!id) co_return error_reply(id.error());
-    if (m == "PATCH") co_return co_await update_project(ctx, *id, std::move(req.body));
-    if (m != "GET") co_return not_allowed("GET or PATCH");
-    auto p = co_await ctx->work->get_project(*id);
-    if (!p) co_return error_reply(p.error());
-    co_return json_reply(200, json::object{{"project", project_view(*p)}});
-  }
-  if (parts.size() == 2) {
-    if (m == "POST") co_return co_await create_task(ctx, std::move(req.body));
-    if (m == "GET") co_return co_await list_tasks(ctx, req.target);
-    co_return not_allowed("GET or POST");
-  }
-  const std::string_view leaf = parts.size() == 4 ? parts[3] : std::string_view();
-  const bool known = parts.size() == 3 || (parts.size() == 4 && (leaf == "messages" || leaf == "comments" ||
-                                                                  leaf == "plan" || leaf == "approve" ||
-                                                                  leaf == "reject"));
-  if (!known) co_return std::nullopt;
-  auto id = path_id<task_id>(parts[2], "task");
+// A route of one project or task: its {id} parsed first (404).
+template <class Id, task<http_reply> (*fn)(const handler_context*, Id, route_call)>
+task<http_reply> of(route_call c) {
+  auto id = path_id<Id>(c.params.at(0), std::is_same_v<Id, project_id> ? "project" : "task");
   if (!id) co_return error_reply(id.error());
-  if (parts.size() == 3) {
-    if (m == "PATCH") co_return co_await update_task(ctx, *id, std::move(req.body));
-    if (m != "GET") co_return not_allowed("GET or PATCH");
-    auto d = co_await ctx->work->describe(*id);
-    if (!d) co_return error_reply(d.error());
-    co_return json_reply(200, task_detail_view(*d));
-  }
-  if (leaf == "plan") {
-    if (m == "GET") co_return co_await plan(ctx, *id);
-    if (m == "POST") co_return co_await write_plan(ctx, *id, std::move(req.body));
-    co_return not_allowed("GET or POST");
-  }
-  if (m != "POST") co_return not_allowed("POST");
-  if (leaf == "messages") co_return co_await send_message(ctx, *id, std::move(req.body));
-  if (leaf == "comments") co_return co_await add_comment(ctx, *id, std::move(req.body));
-  co_return co_await decide(ctx, *id, std::move(req.body), leaf == "approve");
+  co_return co_await fn(c.ctx, std::move(*id), std::move(c));
 }
+
+task<http_reply> list_projects_of(route_call c) {
+  auto limit = query_number(c.req.target, "limit");
+  if (!limit) co_return error_reply(limit.error());
+  auto rows = co_await c.ctx->work->list_projects(
+      static_cast<std::size_t>(std::clamp<std::int64_t>(limit->value_or(100), 1, 1000)));
+  if (!rows) co_return error_reply(rows.error());
+  json::array list;
+  for (const auto& p : *rows) list.push_back(project_view(p));
+  co_return json_reply(200, json::object{{"projects", std::move(list)}});
+}
+
+task<http_reply> get_project_of(const handler_context* ctx, project_id id, route_call) {
+  auto p = co_await ctx->work->get_project(id);
+  if (!p) co_return error_reply(p.error());
+  co_return json_reply(200, json::object{{"project", project_view(*p)}});
+}
+
+task<http_reply> get_task_of(const handler_context* ctx, task_id id, route_call) {
+  auto d = co_await ctx->work->describe(id);
+  if (!d) co_return error_reply(d.error());
+  co_return json_reply(200, task_detail_view(*d));
+}
+
+task<http_reply> create_project_of(route_call c) { return api::create_project(c.ctx, std::move(c.req.body)); }
+task<http_reply> create_task_of(route_call c) { return api::create_task(c.ctx, std::move(c.req.body)); }
+task<http_reply> list_tasks_of(route_call c) { return api::list_tasks(c.ctx, std::move(c.req.target)); }
+
+task<http_reply> update_project_of(const handler_context* ctx, project_id id, route_call c) {
+  return api::update_project(ctx, id, std::move(c.req.body));
+}
+task<http_reply> update_task_of(const handler_context* ctx, task_id id, route_call c) {
+  return api::update_task(ctx, id, std::move(c.req.body));
+}
+task<http_reply> send_message_of(const handler_context* ctx, task_id id, route_call c) {
+  return api::send_message(ctx, id, std::move(c.req.body));
+}
+task<http_reply> add_comment_of(const handler_context* ctx, task_id id, route_call c) {
+  return api::add_comment(ctx, id, std::move(c.req.body));
+}
+task<http_reply> plan_of(const handler_context* ctx, task_id id, route_call) { return api::plan(ctx, id); }
+task<http_reply> write_plan_of(const handler_context* ctx, task_id id, route_call c) {
+  return api::write_plan(ctx, id, std::move(c.req.body));
+}
+task<http_reply> approve_of(const handler_context* ctx, task_id id, route_call c) {
+  return api::decide(ctx, id, std::move(c.req.body), true);
+}
+task<http_reply> reject_of(const handler_context* ctx, task_id id, route_call c) {
+  return api::decide(ctx, id, std::move(c.req.body), false);
+}
+
+}  // namespace
+
+reply create_project(route_call c) { return with_work<&create_project_of>(std::move(c)); }
+reply list_projects(route_call c) { return with_work<&list_projects_of>(std::move(c)); }
+reply get_project(route_call c) { return with_work<&of<project_id, &get_project_of>>(std::move(c)); }
+reply update_project(route_call c) { return with_work<&of<project_id, &update_project_of>>(std::move(c)); }
+reply create_task(route_call c) { return with_work<&create_task_of>(std::move(c)); }
+reply list_tasks(route_call c) { return with_work<&list_tasks_of>(std::move(c)); }
+reply get_task(route_call c) { return with_work<&of<task_id, &get_task_of>>(std::move(c)); }
+reply update_task(route_call c) { return with_work<&of<task_id, &update_task_of>>(std::move(c)); }
+reply send_message(route_call c) { return with_work<&of<task_id, &send_message_of>>(std::move(c)); }
+reply add_comment(route_call c) { return with_work<&of<task_id, &add_comment_of>>(std::move(c)); }
+reply plan(route_call c) { return with_work<&of<task_id, &plan_of>>(std::move(c)); }
+reply write_plan(route_call c) { return with_work<&of<task_id, &write_plan_of>>(std::move(c)); }
+reply approve(route_call c) { return with_work<&of<task_id, &approve_of>>(std::move(c)); }
+reply reject(route_call c) { return with_work<&of<task_id, &reject_of>>(std::move(c)); }
+
+}  // namespace work_routes
 
 }  // namespace tether::api

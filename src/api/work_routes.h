@@ -1,4 +1,5 @@
-// The work layer's routes (docs/architecture.md §6) under /v1/projects and /v1/tasks:
+// The work layer's routes (docs/architecture.md §6) under /v1/projects and /v1/tasks (api/routes.h
+// lists them all; on a server without the work layer each is 503 unavailable):
 //
 //   POST  /v1/projects                 {id?, name, description?, repositories, setup?}  201 {project}
 //   GET   /v1/projects                 ?limit=                                       {projects}
@@ -33,7 +34,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include "api/handler.h"
+#include "api/routes.h"
 
 namespace tether::api {
 
@@ -51,11 +52,26 @@ inline constexpr std::array<std::string_view, 2> write_plan_fields{"content", "b
 inline constexpr std::array<std::string_view, 1> reject_fields{"reason"};
 inline constexpr std::array<std::string_view, 2> confirmation_answer_fields{"accepted", "reason"};
 
-// The reply of a work route, or nullopt when `parts` names none.
-// Whether the target is one of the work routes' (/v1/projects…, /v1/tasks…).
-bool is_work_route(std::string_view target);
-// The reply of a work route (nullopt: none matches the path).
-boost::asio::awaitable<std::optional<http_reply>> handle_work(const handler_context* ctx, http_request req);
+namespace work_routes {
+
+using reply = boost::asio::awaitable<http_reply>;
+
+reply create_project(route_call c);
+reply list_projects(route_call c);
+reply get_project(route_call c);
+reply update_project(route_call c);
+reply create_task(route_call c);
+reply list_tasks(route_call c);
+reply get_task(route_call c);
+reply update_task(route_call c);
+reply send_message(route_call c);
+reply add_comment(route_call c);
+reply plan(route_call c);
+reply write_plan(route_call c);
+reply approve(route_call c);
+reply reject(route_call c);
+
+}  // namespace work_routes
 
 // POST /v1/interactions/{id}/answer of a confirmation.
 boost::asio::awaitable<http_reply> answer_confirmation(const handler_context* ctx, interaction_id id,

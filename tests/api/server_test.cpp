@@ -177,8 +177,26 @@ TEST_F(api_server_test, an_unknown_route_is_404_and_a_wrong_method_is_405) {
   auto method = c.send(http::verb::delete_, "/v1/sessions");
   EXPECT_EQ(method.status, 405U);
   EXPECT_EQ(method.error_code(), "method_not_allowed");
+  EXPECT_EQ(method.error_message(), "use GET or POST");  // the route table's methods of that path
   auto health = c.send(http::verb::post, "/v1/health", std::string("{}"), std::nullopt);
   EXPECT_EQ(health.status, 405U);
+  // A path no route has is 401 before the token, so nobody learns which paths exist.
+  EXPECT_EQ(c.send(http::verb::get, "/v1/nothing-here", std::nullopt, std::nullopt).status, 401U);
+}
+
+// A HEAD is answered as its GET, with the GET's Content-Length and no body:
+// the connection stays in step (a body would be read as the next reply).
+TEST_F(api_server_test, a_head_is_its_get_without_the_body_and_the_connection_goes_on) {
+  auto c = connect();
+  const auto get = c.get("/v1/sessions");
+  ASSERT_EQ(get.status, 200U);
+  const auto head = c.send(http::verb::head, "/v1/sessions");
+  EXPECT_EQ(head.status, 200U);
+  EXPECT_TRUE(head.raw.empty());
+  EXPECT_EQ(head.header("Content-Length"), std::to_string(get.raw.size()));
+  const auto after = c.get("/v1/health");
+  EXPECT_EQ(after.status, 200U) << after.raw;
+  EXPECT_EQ(after.body.at("status"), "ok");
 }
 
 TEST_F(api_server_test, an_unknown_session_is_404_for_reads_and_inputs) {
