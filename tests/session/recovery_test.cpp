@@ -1,5 +1,10 @@
 #include "session/service.h"
 
+#include <algorithm>
+#include <set>
+
+#include <boost/asio/post.hpp>
+
 #include <sqlite3.h>
 
 #include "session/fixture.h"
@@ -240,6 +245,51 @@ TEST_F(recovery_test, a_scan_pages_through_abandoned_sessions_in_bounded_batches
   EXPECT_EQ(report.examined, 5U);
   EXPECT_EQ(report.claimed, 5U);
   for (const auto& s : all) eventually([&] { return count(s, "execution.finished") == 1; });
+}
+
+// Counts how many sessions a scan checks at once: a session's log reads
+// before its lease is claimed are the scan's (recovery.cpp), and each such
+// read yields a few times first so that the checks can overlap.
+class overlap_counting_store final : public forwarding_store {
+ public:
+  using forwarding_store::forwarding_store;
+  store::task<result<store::event_page>> read(session_id s, event_seq after, std::size_t limit) override {
+    const bool checking = !claimed_.contains(s);
+    if (checking) widest_ = std::max(widest_, ++in_flight_);
+    for (int i = 0; i < 5; ++i) co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
+    auto page = co_await forwarding_store::read(s, after, limit);
+    if (checking) --in_flight_;
+    co_return page;
+  }
+  store::task<result<store::lease>> claim_lease(session_id s, std::string owner, time_ms ttl_ms) override {
+    claimed_.insert(s);
+    return forwarding_store::claim_lease(std::move(s), std::move(owner), ttl_ms);
+  }
+  [[nodiscard]] std::size_t widest() const { return widest_; }
+
+ private:
+  std::set<session_id> claimed_;
+  std::size_t in_flight_ = 0;
+  std::size_t widest_ = 0;
+};
+
+TEST_F(recovery_test, a_scan_checks_at_most_recovery_concurrency_sessions_at_once) {
+  // Six sessions a crashed node left, scanned `width` at a time: as wide as allowed, never wider.
+  for (const std::size_t width : {std::size_t{1}, std::size_t{3}}) {
+    std::vector<session_id> left;
+    for (int i = 0; i < 6; ++i) left.push_back(abandoned("dead/" + std::to_string(width)));
+    clock_.advance(60'000);
+    overlap_counting_store counting(*store_);
+    auto opts = test_options();
+    opts.recovery_concurrency = width;
+    service_ = std::make_unique<session::session_service>(io_.get_executor(), counting, runtime_, clock_,
+                                                          session::make_node_identity("n1"), opts);
+    const auto report = scan();
+    EXPECT_EQ(report.claimed, 6U);
+    EXPECT_EQ(counting.widest(), width);
+    for (const auto& s : left) eventually([&] { return count(s, "execution.finished") == 1; });
+    stop_service();  // before `counting` goes
+  }
 }
 
 TEST_F(recovery_test, a_clean_stop_expires_our_leases_and_the_next_start_continues_the_execution) {
