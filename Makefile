@@ -38,16 +38,21 @@ build-sanitize: setup
 	cmake --build $(ASAN_DIR) -j$(JOBS)
 	cmake --build $(TSAN_DIR) -j$(JOBS)
 
-sanitize: build-sanitize
+define run_sanitized
 	$(SANITIZER_ENV) ctest --test-dir $(ASAN_DIR) --output-on-failure -j$(JOBS)
 	$(SANITIZER_ENV) ctest --test-dir $(TSAN_DIR) --output-on-failure -j$(JOBS)
+endef
+sanitize: build-sanitize
+	$(run_sanitized)
 
 # Builds everything and runs every test through CTest (prints the summary
 # lines): the g++ build's tests, then each fuzz target's corpus and
-# regressions replayed and a few seconds of fuzzing (fuzz.<target>).
-test: build build-fuzz
+# regressions replayed and a few seconds of fuzzing (fuzz.<target>), then
+# the sanitizer builds' suites (as make sanitize).
+test: build build-fuzz build-sanitize
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS)
 	ctest --test-dir $(FUZZ_DIR) --output-on-failure -j$(JOBS)
+	$(run_sanitized)
 
 # The tests that drive real processes, time or a browser (CTest label
 # stress), STRESS_RUNS times beside two CPU hogs (stress-ng): a table of

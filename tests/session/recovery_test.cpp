@@ -1,6 +1,7 @@
 #include "session/service.h"
 
 #include <algorithm>
+#include <mutex>
 #include <set>
 
 #include <boost/asio/post.hpp>
@@ -253,21 +254,36 @@ TEST_F(recovery_test, a_scan_pages_through_abandoned_sessions_in_bounded_batches
 class overlap_counting_store final : public forwarding_store {
  public:
   using forwarding_store::forwarding_store;
+  // The service's sessions run on strands of the fixture's threads: the counts are shared.
   store::task<result<store::event_page>> read(session_id s, event_seq after, std::size_t limit) override {
-    const bool checking = !claimed_.contains(s);
-    if (checking) widest_ = std::max(widest_, ++in_flight_);
+    bool checking = false;
+    {
+      const std::lock_guard lock(mutex_);
+      checking = !claimed_.contains(s);
+      if (checking) widest_ = std::max(widest_, ++in_flight_);
+    }
     for (int i = 0; i < 5; ++i) co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
     auto page = co_await forwarding_store::read(s, after, limit);
-    if (checking) --in_flight_;
+    if (checking) {
+      const std::lock_guard lock(mutex_);
+      --in_flight_;
+    }
     co_return page;
   }
   store::task<result<store::lease>> claim_lease(session_id s, std::string owner, time_ms ttl_ms) override {
-    claimed_.insert(s);
+    {
+      const std::lock_guard lock(mutex_);
+      claimed_.insert(s);
+    }
     return forwarding_store::claim_lease(std::move(s), std::move(owner), ttl_ms);
   }
-  [[nodiscard]] std::size_t widest() const { return widest_; }
+  [[nodiscard]] std::size_t widest() const {
+    const std::lock_guard lock(mutex_);
+    return widest_;
+  }
 
  private:
+  mutable std::mutex mutex_;
   std::set<session_id> claimed_;
   std::size_t in_flight_ = 0;
   std::size_t widest_ = 0;
