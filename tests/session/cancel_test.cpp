@@ -2,7 +2,7 @@
 
 #include "session/errors.h"
 #include "session/fixture.h"
-#include "session/forwarding_store.h"
+#include "store/forwarding_store.h"
 
 namespace tether::testing {
 namespace {
@@ -13,7 +13,7 @@ using session::start_mode;
 // A store that lets a promotion of an input commit just before the cancel
 // of that input that the service sends: the race a drain at a step boundary
 // and a user's DELETE can run. Everything else goes straight through.
-class promotion_first_store final : public forwarding_store {
+class promotion_first_store final : public store::forwarding_store {
  public:
   using forwarding_store::forwarding_store;
 

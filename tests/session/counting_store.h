@@ -4,11 +4,11 @@
 
 #include <atomic>
 
-#include "session/forwarding_store.h"
+#include "store/forwarding_store.h"
 
 namespace tether::testing {
 
-class counting_store final : public forwarding_store {
+class counting_store final : public store::forwarding_store {
  public:
   using forwarding_store::forwarding_store;
 

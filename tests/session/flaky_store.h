@@ -14,11 +14,11 @@
 #include <optional>
 #include <vector>
 
-#include "session/forwarding_store.h"
+#include "store/forwarding_store.h"
 
 namespace tether::testing {
 
-class flaky_store final : public forwarding_store {
+class flaky_store final : public store::forwarding_store {
  public:
   using forwarding_store::forwarding_store;
   enum class fault { lost, landed, unavailable };

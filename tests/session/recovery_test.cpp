@@ -9,7 +9,7 @@
 #include <sqlite3.h>
 
 #include "session/fixture.h"
-#include "session/forwarding_store.h"
+#include "store/forwarding_store.h"
 
 namespace tether::testing {
 namespace {
@@ -251,7 +251,7 @@ TEST_F(recovery_test, a_scan_pages_through_abandoned_sessions_in_bounded_batches
 // Counts how many sessions a scan checks at once: a session's log reads
 // before its lease is claimed are the scan's (recovery.cpp), and each such
 // read yields a few times first so that the checks can overlap.
-class overlap_counting_store final : public forwarding_store {
+class overlap_counting_store final : public store::forwarding_store {
  public:
   using forwarding_store::forwarding_store;
   // The service's sessions run on strands of the fixture's threads: the counts are shared.
@@ -380,7 +380,7 @@ TEST_F(recovery_test, a_question_answered_just_before_a_crash_continues_its_turn
 // finished, its lease released) just before this node's execution.started
 // for the same continuation commits: the race of two nodes both woken by
 // one answer, where the second read the session before the first started.
-class continuation_taken_store final : public forwarding_store {
+class continuation_taken_store final : public store::forwarding_store {
  public:
   using forwarding_store::forwarding_store;
 
@@ -428,7 +428,7 @@ TEST_F(recovery_test, a_continuation_another_node_ran_meanwhile_is_not_run_again
 
 // Just before this node's claim of an abandoned execution's lease, another
 // node recovers that execution and runs it to its end (releasing the lease).
-class takeover_taken_store final : public forwarding_store {
+class takeover_taken_store final : public store::forwarding_store {
  public:
   using forwarding_store::forwarding_store;
 
@@ -557,7 +557,7 @@ TEST_F(recovery_test, a_stop_keeps_pending_inputs_pending_across_a_restart) {
 }
 
 // The store as a node of a cluster sees it: shared by other nodes.
-class shared_store final : public forwarding_store {
+class shared_store final : public store::forwarding_store {
  public:
   using forwarding_store::forwarding_store;
   [[nodiscard]] bool shared() const override { return true; }
