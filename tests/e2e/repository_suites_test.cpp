@@ -1,6 +1,7 @@
 // The repository's suites/*.toml: how their cases apply to each runtime
 // kind, and the warm-continuity case's shape.
 #include "e2e/suite.h"
+#include "support/paths.h"
 
 #include <algorithm>
 #include <map>
@@ -15,7 +16,7 @@ namespace {
 class repository_suites : public testing::Test {
  protected:
   void SetUp() override {
-    auto cat = load_catalogue(std::filesystem::path(TETHER_SOURCE_DIR) / "suites");
+    auto cat = load_catalogue(std::filesystem::path(test_paths::source_dir()) / "suites");
     ASSERT_TRUE(cat) << cat.error().describe();
     cat_ = std::move(*cat);
   }

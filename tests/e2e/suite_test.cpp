@@ -1,4 +1,5 @@
 #include "e2e/suite.h"
+#include "support/paths.h"
 
 #include <fstream>
 #include <random>
@@ -600,7 +601,7 @@ TEST(catalogue, a_missing_directory_is_not_found) {
 }
 
 TEST(catalogue, the_repository_suites_load) {
-  const auto dir = std::filesystem::path(TETHER_SOURCE_DIR) / "suites";
+  const auto dir = std::filesystem::path(test_paths::source_dir()) / "suites";
   if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "no suites/ yet";
   auto cat = load_catalogue(dir);
   ASSERT_TRUE(cat) << cat.error().describe();

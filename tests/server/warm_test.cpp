@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "server/harness.h"
+#include "support/paths.h"
 
 namespace tether::e2e {
 namespace {
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-const fs::path fake_agent = fs::path(TETHER_SOURCE_DIR) / "tests/server/agents/fake_acp_agent.js";
+const fs::path fake_agent = fs::path(test_paths::source_dir()) / "tests/server/agents/fake_acp_agent.js";
 
 std::string fake_profile(const std::string& extra = "") {
   return "\n[profiles.fake]\nruntime = \"acp\"\ncommand = \"" + fake_agent.string() +

@@ -24,10 +24,8 @@
 #include <unistd.h>
 
 #include "store/postgres/pq.h"
+#include "support/paths.h"
 
-#ifndef TETHER_SOURCE_DIR
-#error "tests using support/postgres.h need TETHER_SOURCE_DIR"
-#endif
 
 namespace tether::test {
 
@@ -95,7 +93,7 @@ class postgres_cluster {
     return out;
   }
 
-  static std::string script() { return std::string(TETHER_SOURCE_DIR) + "/scripts/pg-cluster"; }
+  static std::string script() { return std::string(test_paths::source_dir()) + "/scripts/pg-cluster"; }
 
   // The cluster's URL with another database name.
   [[nodiscard]] std::string url_of(const std::string& db) const {

@@ -15,17 +15,15 @@
 #include "runtime/agent/file_work.h"
 #include "runtime/agent/programs.h"
 
-#ifndef TETHER_SOURCE_DIR
-#define TETHER_SOURCE_DIR "."
-#endif
+#include "support/paths.h"
 
 namespace tether::runtime::agent {
 namespace {
 
 using namespace test;  // NOLINT(google-build-using-namespace)
 
-const fs::path python_agent = fs::path(TETHER_SOURCE_DIR) / "tests/runtime/agent/acp/fake_acp_agent.py";
-const fs::path node_agent = fs::path(TETHER_SOURCE_DIR) / "tests/server/agents/fake_acp_agent.js";
+const fs::path python_agent = fs::path(test_paths::source_dir()) / "tests/runtime/agent/acp/fake_acp_agent.py";
+const fs::path node_agent = fs::path(test_paths::source_dir()) / "tests/server/agents/fake_acp_agent.js";
 
 json::object obj(std::string_view text) { return json::parse(text).as_object(); }
 

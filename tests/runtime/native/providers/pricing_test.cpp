@@ -1,4 +1,5 @@
 #include "runtime/native/providers/pricing.h"
+#include "support/paths.h"
 
 #include <gtest/gtest.h>
 
@@ -104,7 +105,7 @@ TEST(pricing, bad_price_files_get_clear_errors) {
 }
 
 TEST(pricing, the_shipped_price_file_matches_the_compiled_in_defaults) {
-  const auto file = std::filesystem::path(TETHER_SOURCE_DIR) / "config" / "prices.toml";
+  const auto file = std::filesystem::path(test_paths::source_dir()) / "config" / "prices.toml";
   std::ifstream in(file);
   ASSERT_TRUE(in) << file;
   std::stringstream ss;
