@@ -28,14 +28,14 @@
 #include <boost/json.hpp>
 
 #include "bench_util.h"
+#include "http/client.h"
 #include "mock/server.h"
 #include "process/run_to_end.h"
-#include "runtime/agent/relay/model_relay.h"
-#include "runtime/native/providers/http_client.h"
 #include "runtime/agent/agent_env.h"
 #include "runtime/agent/agent_runtime.h"
 #include "runtime/agent/dialect.h"
 #include "runtime/agent/programs.h"
+#include "runtime/agent/relay/model_relay.h"
 #include "server/harness.h"
 
 namespace {
@@ -205,7 +205,7 @@ tether::bench::latency_summary stats(const std::vector<timed>& v, bool first) {
 }
 
 json::object measure_relay(int requests) {
-  namespace native = tether::runtime::native;
+  namespace http = tether::http;
   namespace bench = tether::bench;
   tether::mock::server model({.listen = "127.0.0.1:0"});
   if (auto r = model.start(); !r) bench::die("mock-llm", r.error());
@@ -213,23 +213,23 @@ json::object measure_relay(int requests) {
   const auto dir = fs::temp_directory_path() / ("tether-relay-bench-" + std::to_string(::getpid()));
   agent::model_relay relay(io.executor(), agent::relay_options{dir / "relay.sock"});
   if (auto r = relay.start(); !r) bench::die("relay", r.error());
-  native::http_options ho;
+  http::http_options ho;
   ho.proxies.no_proxy = "*";
-  auto client = std::make_shared<native::http_client>(ho);
+  auto client = std::make_shared<http::http_client>(ho);
   auto grant = relay.open({model.base_url() + "/v1", "", client});
   const std::string body =
       R"({"model":"m","stream":true,"input":"Reply with exactly: the quick brown fox jumps over the lazy dog"})";
   auto one = [&](const std::string& base, const std::string& key) {
-    native::http_request req;
+    http::http_request req;
     req.url = base + "/responses";
     req.headers = {{"Authorization", "Bearer " + key}, {"Content-Type", "application/json"}};
     req.body = body;
     auto t = std::make_shared<timed>();
     const auto t0 = clock_type::now();
-    native::http_handler h;
+    http::http_handler h;
     h.on_body = [t, t0](std::string_view) {
       if (t->first_us == 0) t->first_us = bench::micros(clock_type::now() - t0);
-      return native::body_action::more;
+      return http::body_action::more;
     };
     auto r = io.run(client->send(std::move(req), std::move(h), {}));
     if (r.error) bench::die("a request", tether::error(r.error, r.message));
@@ -261,12 +261,13 @@ json::object measure_relay(int requests) {
   model.stop();
   std::error_code ec;
   fs::remove_all(dir, ec);
-  return json::object{{"requests", requests},
-                      {"first_byte", json::object{{"direct", bench::to_json(d_first)}, {"relayed", bench::to_json(r_first)}}},
-                      {"whole", json::object{{"direct", bench::to_json(d_whole)}, {"relayed", bench::to_json(r_whole)}}},
-                      {"added_p50_first_byte_us", r_first.p50_us - d_first.p50_us},
-                      {"added_p50_whole_us", r_whole.p50_us - d_whole.p50_us},
-                      {"responses_with_usage", usage.responses}};
+  return json::object{
+      {"requests", requests},
+      {"first_byte", json::object{{"direct", bench::to_json(d_first)}, {"relayed", bench::to_json(r_first)}}},
+      {"whole", json::object{{"direct", bench::to_json(d_whole)}, {"relayed", bench::to_json(r_whole)}}},
+      {"added_p50_first_byte_us", r_first.p50_us - d_first.p50_us},
+      {"added_p50_whole_us", r_whole.p50_us - d_whole.p50_us},
+      {"responses_with_usage", usage.responses}};
 }
 
 int main(int argc, char** argv) {

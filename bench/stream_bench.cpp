@@ -39,10 +39,10 @@
 #include <boost/asio/detached.hpp>
 
 #include "bench_util.h"
+#include "http/client.h"
 #include "http/server_tls.h"
 #include "mock/server.h"
 #include "runtime/native/native_runtime.h"
-#include "runtime/native/providers/http_client.h"
 #include "session/service.h"
 #include "store/sqlite/sqlite_store.h"
 #include "util/log.h"
@@ -97,13 +97,13 @@ std::int64_t now_us() {
 }
 
 // When each model request started and when its response head arrived.
-class ttfb_tap final : public runtime::native::http_tap {
+class ttfb_tap final : public http::http_tap {
  public:
-  void on_request(const runtime::native::http_request& /*request*/) override {
+  void on_request(const http::http_request& /*request*/) override {
     const std::lock_guard lock(mu_);
     started_.push_back(steady::now());
   }
-  void on_head(const runtime::native::http_response_head& /*head*/) override {
+  void on_head(const http::http_response_head& /*head*/) override {
     const std::lock_guard lock(mu_);
     if (heads_.size() < started_.size()) heads_.push_back(steady::now());
   }

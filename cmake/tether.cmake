@@ -15,9 +15,11 @@ target_precompile_headers(tether_pch PUBLIC
 # (cmake/sanitize.cmake): clang, and g++ with -fsanitize, write the build
 # directory's path into a precompiled header, so every translation unit using
 # it would miss ccache in each fresh checkout (g++'s plain header does not
-# depend on the path).
+# depend on the path). The header was compiled with Boost.JSON's definitions
+# (BOOST_CONTAINER_NO_LIB, ...), and g++ ignores it in a target without them.
 function(tether_use_pch target)
   if(NOT TETHER_FUZZ AND NOT TETHER_SANITIZE)
+    target_link_libraries(${target} PRIVATE Boost::json)
     target_precompile_headers(${target} REUSE_FROM tether_pch)
   endif()
 endfunction()

@@ -40,7 +40,7 @@
 #include "runtime/agent/settings.h"
 #include "runtime/kind.h"
 #include "runtime/native/settings.h"
-#include "runtime/native/tools/sandbox.h"
+#include "runtime/common/sandbox.h"
 #include "store/postgres/postgres_store.h"
 
 namespace tether::cli {
@@ -246,8 +246,8 @@ void check_server(std::vector<check>& out, const common_args& args) {
 // The bash tool's sandbox: whether bubblewrap runs here, and which profiles
 // would run commands without one (loudly: they reach the user's files).
 void check_sandbox(std::vector<check>& out, const config::settings* settings) {
-  using runtime::native::sandbox_mode;
-  const auto probed = runtime::native::probe_sandbox();
+  using runtime::sandbox_mode;
+  const auto probed = runtime::probe_sandbox();
   std::vector<std::string> wanting;
   std::vector<std::string> off;
   if (settings != nullptr)

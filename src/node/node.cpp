@@ -26,7 +26,7 @@
 #include "runtime/agent/relay/model_relay.h"
 #include "runtime/agent/settings.h"
 #include "runtime/kind.h"
-#include "runtime/native/providers/pricing.h"
+#include "runtime/common/pricing.h"
 #include "runtime/native/settings.h"
 #include "runtime/registry.h"
 #include "store/postgres/postgres_store.h"
@@ -98,7 +98,7 @@ std::vector<fs::path> roots_of(const config::settings& settings, const fs::path&
 
 struct node::impl final : runtime::kind_host {
   config::settings settings;
-  runtime::native::price_table price_list = runtime::native::price_table::defaults();  // settings.prices laid over
+  runtime::price_table price_list = runtime::price_table::defaults();  // settings.prices laid over
   std::optional<tether::node::data_dir> dir;  // locked for as long as the node lives (declared first: released last)
   fs::path data;
   std::optional<fs::path> bwrap;                 // set when bubblewrap works here
@@ -125,7 +125,7 @@ struct node::impl final : runtime::kind_host {
   // ---- runtime::kind_host: what the kinds' factories get ----
   asio::any_io_executor executor() override { return io.get_executor(); }
   [[nodiscard]] const fs::path& data_dir() const override { return data; }
-  [[nodiscard]] const runtime::native::price_table& prices() const override { return price_list; }
+  [[nodiscard]] const runtime::price_table& prices() const override { return price_list; }
   work::agent_tools* work_tools() override { return &agent_work_tools; }
   [[nodiscard]] const std::vector<std::string>& withheld() const override { return withheld_names; }
   [[nodiscard]] const std::vector<fs::path>& secrets() const override { return secret_paths; }

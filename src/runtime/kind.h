@@ -35,16 +35,14 @@ namespace tether::work {
 class agent_tools;
 }
 
-namespace tether::runtime::native {
-class price_table;
-}
-
 namespace tether::runtime::agent {
 class tool_bridge;
 class model_relay;
 }  // namespace tether::runtime::agent
 
 namespace tether::runtime {
+
+class price_table;  // runtime/common/pricing.h
 
 // What a node lends the kinds' factories: its executor, data directory,
 // prices and secrets, and the services it starts on first use (the scripted
@@ -56,7 +54,7 @@ class kind_host {
 
   virtual boost::asio::any_io_executor executor() = 0;
   [[nodiscard]] virtual const std::filesystem::path& data_dir() const = 0;
-  [[nodiscard]] virtual const native::price_table& prices() const = 0;
+  [[nodiscard]] virtual const price_table& prices() const = 0;
   virtual work::agent_tools* work_tools() = 0;
   // Every profile's api_key_env: never passed to a tool or an agent.
   [[nodiscard]] virtual const std::vector<std::string>& withheld() const = 0;

@@ -13,7 +13,7 @@
 #include "runtime/agent/bridge/tool_bridge.h"
 #include "process/records.h"
 #include "runtime/agent/errors.h"
-#include "runtime/native/tools/sandbox.h"
+#include "runtime/common/sandbox.h"
 #include "util/beneath.h"
 
 extern char** environ;
@@ -63,13 +63,13 @@ result<agent_dirs> prepare_dirs(const fs::path& data_dir, const session_id& s, c
 std::vector<std::string> agent_environment(const agent_options& o, const agent_dirs& dirs,
                                            const std::map<std::string, std::string>& extra,
                                            const std::string& model_key) {
-  // The tools' allow-list (runtime/native/tools/sandbox.h): the basics, the
+  // The tools' allow-list (runtime/common/sandbox.h): the basics, the
   // pass-through names, HOME; never a withheld name or TETHER_TOKEN.
-  native::sandbox_policy policy;
+  runtime::sandbox_policy policy;
   policy.env = o.pass_env;
   policy.withheld = o.withheld;
   std::map<std::string, std::string> env;
-  for (const auto& kv : native::tool_environment(policy, dirs.home, environ)) {
+  for (const auto& kv : runtime::tool_environment(policy, dirs.home, environ)) {
     const auto eq = kv.find('=');
     env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
   }

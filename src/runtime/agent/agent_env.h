@@ -40,7 +40,7 @@ result<agent_dirs> prepare_dirs(const std::filesystem::path& data_dir, const ses
                                 const std::string& workspace);
 
 // The whole environment of the agent: what a native tool gets
-// (native::tool_environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ, USER,
+// (runtime::tool_environment: PATH, LANG, LANGUAGE, LC_*, TERM, TZ, USER,
 // LOGNAME, the profile's pass-through names, never a withheld one nor
 // TETHER_TOKEN), HOME and the XDG variables in its home, set_env, then
 // `extra` (the dialect's), then the model key under its variable.

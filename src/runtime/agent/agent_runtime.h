@@ -60,12 +60,12 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
-#include "runtime/agent/settings.h"
 #include "runtime/agent/dialect.h"
-#include "runtime/native/providers/pricing.h"
+#include "runtime/agent/settings.h"
+#include "runtime/common/pricing.h"
 #include "session/runtime.h"
 
-namespace tether::runtime::native {
+namespace tether::http {
 class http_client;
 }
 
@@ -88,8 +88,8 @@ struct agent_options {
   std::vector<std::string> pass_env;  // names of Tether's variables the agent gets
   std::vector<std::string> withheld;  // never passed, whatever pass_env says (secrets)
   std::filesystem::path data_dir;
-  runtime::native::price_table prices = runtime::native::price_table::defaults();
-  tool_bridge* bridge = nullptr;         // null: the agent gets no Tether tools
+  runtime::price_table prices = runtime::price_table::defaults();
+  tool_bridge* bridge = nullptr;  // null: the agent gets no Tether tools
   // The work layer's tools for the agent of a task's session, beside
   // ask_user on the bridge (work/agent_tools.h); null: only ask_user.
   work::agent_tools* work = nullptr;
@@ -116,7 +116,7 @@ struct agent_options {
   // never reaches the agent, and usage is read from every response.
   // `upstream` is the client the relay forwards this profile's requests with.
   model_relay* relay = nullptr;
-  std::shared_ptr<native::http_client> upstream;
+  std::shared_ptr<http::http_client> upstream;
   // relay-only (config: agent.network): in the contain sandbox the agent
   // has no network but the relay, reached through `tether relay-forward`.
   bool relay_only = true;

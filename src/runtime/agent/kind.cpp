@@ -4,10 +4,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "http/client.h"
 #include "runtime/agent/agent_runtime.h"
 #include "runtime/agent/programs.h"
 #include "runtime/agent/warm_runtime.h"
-#include "runtime/native/providers/http_client.h"
 
 namespace tether::runtime::agent {
 
@@ -46,11 +46,11 @@ void contain_view(agent_options& o, const kind_host& host) {
 
 // What the relay forwards a profile's requests with: its CA file, the
 // environment's proxies (never for the scripted model, on loopback).
-std::shared_ptr<native::http_client> upstream_client(const config::profile& prof) {
-  native::http_options h;
+std::shared_ptr<http::http_client> upstream_client(const config::profile& prof) {
+  http::http_options h;
   h.ca_file = prof.ca_file;
   if (prof.scripted()) h.proxies.no_proxy = "*";
-  return std::make_shared<native::http_client>(std::move(h));
+  return std::make_shared<http::http_client>(std::move(h));
 }
 
 // A per-turn (dialect) or a warm (warm_dialect) agent runtime for the profile.

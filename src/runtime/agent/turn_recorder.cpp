@@ -223,9 +223,9 @@ model::usage turn_recorder::usage() {
 asio::awaitable<turn_result> turn_recorder::complete() {
   auto usage = this->usage();
   if (facts_.prices != nullptr) {
-    const auto cost = native::price_usage(*facts_.prices, facts_.model, usage, std::nullopt);
+    const auto cost = runtime::price_usage(*facts_.prices, facts_.model, usage, std::nullopt);
     usage.cost_usd = cost.usd;
-    usage.cost_status = std::string(native::to_string(cost.status));
+    usage.cost_status = std::string(runtime::to_string(cost.status));
   }
   std::vector<model::payload> events;
   model::step_ended ended{"stop", usage};

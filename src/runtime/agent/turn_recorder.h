@@ -26,7 +26,7 @@
 #include "runtime/agent/dialect.h"
 #include "runtime/agent/relay/model_relay.h"
 #include "runtime/agent/bridge/tool_bridge.h"
-#include "runtime/native/providers/pricing.h"
+#include "runtime/common/pricing.h"
 #include "session/runtime.h"
 #include "store/work_types.h"
 
@@ -41,7 +41,7 @@ struct turn_facts {
   std::string program;  // names the agent in failure messages ("codex")
   std::string secret;   // the model key: "[redacted]" in everything recorded
   std::string model;    // priced with `prices`
-  const native::price_table* prices = nullptr;
+  const runtime::price_table* prices = nullptr;
   std::int64_t last_seen_seq = 0;  // what runtime.bound says the agent has seen
   std::string state;               // runtime.bound's state (the warm process's identity)
 };

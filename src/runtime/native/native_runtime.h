@@ -60,7 +60,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 
-#include "runtime/native/providers/pricing.h"
+#include "runtime/common/pricing.h"
 #include "runtime/native/providers/provider.h"
 #include "runtime/native/providers/retry.h"
 #include "runtime/native/tools/tool.h"

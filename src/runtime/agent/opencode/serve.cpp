@@ -42,15 +42,14 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "http/client.h"
 #include "http/sse_parser.h"
 #include "process/child.h"
 #include "runtime/agent/errors.h"
 #include "runtime/agent/json_lines.h"
-#include "runtime/agent/opencode/opencode.h"
 #include "runtime/agent/opencode/events.h"
+#include "runtime/agent/opencode/opencode.h"
 #include "runtime/agent/warm_dialect.h"
-#include "runtime/native/providers/errors.h"
-#include "runtime/native/providers/http_client.h"
 #include "util/random.h"
 
 namespace tether::runtime::agent {
@@ -83,8 +82,8 @@ std::string basic_auth(std::string_view password) {
   return "Basic " + out;
 }
 
-native::http_options client_options(std::size_t max_bytes, std::chrono::milliseconds idle) {
-  native::http_options h;
+http::http_options client_options(std::size_t max_bytes, std::chrono::milliseconds idle) {
+  http::http_options h;
   h.deadlines = {std::chrono::seconds(5), request_deadline, idle};
   h.max_response_bytes = max_bytes;
   return h;
@@ -134,8 +133,8 @@ class serve_connection final : public agent_connection {
   connect_options o_;
   std::string auth_;
   std::string base_url_;  // http://127.0.0.1:PORT, from the banner
-  native::http_client calls_;
-  native::http_client stream_;
+  http::http_client calls_;
+  http::http_client stream_;
   std::stop_source stop_;  // every exchange; requested by close()
   std::optional<opencode::serve_events> events_;
   std::vector<agent_event> queue_;
@@ -175,24 +174,24 @@ void serve_connection::spawn(task<void> t) {
 task<result<serve_connection::reply>> serve_connection::request(std::string method, std::string target,
                                                                 std::string body) {
   if (failed_) co_return *failed_;
-  native::http_request r;
+  http::http_request r;
   r.method = std::move(method);
   r.url = base_url_ + target;
   r.headers.push_back({"Authorization", auth_});
   if (!body.empty()) r.headers.push_back({"Content-Type", "application/json"});
   r.body = std::move(body);
   reply out;
-  native::http_handler h;
-  h.on_head = [&out](const native::http_response_head& head) { out.status = head.status; };
+  http::http_handler h;
+  h.on_head = [&out](const http::http_response_head& head) { out.status = head.status; };
   h.on_body = [&out](std::string_view piece) {
     out.body.append(piece);
-    return native::body_action::more;
+    return http::body_action::more;
   };
   const auto what = r.method + " " + target;
   auto res = co_await calls_.send(std::move(r), std::move(h), stop_.get_token());
-  if (res.error == native::provider_errc::cancelled)
+  if (res.error == http::client_errc::cancelled)
     co_return tether::error(agent_errc::rpc_closed, "the connection to opencode was closed");
-  if (res.error == native::provider_errc::bad_response || res.error == native::provider_errc::timeout)
+  if (res.error == http::client_errc::bad_response || res.error == http::client_errc::timeout)
     co_return tether::error(agent_errc::rpc_failed, what + ": " + res.message);
   if (res.error)
     co_return tether::error(agent_errc::rpc_closed, what + ": opencode did not answer (" + res.message + ")");
@@ -241,24 +240,24 @@ task<void> serve_connection::drain_stdout() {
 }
 
 task<void> serve_connection::read_events() {
-  native::http_request r;
+  http::http_request r;
   r.method = "GET";
   r.url = base_url_ + "/event";
   r.headers.push_back({"Authorization", auth_});
   r.headers.push_back({"Accept", "text/event-stream"});
   http::sse_parser parser;
   int status = 0;
-  native::http_handler h;
-  h.on_head = [&status](const native::http_response_head& head) { status = head.status; };
+  http::http_handler h;
+  h.on_head = [&status](const http::http_response_head& head) { status = head.status; };
   h.on_body = [this, &parser, &status](std::string_view piece) {
-    if (status != 200) return native::body_action::stop;
+    if (status != 200) return http::body_action::stop;
     for (const auto& e : parser.feed(piece)) {
       on_event(e);
-      if (failed_) return native::body_action::stop;
+      if (failed_) return http::body_action::stop;
     }
-    if (parser.buffered() <= o_.max_line_bytes) return native::body_action::more;
+    if (parser.buffered() <= o_.max_line_bytes) return http::body_action::more;
     fail({agent_errc::protocol, "an event of opencode's stream over " + std::to_string(o_.max_line_bytes) + " bytes"});
-    return native::body_action::stop;
+    return http::body_action::stop;
   };
   auto res = co_await stream_.send(std::move(r), std::move(h), stop_.get_token());
   if (status != 200 && status != 0)

@@ -23,13 +23,13 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "http/client.h"
 #include "http/gate.h"
 #include "http/server_shell.h"
 #include "runtime/agent/errors.h"
 #include "runtime/agent/listen_socket.h"
 #include "runtime/agent/relay/meter.h"
 #include "runtime/agent/relay/splice.h"
-#include "runtime/native/providers/http_client.h"
 #include "util/random.h"
 #include "util/sha256.h"
 
@@ -61,9 +61,9 @@ bool any_of_names(std::string_view name, std::initializer_list<std::string_view>
 
 // Headers the relay sets itself, never copied from either side.
 bool hop_by_hop(std::string_view name) {
-  return any_of_names(name, {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
-                             "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "content-length",
-                             "host"});
+  return any_of_names(
+      name, {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te",
+             "trailer", "transfer-encoding", "upgrade", "content-length", "host"});
 }
 
 // The credential headers an agent's SDK sends its key in.
@@ -132,8 +132,8 @@ bool model_endpoint(std::string_view target, std::string_view base_path) {
 http::response json_error(unsigned status, std::string_view type, const std::string& message, bool keep_alive) {
   http::response res{static_cast<beast_http::status>(status), 11};
   res.set(beast_http::field::content_type, "application/json");
-  res.body() = json::serialize(json::object{{"type", "error"},
-                                            {"error", json::object{{"type", type}, {"message", message}}}});
+  res.body() =
+      json::serialize(json::object{{"type", "error"}, {"error", json::object{{"type", type}, {"message", message}}}});
   res.keep_alive(keep_alive);
   res.prepare_payload();
   return res;
@@ -210,7 +210,9 @@ namespace {
 // One response on its way back: the upstream's pieces wait here until the
 // writer takes them (both on the connection's strand).
 struct relay_pipe {
-  explicit relay_pipe(const net::any_io_executor& ex) : ready(ex) { ready.expires_at(net::steady_timer::time_point::max()); }
+  explicit relay_pipe(const net::any_io_executor& ex) : ready(ex) {
+    ready.expires_at(net::steady_timer::time_point::max());
+  }
   std::string pending;
   bool upstream_done = false;
   bool downstream_failed = false;
@@ -222,7 +224,7 @@ struct relay_pipe {
 
 // The upstream's head as the agent gets it: its status and headers but the
 // hop-by-hop ones, the body chunked (none for 1xx, 204, 304 or a HEAD).
-std::string head_bytes(const native::http_response_head& head, bool bodyless) {
+std::string head_bytes(const http::http_response_head& head, bool bodyless) {
   std::string out = "HTTP/1.1 " + std::to_string(head.status) + " " + head.reason + "\r\n";
   for (const auto& h : head.headers)
     if (!hop_by_hop(h.name)) out += h.name + ": " + h.value + "\r\n";
@@ -284,7 +286,7 @@ class relay_routes final : public http::routes {
       co_return r;
     }
     ++grant->requests;
-    native::http_request up;
+    http::http_request up;
     up.method = std::string(req.method_string());
     up.url = grant->where.origin + target;
     for (const auto& h : req) {
@@ -308,8 +310,8 @@ class relay_routes final : public http::routes {
     up.body = std::move(req.body());
     const bool keep_alive = req.keep_alive();
     const bool head_request = req.method() == beast_http::verb::head;
-    r.streamer = [grant, up = std::move(up), keep_alive, head_request](
-                     std::shared_ptr<http::stream> out) mutable -> net::awaitable<http::after_stream> {
+    r.streamer = [grant, up = std::move(up), keep_alive,
+                  head_request](std::shared_ptr<http::stream> out) mutable -> net::awaitable<http::after_stream> {
       co_return co_await forward(grant, std::move(up), keep_alive, head_request, std::move(out));
     };
     co_return r;
@@ -325,29 +327,29 @@ class relay_routes final : public http::routes {
   }
 
  private:
-  static net::awaitable<http::after_stream> forward(grant_ptr grant, native::http_request up, bool keep_alive,
+  static net::awaitable<http::after_stream> forward(grant_ptr grant, http::http_request up, bool keep_alive,
                                                     bool head_request, std::shared_ptr<http::stream> out) {
     const auto ex = co_await net::this_coro::executor;
     const auto began = std::chrono::steady_clock::now();
     auto p = std::make_shared<relay_pipe>(ex);
     auto meter = std::make_shared<relay_meter>("");
-    native::http_handler h;
-    h.on_head = [p, meter, head_request](const native::http_response_head& head) {
+    http::http_handler h;
+    h.on_head = [p, meter, head_request](const http::http_response_head& head) {
       p->bodyless = head_request || head.status == 204 || head.status == 304 || head.status < 200;
       *meter = relay_meter(head.header("content-type"));
       p->pending += head_bytes(head, p->bodyless);
       p->notify();
     };
     h.on_body = [p, meter](std::string_view bytes) {
-      if (p->downstream_failed) return native::body_action::stop;
+      if (p->downstream_failed) return http::body_action::stop;
       meter->feed(bytes);
       if (!p->bodyless && !bytes.empty()) p->pending += chunk(bytes);
       p->notify();
-      return native::body_action::more;
+      return http::body_action::more;
     };
     const std::string method = up.method;
     const std::string path = up.url.substr(grant->where.origin.size());
-    auto send = [grant, p, up = std::move(up), h = std::move(h)]() mutable -> net::awaitable<native::http_result> {
+    auto send = [grant, p, up = std::move(up), h = std::move(h)]() mutable -> net::awaitable<http::http_result> {
       auto r = co_await grant->upstream.client->send(std::move(up), std::move(h), p->stop.get_token());
       p->upstream_done = true;
       p->notify();
@@ -361,8 +363,8 @@ class relay_routes final : public http::routes {
       // Nothing reached the agent yet: a whole answer saying why.
       const auto res = json_error(502, "api_error", "tether relay: the model server: " + result.message, keep_alive);
       std::string bytes = "HTTP/1.1 502 Bad Gateway\r\nContent-Type: application/json\r\nContent-Length: " +
-                          std::to_string(res.body().size()) + (keep_alive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n") +
-                          res.body();
+                          std::to_string(res.body().size()) +
+                          (keep_alive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n") + res.body();
       if (co_await out->write(std::move(bytes), write_timeout)) after = http::after_stream::close;
     } else if (result.error) {
       after = http::after_stream::close;  // broken mid-body: so is the agent's copy
@@ -374,10 +376,10 @@ class relay_routes final : public http::routes {
       grant->usage += *u;
       ++grant->responses;
     }
-    spdlog::debug("relay: {} {} → {} ({} bytes, {} ms)", method, printable(path),
-                  result.head_received ? "answered" : result.message, result.body_bytes,
-                  std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began)
-                      .count());
+    spdlog::debug(
+        "relay: {} {} → {} ({} bytes, {} ms)", method, printable(path),
+        result.head_received ? "answered" : result.message, result.body_bytes,
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began).count());
     co_return after;
   }
 

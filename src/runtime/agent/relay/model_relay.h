@@ -60,7 +60,7 @@
 #include "model/events.h"
 #include "util/result.h"
 
-namespace tether::runtime::native {
+namespace tether::http {
 class http_client;
 }
 
@@ -70,7 +70,7 @@ namespace tether::runtime::agent {
 struct relay_upstream {
   std::string base_url;  // the provider's, e.g. https://api.openai.com/v1 or the scripted model's
   std::string key;       // the real key ("" for the scripted model)
-  std::shared_ptr<native::http_client> client;
+  std::shared_ptr<http::http_client> client;
 };
 
 // One run's grant: its token, and the usage its responses reported.

@@ -189,7 +189,7 @@ std::optional<std::chrono::system_clock::time_point> http_date(const std::string
 
 }  // namespace
 
-std::optional<std::chrono::milliseconds> parse_retry_after(const http_response_head& head,
+std::optional<std::chrono::milliseconds> parse_retry_after(const http::http_response_head& head,
                                                            std::chrono::system_clock::time_point now) {
   using std::chrono::milliseconds;
   const auto clamp = [](double ms) { return milliseconds(static_cast<std::int64_t>(std::max(ms, 0.0))); };
@@ -202,7 +202,7 @@ std::optional<std::chrono::milliseconds> parse_retry_after(const http_response_h
   return std::nullopt;
 }
 
-failure_info classify_http_error(const http_response_head& head, std::string_view body,
+failure_info classify_http_error(const http::http_response_head& head, std::string_view body,
                                  std::chrono::system_clock::time_point now) {
   failure_info f;
   f.http_status = head.status;

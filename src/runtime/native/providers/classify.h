@@ -26,14 +26,14 @@
 
 #include <boost/json/value.hpp>
 
-#include "runtime/native/providers/http_client.h"
+#include "http/client.h"
 #include "runtime/native/providers/provider.h"
 
 namespace tether::runtime::native {
 
 // A non-2xx answer. `body` may be cut (it is read up to a cap) or not JSON
 // (an HTML error page from a proxy): its text then becomes the message.
-failure_info classify_http_error(const http_response_head& head, std::string_view body,
+failure_info classify_http_error(const http::http_response_head& head, std::string_view body,
                                  std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
 
 // An error object carried inside a 2xx stream ({"type": "...", "message": ...}
@@ -43,7 +43,7 @@ failure_info classify_error_object(const boost::json::value& error);
 
 // retry-after-ms (milliseconds), else retry-after (seconds or an HTTP date,
 // relative to `now`). Never negative.
-std::optional<std::chrono::milliseconds> parse_retry_after(const http_response_head& head,
+std::optional<std::chrono::milliseconds> parse_retry_after(const http::http_response_head& head,
                                                            std::chrono::system_clock::time_point now);
 
 // Replaces every occurrence of `secret` in `text` (no-op for an empty secret).

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "http/client.h"
 #include "runtime/native/providers/provider.h"
 #include "runtime/native/providers/types.h"
 
@@ -50,6 +51,25 @@ const std::error_category& provider_category() {
   return c;
 }
 
+provider_errc provider_errc_of(std::error_code client_error) {
+  if (client_error.category() != http::client_category()) return provider_errc::transport;
+  switch (static_cast<http::client_errc>(client_error.value())) {
+    case http::client_errc::invalid_request:
+      return provider_errc::invalid_request;
+    case http::client_errc::transport:
+      return provider_errc::transport;
+    case http::client_errc::incomplete_stream:
+      return provider_errc::incomplete_stream;
+    case http::client_errc::timeout:
+      return provider_errc::timeout;
+    case http::client_errc::bad_response:
+      return provider_errc::bad_response;
+    case http::client_errc::cancelled:
+      return provider_errc::cancelled;
+  }
+  return provider_errc::transport;
+}
+
 std::string_view to_string(wire_api w) {
   switch (w) {
     case wire_api::openai_chat:
@@ -83,18 +103,6 @@ std::string_view to_string(finish_reason f) {
       return "other";
   }
   return "other";
-}
-
-std::string_view to_string(cost_status s) {
-  switch (s) {
-    case cost_status::reported:
-      return "reported";
-    case cost_status::estimated:
-      return "estimated";
-    case cost_status::unpriced:
-      return "unpriced";
-  }
-  return "unpriced";
 }
 
 }  // namespace tether::runtime::native

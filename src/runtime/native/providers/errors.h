@@ -23,6 +23,10 @@ enum class provider_errc {
 };
 
 const std::error_category& provider_category();
+
+// The provider's kind of an HTTP client failure (http::client_errc, whose
+// kinds keep the same names); transport for any other error.
+provider_errc provider_errc_of(std::error_code client_error);
 inline std::error_code make_error_code(provider_errc e) { return {static_cast<int>(e), provider_category()}; }
 
 }  // namespace tether::runtime::native

@@ -34,7 +34,7 @@ class openai_chat final : public wire_mapper {
  public:
   using wire_mapper::wire_mapper;
 
-  http_request build(const model_request& r) override {
+  http::http_request build(const model_request& r) override {
     set_model(r);
     json::object body;
     body["model"] = model();

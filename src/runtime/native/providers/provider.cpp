@@ -1,4 +1,4 @@
-// make_provider: one HTTP exchange (http_client) read as an event stream
+// make_provider: one HTTP exchange (http/client.h) read as an event stream
 // (sse_parser) and mapped by the wire format (wire.h).
 #include "runtime/native/providers/provider.h"
 
@@ -6,9 +6,9 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "http/client.h"
 #include "http/sse_parser.h"
 #include "runtime/native/providers/classify.h"
-#include "runtime/native/providers/http_client.h"
 #include "runtime/native/providers/wire.h"
 
 namespace tether::runtime::native {
@@ -29,34 +29,34 @@ class http_provider final : public provider {
 
   task<stream_outcome> stream(model_request request, stream_sink sink, std::stop_token stop) override {
     auto mapper = make_wire_mapper(options_, std::move(sink));
-    http_request http = mapper->build(request);
+    http::http_request req = mapper->build(request);
 
     sse_parser sse;
-    http_response_head head;
+    http::http_response_head head;
     std::string error_body;
     bool json_body = false;  // a 2xx that is not an event stream
     std::optional<failure_info> stream_failure;
-    http_handler handler;
-    handler.on_head = [&](const http_response_head& h) {
+    http::http_handler handler;
+    handler.on_head = [&](const http::http_response_head& h) {
       head = h;
       json_body = is_success(h.status) && h.header("content-type").starts_with("application/json");
     };
     handler.on_body = [&](std::string_view piece) {
       if (!is_success(head.status) || json_body) {
         error_body.append(piece.substr(0, std::min(piece.size(), error_body_cap - error_body.size())));
-        return error_body.size() >= error_body_cap ? body_action::stop : body_action::more;
+        return error_body.size() >= error_body_cap ? http::body_action::stop : http::body_action::more;
       }
       for (const auto& ev : sse.feed(piece)) {
         stream_failure = mapper->on_event(ev);
-        if (stream_failure || mapper->ended()) return body_action::stop;
+        if (stream_failure || mapper->ended()) return http::body_action::stop;
       }
-      return body_action::more;
+      return http::body_action::more;
     };
-    const http_result r = co_await client_.send(std::move(http), std::move(handler), stop);
+    const http::http_result r = co_await client_.send(std::move(req), std::move(handler), stop);
 
     stream_outcome out;
     failure_info& f = out.failure;
-    if (r.error == provider_errc::cancelled || stop.stop_requested()) {
+    if (r.error == http::client_errc::cancelled || stop.stop_requested()) {
       f.kind = provider_errc::cancelled;
       f.message = "the request was cancelled";
     } else if (stream_failure) {
@@ -64,7 +64,7 @@ class http_provider final : public provider {
     } else if (r.head_received && !is_success(head.status)) {
       f = classify_http_error(head, error_body);
     } else if (r.error) {
-      f.kind = static_cast<provider_errc>(r.error.value());
+      f.kind = provider_errc_of(r.error);
       f.message = r.message;
     } else if (json_body) {
       f.kind = provider_errc::bad_response;
@@ -87,10 +87,10 @@ class http_provider final : public provider {
   }
 
  private:
-  static http_options http_options_of(const provider_options& o) {
-    http_options h;
+  static http::http_options http_options_of(const provider_options& o) {
+    http::http_options h;
     h.deadlines = o.deadlines;
-    h.proxies = proxy_config{o.http_proxy, o.https_proxy, o.no_proxy};
+    h.proxies = http::proxy_config{o.http_proxy, o.https_proxy, o.no_proxy};
     h.max_response_bytes = o.max_response_bytes;
     h.tap = o.tap;
     h.ca_file = o.ca_file;
@@ -99,7 +99,7 @@ class http_provider final : public provider {
   }
 
   provider_options options_;
-  http_client client_;
+  http::http_client client_;
 };
 
 }  // namespace

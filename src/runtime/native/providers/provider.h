@@ -33,7 +33,7 @@
 //
 // The wire formats and what each sends and reads are described at the top
 // of openai_chat.cpp, openai_responses.cpp and anthropic.cpp and in wire.h;
-// HTTP, TLS, deadlines and proxies in http_client.h and proxy.h; prices in
+// HTTP, TLS, deadlines and proxies in http/client.h and http/proxy.h; prices in
 // pricing.h.
 #pragma once
 
@@ -46,6 +46,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "http/client.h"
 #include "runtime/native/providers/errors.h"
 #include "runtime/native/providers/types.h"
 #include "runtime/native/providers/wire_api.h"
@@ -56,30 +57,12 @@ namespace tether::runtime::native {
 template <class T>
 using task = boost::asio::awaitable<T>;
 
-class http_tap;  // http_client.h
-
-// Deadlines are data: each travels with the options.
-struct http_deadlines {
-  std::chrono::milliseconds connect{10'000};     // TCP (+ proxy CONNECT) + TLS handshake
-  std::chrono::milliseconds first_byte{60'000};  // request sent → response head
-  std::chrono::milliseconds idle{120'000};       // between two reads of the body
-};
-
-// Keep-alive connections to the provider (connection_pool.h): how many idle
-// ones are kept per endpoint and in all, and for how long. Zero bounds turn
-// reuse off (a new connection per request).
-struct connection_pool_options {
-  std::size_t max_idle_per_endpoint = 8;
-  std::size_t max_idle_total = 64;
-  std::chrono::milliseconds idle_timeout{30'000};  // below the usual server-side keep-alive (60 s+)
-};
-
 struct provider_options {
   wire_api api = wire_api::openai_chat;
-  std::string base_url;   // e.g. "https://api.openai.com/v1", "http://127.0.0.1:9000/v1"; empty: the vendor's
-  std::string api_key;    // sent as Bearer (OpenAI) or x-api-key (Anthropic); never logged
+  std::string base_url;  // e.g. "https://api.openai.com/v1", "http://127.0.0.1:9000/v1"; empty: the vendor's
+  std::string api_key;   // sent as Bearer (OpenAI) or x-api-key (Anthropic); never logged
   std::string model;     // used when a model_request names no model
-  http_deadlines deadlines;
+  http::http_deadlines deadlines;
   // Proxies: empty means "read HTTP_PROXY / HTTPS_PROXY / NO_PROXY (and the
   // lower-case forms) from the environment"; a value (even "") replaces the
   // environment's. Rules in proxy.h (curl's; loopback is not exempt).
@@ -90,23 +73,23 @@ struct provider_options {
   // store (a local model with a self-signed certificate); empty: the system's
   // only (which also honours SSL_CERT_FILE / SSL_CERT_DIR).
   std::string ca_file;
-  connection_pool_options pool;
+  http::connection_pool_options pool;
   std::string anthropic_version = "2023-06-01";
   std::size_t max_response_bytes = 64U << 20U;  // a response larger than this is an error
   // Sees every HTTP exchange (recording cassettes); null in production.
-  std::shared_ptr<http_tap> tap;
+  std::shared_ptr<http::http_tap> tap;
 };
 
 // Details of a failed request: everything the retry policy and the
 // step.failed message need.
 struct failure_info {
   provider_errc kind = provider_errc::transport;
-  int http_status = 0;                              // 0 when no response head arrived
+  int http_status = 0;  // 0 when no response head arrived
   std::optional<std::chrono::milliseconds> retry_after;
-  bool request_sent = false;                        // false: failed before the request left
-  bool output_seen = false;                         // some text/tool output was streamed
-  std::string provider_message;                     // the provider's own error text, if any
-  std::string message;                              // one line for logs and step.failed (no secrets)
+  bool request_sent = false;     // false: failed before the request left
+  bool output_seen = false;      // some text/tool output was streamed
+  std::string provider_message;  // the provider's own error text, if any
+  std::string message;           // one line for logs and step.failed (no secrets)
 };
 
 struct stream_outcome {

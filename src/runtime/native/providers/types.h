@@ -111,10 +111,6 @@ using stream_event = std::variant<text_delta_event, reasoning_delta_event, tool_
 enum class finish_reason { stop, tool_calls, length, content_filter, other };
 std::string_view to_string(finish_reason f);
 
-// Cost as reported by the provider, or estimated from the price table.
-enum class cost_status { reported, estimated, unpriced };
-std::string_view to_string(cost_status s);
-
 // What a finished response was, besides the events it streamed.
 struct completion {
   std::string text;        // all text deltas joined

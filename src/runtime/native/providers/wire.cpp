@@ -43,9 +43,9 @@ void wire_mapper::emit(stream_event e) {
   if (sink_) sink_(e);
 }
 
-http_request wire_mapper::sse_post(std::string_view default_base, std::string_view path,
-                                   const json::object& body) const {
-  http_request req;
+http::http_request wire_mapper::sse_post(std::string_view default_base, std::string_view path,
+                                         const json::object& body) const {
+  http::http_request req;
   req.url = url(default_base, path);
   req.headers.push_back({"Content-Type", "application/json"});
   req.headers.push_back({"Accept", "text/event-stream"});
@@ -128,7 +128,8 @@ std::int64_t integer(const json::object& o, std::string_view key) {
   // A count no model reports, but one a server may send: saturate instead of
   // converting out of range (undefined for a double).
   constexpr auto most = std::numeric_limits<std::int64_t>::max();
-  if (v->is_uint64()) return v->get_uint64() > static_cast<std::uint64_t>(most) ? most : static_cast<std::int64_t>(v->get_uint64());
+  if (v->is_uint64())
+    return v->get_uint64() > static_cast<std::uint64_t>(most) ? most : static_cast<std::int64_t>(v->get_uint64());
   if (v->is_double()) {
     const double d = v->get_double();
     if (std::isnan(d)) return 0;

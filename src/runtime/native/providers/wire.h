@@ -25,8 +25,8 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include "http/client.h"
 #include "http/sse_parser.h"
-#include "runtime/native/providers/http_client.h"
 #include "runtime/native/providers/provider.h"
 #include "runtime/native/providers/types.h"
 
@@ -41,7 +41,7 @@ class wire_mapper {
   wire_mapper(provider_options options, stream_sink sink);
   virtual ~wire_mapper() = default;
 
-  [[nodiscard]] virtual http_request build(const model_request& request) = 0;
+  [[nodiscard]] virtual http::http_request build(const model_request& request) = 0;
   // One event of a 2xx stream. A failure (an error event, a payload that does
   // not parse) ends the stream; events after the end marker are ignored.
   virtual std::optional<failure_info> on_event(const sse_event& event) = 0;
@@ -55,8 +55,8 @@ class wire_mapper {
   void emit(stream_event e);
   [[nodiscard]] std::string url(std::string_view default_base, std::string_view path) const;
   // A streaming JSON POST to {base}{path} (the format adds its auth headers).
-  [[nodiscard]] http_request sse_post(std::string_view default_base, std::string_view path,
-                                      const boost::json::object& body) const;
+  [[nodiscard]] http::http_request sse_post(std::string_view default_base, std::string_view path,
+                                            const boost::json::object& body) const;
   // The model of this request: the request's, else the options'.
   [[nodiscard]] const std::string& model() const { return model_; }
   void set_model(const model_request& r) { model_ = r.model.empty() ? options_.model : r.model; }

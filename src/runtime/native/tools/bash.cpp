@@ -41,7 +41,7 @@
 #include "runtime/native/tools/args.h"
 #include "runtime/native/tools/local_tools.h"
 #include "process/records.h"
-#include "runtime/native/tools/sandbox.h"
+#include "runtime/common/sandbox.h"
 #include "util/errors.h"
 
 extern char** environ;  // NOLINT: POSIX

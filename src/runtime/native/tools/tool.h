@@ -138,7 +138,7 @@
 #include <boost/json/value.hpp>
 
 #include "runtime/common/tool_types.h"
-#include "runtime/native/tools/sandbox.h"
+#include "runtime/common/sandbox.h"
 
 namespace tether::runtime::native {
 

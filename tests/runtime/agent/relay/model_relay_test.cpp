@@ -13,14 +13,14 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include "http/client.h"
 #include "http/server_shell.h"
 #include "mock/server.h"
 #include "runtime/agent/agent_test_support.h"
-#include "runtime/native/providers/http_client.h"
 
 namespace tether::runtime::agent {
 namespace {
@@ -96,7 +96,7 @@ class held_upstream final : public http::routes {
 
 struct exchange {
   int status = 0;
-  std::vector<native::http_header> headers;
+  std::vector<http::http_header> headers;
   std::string body;
   std::error_code error;
   std::string header(std::string_view name) const {
@@ -112,35 +112,33 @@ class model_relay_test : public ::testing::Test {
     relay_ = std::make_unique<model_relay>(ctx_.executor(), relay_options{dir_.path() / "run" / "relay.sock"});
     ASSERT_TRUE(relay_->start());
   }
-  void TearDown() override {
-    asio::co_spawn(ctx_.executor(), relay_->stop(), asio::use_future).get();
-  }
+  void TearDown() override { asio::co_spawn(ctx_.executor(), relay_->stop(), asio::use_future).get(); }
 
-  std::shared_ptr<native::http_client> client() {
-    native::http_options o;
+  std::shared_ptr<http::http_client> client() {
+    http::http_options o;
     o.proxies.no_proxy = "*";
-    return std::make_shared<native::http_client>(o);
+    return std::make_shared<http::http_client>(o);
   }
 
   // One request to the relay; `on_piece` sees each piece of the body as it comes.
-  exchange send(const std::string& target, std::vector<native::http_header> headers, std::string body,
+  exchange send(const std::string& target, std::vector<http::http_header> headers, std::string body,
                 std::function<void(std::string_view)> on_piece = {}, std::string method = "POST") {
     auto c = client();
     auto out = std::make_shared<exchange>();
-    native::http_request req;
+    http::http_request req;
     req.method = std::move(method);
     req.url = "http://127.0.0.1:" + std::to_string(relay_->port()) + target;
     req.headers = std::move(headers);
     req.body = std::move(body);
-    native::http_handler h;
-    h.on_head = [out](const native::http_response_head& head) {
+    http::http_handler h;
+    h.on_head = [out](const http::http_response_head& head) {
       out->status = head.status;
       out->headers = head.headers;
     };
     h.on_body = [out, on_piece](std::string_view piece) {
       out->body.append(piece);
       if (on_piece) on_piece(piece);
-      return native::body_action::more;
+      return http::body_action::more;
     };
     auto r = asio::co_spawn(ctx_.executor(), c->send(std::move(req), std::move(h), {}), asio::use_future).get();
     out->error = r.error;
@@ -167,7 +165,9 @@ TEST_F(model_relay_test, a_run_token_is_replaced_by_the_real_key_and_the_answer_
   std::promise<void> first_seen;
   bool once = false;
   auto got = send("/api/messages?beta=true",
-                  {{"x-api-key", grant.token()}, {"anthropic-version", "2023-06-01"}, {"Accept-Encoding", "gzip"},
+                  {{"x-api-key", grant.token()},
+                   {"anthropic-version", "2023-06-01"},
+                   {"Accept-Encoding", "gzip"},
                    {"User-Agent", "claude-cli/2.0"}},
                   R"({"model":"m","stream":true})", [&](std::string_view) {
                     if (!std::exchange(once, true)) {
@@ -247,10 +247,10 @@ TEST_F(model_relay_test, only_model_endpoints_under_the_base_path_are_forwarded)
   http::server_shell upstream(upstream_ctx.executor(), {}, routes);
   ASSERT_TRUE(upstream.start());
   auto grant = relay_->open({"http://127.0.0.1:" + std::to_string(upstream.port()) + "/v1", "sk-real", client()});
-  const native::http_header auth{"Authorization", "Bearer " + grant.token()};
-  for (const std::string target : {"/v1/files", "/v1/organization/api_keys", "/v2/responses", "/responses",
-                                   "/v1/../admin/responses", "/v1/%2e%2e/keys", "/v1//responses", "/v1/chat/x",
-                                   "/v1"}) {
+  const http::http_header auth{"Authorization", "Bearer " + grant.token()};
+  for (const std::string target :
+       {"/v1/files", "/v1/organization/api_keys", "/v2/responses", "/responses", "/v1/../admin/responses",
+        "/v1/%2e%2e/keys", "/v1//responses", "/v1/chat/x", "/v1"}) {
     auto got = send(target, {auth}, "{}");
     EXPECT_EQ(got.status, 403) << target;
   }
@@ -261,7 +261,7 @@ TEST_F(model_relay_test, only_model_endpoints_under_the_base_path_are_forwarded)
   EXPECT_EQ(routes->count(), 4U);
   // Under a root base URL (Anthropic's), the SDK's own /v1 is allowed too.
   auto root = relay_->open({"http://127.0.0.1:" + std::to_string(upstream.port()), "sk-real", client()});
-  const native::http_header root_auth{"x-api-key", root.token()};
+  const http::http_header root_auth{"x-api-key", root.token()};
   EXPECT_EQ(send("/v1/messages?beta=true", {root_auth}, "{}").status, 200);
   EXPECT_EQ(send("/messages", {root_auth}, "{}").status, 200);
   EXPECT_EQ(send("/v1/files", {root_auth}, "{}").status, 403);
@@ -289,12 +289,12 @@ TEST_F(model_relay_test, usage_is_read_from_every_wire_format_of_the_scripted_mo
   mock::server model({.listen = "127.0.0.1:0"});
   ASSERT_TRUE(model.start());
   auto grant = relay_->open({model.base_url() + "/v1", "", client()});
-  const native::http_header bearer{"Authorization", "Bearer " + grant.token()};
-  const native::http_header xkey{"x-api-key", grant.token()};
+  const http::http_header bearer{"Authorization", "Bearer " + grant.token()};
+  const http::http_header xkey{"x-api-key", grant.token()};
   const std::string say = "Reply with exactly: relayed words here";
   struct call {
     std::string target;
-    native::http_header auth;
+    http::http_header auth;
     std::string body;
   };
   const std::vector<call> calls = {
@@ -329,7 +329,7 @@ TEST_F(model_relay_test, its_unix_socket_leads_to_the_same_relay) {
   mock::server model({.listen = "127.0.0.1:0"});
   ASSERT_TRUE(model.start());
   auto grant = relay_->open({model.base_url() + "/v1", "", client()});
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(::stat(relay_->socket_path().c_str(), &st), 0);
   EXPECT_TRUE(S_ISSOCK(st.st_mode));
   EXPECT_EQ(st.st_mode & 0777, 0600);

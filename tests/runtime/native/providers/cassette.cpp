@@ -12,7 +12,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "runtime/native/providers/http_client.h"
+#include "http/client.h"
 #include "runtime/native/providers/wire.h"
 #include "support/run.h"
 
@@ -73,7 +73,7 @@ asio::awaitable<stream_outcome> drive(std::shared_ptr<provider> p, model_request
 
 }  // namespace
 
-void cassette_recorder::on_request(const http_request& r) {
+void cassette_recorder::on_request(const http::http_request& r) {
   method_ = r.method;
   const auto scheme = r.url.find("://");
   const auto slash = r.url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
@@ -87,7 +87,7 @@ void cassette_recorder::on_request(const http_request& r) {
   body_ = r.body;
 }
 
-void cassette_recorder::on_head(const http_response_head& h) {
+void cassette_recorder::on_head(const http::http_response_head& h) {
   head_ = "HTTP/1.1 " + std::to_string(h.status) + " " + h.reason + "\n";
   for (const auto& x : h.headers) {
     if (iequals(x.name, "set-cookie") || iequals(x.name, "openai-organization")) continue;

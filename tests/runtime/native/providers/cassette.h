@@ -25,10 +25,10 @@
 
 #include <boost/json/value.hpp>
 
-#include "runtime/native/providers/http_client.h"
+#include "http/client.h"
+#include "runtime/native/providers/loopback.h"
 #include "runtime/native/providers/provider.h"
 #include "runtime/native/providers/types.h"
-#include "runtime/native/providers/loopback.h"
 
 namespace tether::runtime::native::testing {
 
@@ -50,10 +50,10 @@ cassette load_cassette_file(const std::filesystem::path& file);
 
 // An http_tap that writes the exchange it saw as a cassette (API keys
 // redacted, set-cookie and openai-organization dropped): TETHER_RECORD=1.
-class cassette_recorder final : public http_tap {
+class cassette_recorder final : public http::http_tap {
  public:
-  void on_request(const http_request& r) override;
-  void on_head(const http_response_head& h) override;
+  void on_request(const http::http_request& r) override;
+  void on_head(const http::http_response_head& h) override;
   void on_body(std::string_view bytes) override;
   void write(const std::filesystem::path& file) const;
 

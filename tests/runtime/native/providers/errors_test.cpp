@@ -2,9 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/native/providers/cassette.h"
 #include "runtime/native/providers/classify.h"
 #include "runtime/native/providers/provider.h"
-#include "runtime/native/providers/cassette.h"
 #include "util/result.h"
 
 namespace tether::runtime::native {
@@ -32,13 +32,24 @@ TEST(provider_errors, names_are_stable) {
   EXPECT_FALSE(parse_wire_api("openai"));
   EXPECT_EQ(to_string(finish_reason::tool_calls), "tool_calls");
   EXPECT_EQ(to_string(finish_reason::content_filter), "content_filter");
-  EXPECT_EQ(to_string(cost_status::reported), "reported");
-  EXPECT_EQ(to_string(cost_status::estimated), "estimated");
-  EXPECT_EQ(to_string(cost_status::unpriced), "unpriced");
 }
 
-http_response_head head(int status, std::vector<http_header> headers = {}) {
-  http_response_head h;
+// The HTTP client's failures keep their meaning as provider failures: the
+// retry policy tells a timeout from a transport failure from a cancel.
+TEST(provider_errors, each_http_client_failure_is_the_provider_failure_of_its_name) {
+  EXPECT_EQ(provider_errc_of(http::client_errc::invalid_request), provider_errc::invalid_request);
+  EXPECT_EQ(provider_errc_of(http::client_errc::transport), provider_errc::transport);
+  EXPECT_EQ(provider_errc_of(http::client_errc::incomplete_stream), provider_errc::incomplete_stream);
+  EXPECT_EQ(provider_errc_of(http::client_errc::timeout), provider_errc::timeout);
+  EXPECT_EQ(provider_errc_of(http::client_errc::bad_response), provider_errc::bad_response);
+  EXPECT_EQ(provider_errc_of(http::client_errc::cancelled), provider_errc::cancelled);
+  // Another category's error with the same number is not taken for one.
+  EXPECT_EQ(provider_errc_of(std::make_error_code(std::errc::timed_out)), provider_errc::transport);
+  EXPECT_EQ(provider_errc_of(provider_errc::timeout), provider_errc::transport);
+}
+
+http::http_response_head head(int status, std::vector<http::http_header> headers = {}) {
+  http::http_response_head h;
   h.status = status;
   h.headers = std::move(headers);
   return h;

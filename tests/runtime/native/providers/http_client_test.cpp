@@ -1,4 +1,4 @@
-#include "runtime/native/providers/http_client.h"
+#include "http/client.h"
 
 #include <gtest/gtest.h>
 
@@ -18,6 +18,7 @@
 
 #include "runtime/native/providers/cassette.h"
 #include "runtime/native/providers/loopback.h"
+#include "runtime/native/providers/provider.h"
 #include "support/run.h"
 
 namespace tether::runtime::native {
@@ -215,10 +216,10 @@ TEST(http_client, every_body_framing_gives_the_same_completion) {
   }
 }
 
-class counting_tap final : public http_tap {
+class counting_tap final : public http::http_tap {
  public:
-  void on_request(const http_request& r) override { url = r.url; }
-  void on_head(const http_response_head& h) override { status = h.status; }
+  void on_request(const http::http_request& r) override { url = r.url; }
+  void on_head(const http::http_response_head& h) override { status = h.status; }
   void on_body(std::string_view b) override { body += b; }
   std::string url;
   int status = 0;
@@ -238,7 +239,8 @@ TEST(http_client, a_tap_sees_the_exchange_as_it_happens) {
   EXPECT_EQ(tap->body, plan.body);
 }
 
-asio::awaitable<http_result> send_once(std::shared_ptr<http_client> c, http_request r, http_handler h) {
+asio::awaitable<http::http_result> send_once(std::shared_ptr<http::http_client> c, http::http_request r,
+                                             http::http_handler h) {
   auto out = co_await c->send(std::move(r), std::move(h), std::stop_token());
   co_return out;
 }
@@ -250,19 +252,19 @@ TEST(http_client, the_body_arrives_de_chunked_and_on_body_may_stop_early) {
   plan.piece = 1000;
   plan.hang_after_body = true;  // stopping early must not wait for the server
   loopback_server server(plan);
-  http_options opts;
+  http::http_options opts;
   opts.proxies.http_proxy = "";
-  auto client = std::make_shared<http_client>(opts);
-  http_request req;
+  auto client = std::make_shared<http::http_client>(opts);
+  http::http_request req;
   req.url = server.url("/x");
   req.body = "{}";
   std::string got;
   int status = 0;
-  http_handler h;
-  h.on_head = [&](const http_response_head& head) { status = head.status; };
+  http::http_handler h;
+  h.on_head = [&](const http::http_response_head& head) { status = head.status; };
   h.on_body = [&](std::string_view piece) {
     got += piece;
-    return got.size() >= 5000 ? body_action::stop : body_action::more;
+    return got.size() >= 5000 ? http::body_action::stop : http::body_action::more;
   };
   asio::io_context io;
   const auto r = tether::test::run_sync(io, send_once(client, req, h));

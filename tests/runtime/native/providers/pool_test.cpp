@@ -1,7 +1,7 @@
 // Keep-alive connections to a provider, against the real scripted model
 // (`tether mock-llm`) behind a counting relay: reuse, a connection the
 // server closed, an interrupt, the bounds, TLS session resumption.
-#include "runtime/native/providers/connection_pool.h"
+#include "http/connection_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,8 @@
 #include <boost/asio/strand.hpp>
 
 #include "e2e/run/process.h"
-#include "runtime/native/providers/http_client.h"
+#include "http/client.h"
+#include "runtime/native/providers/provider.h"
 #include "runtime/native/providers/relay.h"
 #include "support/run.h"
 
@@ -86,12 +87,10 @@ model_request ask(const std::string& prompt) {
   return r;
 }
 
-std::string text_of(const stream_outcome& o) {
-  return o.done ? o.done->text : "failed: " + o.failure.message;
-}
+std::string text_of(const stream_outcome& o) { return o.done ? o.done->text : "failed: " + o.failure.message; }
 
-http_request chat_request(const std::string& base, const std::string& prompt) {
-  http_request req;
+http::http_request chat_request(const std::string& base, const std::string& prompt) {
+  http::http_request req;
   req.url = base + "/v1/chat/completions";
   req.headers.push_back({"content-type", "application/json"});
   req.body = R"({"model":"scripted","stream":true,"messages":[{"role":"user","content":")" + prompt + R"("}]})";
@@ -99,7 +98,8 @@ http_request chat_request(const std::string& base, const std::string& prompt) {
 }
 
 stream_outcome stream_once(asio::io_context& io, provider& p, const std::string& prompt) {
-  return test::run_sync(io, p.stream(ask(prompt), [](const stream_event&) {}, std::stop_token()));
+  return test::run_sync(io, p.stream(
+                                ask(prompt), [](const stream_event&) {}, std::stop_token()));
 }
 
 TEST(connection_pool, consecutive_requests_to_one_endpoint_share_one_connection) {
@@ -136,13 +136,13 @@ TEST(connection_pool, a_connection_the_server_closed_while_idle_is_dropped_and_t
 TEST(connection_pool, a_connection_closed_as_the_request_arrives_is_retried_once_on_a_fresh_one) {
   scripted_model model;
   relay r(model.port());
-  http_options ho;
-  ho.proxies = proxy_config{std::string(), std::string(), std::string()};
-  http_client client(ho);
+  http::http_options ho;
+  ho.proxies = http::proxy_config{std::string(), std::string(), std::string()};
+  http::http_client client(ho);
   asio::io_context io;
   const std::string base = "http://127.0.0.1:" + std::to_string(r.port());
   const auto send = [&](const std::string& prompt) {
-    return test::run_sync(io, client.send(chat_request(base, prompt), http_handler{}, std::stop_token()));
+    return test::run_sync(io, client.send(chat_request(base, prompt), http::http_handler{}, std::stop_token()));
   };
   const auto first = send("Reply with exactly: one");
   ASSERT_FALSE(first.error) << first.message;
@@ -177,11 +177,12 @@ TEST(connection_pool, an_interrupt_closes_only_the_connection_of_its_own_turn) {
   std::optional<stream_outcome> second;
   const std::string slow = "Stream slowly: 20\nReply with exactly: one two three four five six seven eight";
   asio::co_spawn(asio::make_strand(io),
-                 p->stream(ask(slow),
-                           [&](const stream_event& e) {
-                             if (std::holds_alternative<text_delta_event>(e)) stop_first.request_stop();
-                           },
-                           stop_first.get_token()),
+                 p->stream(
+                     ask(slow),
+                     [&](const stream_event& e) {
+                       if (std::holds_alternative<text_delta_event>(e)) stop_first.request_stop();
+                     },
+                     stop_first.get_token()),
                  [&](std::exception_ptr, stream_outcome o) { first = std::move(o); });
   asio::co_spawn(asio::make_strand(io), p->stream(ask(slow), [](const stream_event&) {}, {}),
                  [&](std::exception_ptr, stream_outcome o) { second = std::move(o); });
@@ -199,18 +200,18 @@ TEST(connection_pool, an_interrupt_closes_only_the_connection_of_its_own_turn) {
 
 TEST(connection_pool, idle_connections_are_bounded_per_endpoint) {
   scripted_model model;
-  http_options ho;
-  ho.proxies = proxy_config{std::string(), std::string(), std::string()};
+  http::http_options ho;
+  ho.proxies = http::proxy_config{std::string(), std::string(), std::string()};
   ho.pool.max_idle_per_endpoint = 2;
   ho.pool.max_idle_total = 3;
-  http_client client(ho);
+  http::http_client client(ho);
   asio::io_context io;
   int done = 0;
   for (int i = 0; i < 5; ++i) {
     auto req = chat_request("http://127.0.0.1:" + std::to_string(model.port()),
                             "Stream slowly: 5\\nReply with exactly: a b c");
-    asio::co_spawn(asio::make_strand(io), client.send(std::move(req), http_handler{}, std::stop_token()),
-                   [&](std::exception_ptr, http_result r) {
+    asio::co_spawn(asio::make_strand(io), client.send(std::move(req), http::http_handler{}, std::stop_token()),
+                   [&](std::exception_ptr, http::http_result r) {
                      EXPECT_FALSE(r.error) << r.message;
                      ++done;
                    });
@@ -223,10 +224,10 @@ TEST(connection_pool, idle_connections_are_bounded_per_endpoint) {
 TEST(connection_pool, over_tls_a_kept_connection_is_reused_without_a_new_handshake) {
   scripted_model model(scripted_model::transport::tls);
   relay r(model.port());
-  http_options ho;
-  ho.proxies = proxy_config{std::string(), std::string(), std::string()};
+  http::http_options ho;
+  ho.proxies = http::proxy_config{std::string(), std::string(), std::string()};
   ho.ca_file = model.certificate();
-  http_client client(ho);
+  http::http_client client(ho);
   asio::io_context io;
   const std::string base = "https://127.0.0.1:" + std::to_string(r.port());
   const auto first = test::run_sync(io, client.send(chat_request(base, "Reply with exactly: one"), {}, {}));
@@ -239,11 +240,11 @@ TEST(connection_pool, over_tls_a_kept_connection_is_reused_without_a_new_handsha
 
 TEST(connection_pool, over_tls_a_new_connection_resumes_the_endpoints_session) {
   scripted_model model(scripted_model::transport::tls);
-  http_options ho;
-  ho.proxies = proxy_config{std::string(), std::string(), std::string()};
+  http::http_options ho;
+  ho.proxies = http::proxy_config{std::string(), std::string(), std::string()};
   ho.ca_file = model.certificate();
   ho.pool.max_idle_total = 0;  // every request on a new connection
-  http_client client(ho);
+  http::http_client client(ho);
   asio::io_context io;
   const std::string base = "https://127.0.0.1:" + std::to_string(model.port());
   const auto first = test::run_sync(io, client.send(chat_request(base, "Reply with exactly: one"), {}, {}));
@@ -294,18 +295,19 @@ TEST(connection_pool, a_certificate_named_by_ssl_cert_file_is_trusted_without_ca
 }
 
 TEST(connection_pool, idle_connections_are_bounded_in_total) {
-  connection_pool pool(connection_pool_options{.max_idle_per_endpoint = 4, .max_idle_total = 3});
+  http::connection_pool pool(http::connection_pool_options{.max_idle_per_endpoint = 4, .max_idle_total = 3});
   for (int i = 0; i < 5; ++i) {
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    pool.release(pool_key{"http", "host" + std::to_string(i % 2), 80, ""}, idle_connection(fd, ip_family::v4, nullptr));
+    pool.release(http::pool_key{"http", "host" + std::to_string(i % 2), 80, ""},
+                 http::idle_connection(fd, http::ip_family::v4, nullptr));
   }
   EXPECT_EQ(pool.idle_count(), 3u);
 }
 
 TEST(connection_pool, an_idle_connection_past_the_idle_timeout_is_not_lent) {
-  connection_pool pool(connection_pool_options{.idle_timeout = std::chrono::milliseconds(0)});
-  const pool_key key{"http", "h", 80, ""};
-  pool.release(key, idle_connection(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), ip_family::v4, nullptr));
+  http::connection_pool pool(http::connection_pool_options{.idle_timeout = std::chrono::milliseconds(0)});
+  const http::pool_key key{"http", "h", 80, ""};
+  pool.release(key, http::idle_connection(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), http::ip_family::v4, nullptr));
   EXPECT_FALSE(pool.acquire(key));
   EXPECT_EQ(pool.idle_count(), 0u);
 }

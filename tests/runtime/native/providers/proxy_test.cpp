@@ -1,4 +1,4 @@
-#include "runtime/native/providers/proxy.h"
+#include "http/proxy.h"
 
 #include <gtest/gtest.h>
 
@@ -18,42 +18,42 @@ using testing::run_stream;
 using testing::test_proxy;
 
 TEST(no_proxy, curl_rules) {
-  EXPECT_TRUE(no_proxy_matches("*", "api.openai.com", 443));
-  EXPECT_TRUE(no_proxy_matches("example.com", "example.com", 443));
-  EXPECT_TRUE(no_proxy_matches("example.com", "api.EXAMPLE.com", 443));
-  EXPECT_FALSE(no_proxy_matches("example.com", "notexample.com", 443));
-  EXPECT_TRUE(no_proxy_matches(".example.com", "example.com", 80));
-  EXPECT_TRUE(no_proxy_matches(".example.com", "a.b.example.com", 80));
-  EXPECT_TRUE(no_proxy_matches("foo, example.com:8443", "example.com", 8443));
-  EXPECT_FALSE(no_proxy_matches("example.com:8443", "example.com", 443));
-  EXPECT_TRUE(no_proxy_matches("localhost,127.0.0.1", "127.0.0.1", 9000));
-  EXPECT_TRUE(no_proxy_matches("[::1]", "::1", 9000));
-  EXPECT_TRUE(no_proxy_matches("::1", "::1", 9000));
-  EXPECT_TRUE(no_proxy_matches("[::1]:9000", "::1", 9000));
-  EXPECT_FALSE(no_proxy_matches("", "127.0.0.1", 80));
-  EXPECT_FALSE(no_proxy_matches(" , ", "127.0.0.1", 80));
-  EXPECT_FALSE(no_proxy_matches("*.example.com", "example.org", 80));
+  EXPECT_TRUE(http::no_proxy_matches("*", "api.openai.com", 443));
+  EXPECT_TRUE(http::no_proxy_matches("example.com", "example.com", 443));
+  EXPECT_TRUE(http::no_proxy_matches("example.com", "api.EXAMPLE.com", 443));
+  EXPECT_FALSE(http::no_proxy_matches("example.com", "notexample.com", 443));
+  EXPECT_TRUE(http::no_proxy_matches(".example.com", "example.com", 80));
+  EXPECT_TRUE(http::no_proxy_matches(".example.com", "a.b.example.com", 80));
+  EXPECT_TRUE(http::no_proxy_matches("foo, example.com:8443", "example.com", 8443));
+  EXPECT_FALSE(http::no_proxy_matches("example.com:8443", "example.com", 443));
+  EXPECT_TRUE(http::no_proxy_matches("localhost,127.0.0.1", "127.0.0.1", 9000));
+  EXPECT_TRUE(http::no_proxy_matches("[::1]", "::1", 9000));
+  EXPECT_TRUE(http::no_proxy_matches("::1", "::1", 9000));
+  EXPECT_TRUE(http::no_proxy_matches("[::1]:9000", "::1", 9000));
+  EXPECT_FALSE(http::no_proxy_matches("", "127.0.0.1", 80));
+  EXPECT_FALSE(http::no_proxy_matches(" , ", "127.0.0.1", 80));
+  EXPECT_FALSE(http::no_proxy_matches("*.example.com", "example.org", 80));
 }
 
 TEST(select_proxy, the_scheme_picks_the_variable_and_options_replace_the_environment) {
-  proxy_config c;
+  http::proxy_config c;
   c.http_proxy = "http://proxy.local:3128";
   c.https_proxy = "secure.local:8080";
   c.no_proxy = "internal.example";
-  auto http = select_proxy(*parse_http_url("http://api.example.com/v1"), c);
+  auto http = http::select_proxy(*http::parse_http_url("http://api.example.com/v1"), c);
   ASSERT_TRUE(http && *http);
   EXPECT_EQ((*http)->host, "proxy.local");
   EXPECT_EQ((*http)->port, 3128);
-  auto https = select_proxy(*parse_http_url("https://api.example.com/v1"), c);
+  auto https = http::select_proxy(*http::parse_http_url("https://api.example.com/v1"), c);
   ASSERT_TRUE(https && *https);
   EXPECT_EQ((*https)->host, "secure.local");
-  auto direct = select_proxy(*parse_http_url("https://internal.example/v1"), c);
+  auto direct = http::select_proxy(*http::parse_http_url("https://internal.example/v1"), c);
   ASSERT_TRUE(direct);
   EXPECT_FALSE(*direct);
   c.https_proxy = "socks5://proxy.local:1080";
-  EXPECT_FALSE(select_proxy(*parse_http_url("https://api.example.com"), c));
+  EXPECT_FALSE(http::select_proxy(*http::parse_http_url("https://api.example.com"), c));
   c.https_proxy = "";
-  auto none = select_proxy(*parse_http_url("https://api.example.com"), c);
+  auto none = http::select_proxy(*http::parse_http_url("https://api.example.com"), c);
   ASSERT_TRUE(none);
   EXPECT_FALSE(*none);
 }
@@ -62,11 +62,11 @@ TEST(select_proxy, loopback_is_proxied_unless_no_proxy_says_otherwise) {
   ::setenv("http_proxy", "http://127.0.0.1:1", 1);
   ::unsetenv("no_proxy");
   ::unsetenv("NO_PROXY");
-  auto p = select_proxy(*parse_http_url("http://127.0.0.1:9000/v1"), proxy_config{});
+  auto p = http::select_proxy(*http::parse_http_url("http://127.0.0.1:9000/v1"), http::proxy_config{});
   ASSERT_TRUE(p);
   EXPECT_TRUE(*p);
   ::setenv("NO_PROXY", "localhost,127.0.0.1", 1);
-  auto q = select_proxy(*parse_http_url("http://127.0.0.1:9000/v1"), proxy_config{});
+  auto q = http::select_proxy(*http::parse_http_url("http://127.0.0.1:9000/v1"), http::proxy_config{});
   ASSERT_TRUE(q);
   EXPECT_FALSE(*q);
   ::unsetenv("http_proxy");
@@ -74,19 +74,19 @@ TEST(select_proxy, loopback_is_proxied_unless_no_proxy_says_otherwise) {
 }
 
 TEST(parse_http_url, targets_and_authorities) {
-  auto u = parse_http_url("https://api.openai.com/v1/responses?x=1");
+  auto u = http::parse_http_url("https://api.openai.com/v1/responses?x=1");
   ASSERT_TRUE(u);
   EXPECT_EQ(u->port, 443);
   EXPECT_EQ(u->target, "/v1/responses?x=1");
   EXPECT_EQ(u->authority(), "api.openai.com");
   EXPECT_EQ(u->host_port(), "api.openai.com:443");
-  auto v = parse_http_url("http://[::1]:8080");
+  auto v = http::parse_http_url("http://[::1]:8080");
   ASSERT_TRUE(v);
   EXPECT_EQ(v->host, "::1");
   EXPECT_EQ(v->authority(), "[::1]:8080");
   EXPECT_EQ(v->target, "/");
-  EXPECT_FALSE(parse_http_url("ftp://example.com"));
-  EXPECT_FALSE(parse_http_url("not a url"));
+  EXPECT_FALSE(http::parse_http_url("ftp://example.com"));
+  EXPECT_FALSE(http::parse_http_url("not a url"));
 }
 
 provider_options chat_options(const std::string& base) {

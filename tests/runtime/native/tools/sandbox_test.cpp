@@ -1,7 +1,7 @@
 // What a bash command can reach, with real processes and real bubblewrap:
 // descriptors, the data directory, the network, the environment, the system,
 // and whether its processes outlive the call.
-#include "runtime/native/tools/sandbox.h"
+#include "runtime/common/sandbox.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>

@@ -1,4 +1,4 @@
-#include "runtime/native/providers/http_client.h"
+#include "http/client.h"
 
 #include <array>
 #include <chrono>
@@ -27,17 +27,48 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 
-#include "runtime/native/providers/connection_pool.h"
+#include "http/connection_pool.h"
 #include "util/fd.h"
 
-namespace tether::runtime::native {
+namespace tether::http {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = beast::http;
+namespace bhttp = beast::http;
 namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using steady = std::chrono::steady_clock;
+
+namespace {
+
+class client_error_category final : public std::error_category {
+ public:
+  [[nodiscard]] const char* name() const noexcept override { return "http client"; }
+  [[nodiscard]] std::string message(int value) const override {
+    switch (static_cast<client_errc>(value)) {
+      case client_errc::invalid_request:
+        return "invalid request";
+      case client_errc::transport:
+        return "transport failure";
+      case client_errc::incomplete_stream:
+        return "incomplete response";
+      case client_errc::timeout:
+        return "timeout";
+      case client_errc::bad_response:
+        return "bad response";
+      case client_errc::cancelled:
+        return "cancelled";
+    }
+    return "unknown http client error";
+  }
+};
+
+}  // namespace
+
+const std::error_category& client_category() {
+  static const client_error_category category;
+  return category;
+}
 
 namespace {
 
@@ -105,7 +136,7 @@ struct exchange {
   connection_pool* pool = nullptr;
   pool_key key;
   http_request request;
-  http::request<http::string_body> wire;  // built once: a retry sends the same bytes
+  bhttp::request<bhttp::string_body> wire;  // built once: a retry sends the same bytes
   http_handler handler;
   http_url url;
   std::optional<http_url> proxy;
@@ -117,12 +148,12 @@ struct exchange {
 };
 
 // Records a failed step; cancellation and deadlines win over the step's own kind.
-void fail(exchange& x, const beast::error_code& ec, provider_errc otherwise, const std::string& what) {
+void fail(exchange& x, const beast::error_code& ec, client_errc otherwise, const std::string& what) {
   if (x.conn->cancelled || x.stop.stop_requested()) {
-    x.result.error = provider_errc::cancelled;
+    x.result.error = client_errc::cancelled;
     x.result.message = "the request was cancelled";
   } else if (ec == beast::error::timeout) {
-    x.result.error = provider_errc::timeout;
+    x.result.error = client_errc::timeout;
     x.result.message = what + ": deadline passed";
   } else {
     x.result.error = otherwise;
@@ -130,7 +161,7 @@ void fail(exchange& x, const beast::error_code& ec, provider_errc otherwise, con
   }
 }
 
-http_response_head to_head(const http::response_header<>& h) {
+http_response_head to_head(const bhttp::response_header<>& h) {
   http_response_head out;
   out.status = static_cast<int>(h.result_int());
   out.reason = std::string(h.reason());
@@ -166,7 +197,7 @@ asio::awaitable<bool> connect_phase(exchange& x, steady::time_point deadline) {
     const tcp::endpoint endpoint(address, hop.port);
     auto [cec] = co_await conn->plain.async_connect(endpoint, use_tuple);
     if (cec) {
-      fail(x, cec, provider_errc::transport, "connecting to " + where);
+      fail(x, cec, client_errc::transport, "connecting to " + where);
       co_return false;
     }
     on_connected(*conn);
@@ -185,14 +216,14 @@ asio::awaitable<bool> connect_phase(exchange& x, steady::time_point deadline) {
   auto [rec, endpoints] = co_await conn->resolver.async_resolve(hop.host, port, use_tuple);
   conn->resolve_timer.cancel();
   if (rec) {
-    fail(x, conn->resolve_expired ? beast::error_code(beast::error::timeout) : rec, provider_errc::transport,
+    fail(x, conn->resolve_expired ? beast::error_code(beast::error::timeout) : rec, client_errc::transport,
          "resolving " + hop.host);
     co_return false;
   }
   conn->plain.expires_at(deadline);
   auto [cec, ep] = co_await conn->plain.async_connect(endpoints, use_tuple);
   if (cec) {
-    fail(x, cec, provider_errc::transport, "connecting to " + where);
+    fail(x, cec, client_errc::transport, "connecting to " + where);
     co_return false;
   }
   on_connected(*conn);
@@ -204,29 +235,29 @@ asio::awaitable<bool> tunnel_phase(exchange& x, steady::time_point deadline) {
   auto conn = x.conn;
   const std::string target = x.url.host_port();
   const std::string what = "proxy CONNECT to " + target + " via " + x.proxy->host_port();
-  http::request<http::empty_body> req;
-  req.method(http::verb::connect);
+  bhttp::request<bhttp::empty_body> req;
+  req.method(bhttp::verb::connect);
   req.target(target);
   req.version(11);
-  req.set(http::field::host, target);
-  if (!x.proxy->userinfo.empty()) req.set(http::field::proxy_authorization, "Basic " + base64(x.proxy->userinfo));
+  req.set(bhttp::field::host, target);
+  if (!x.proxy->userinfo.empty()) req.set(bhttp::field::proxy_authorization, "Basic " + base64(x.proxy->userinfo));
   conn->plain.expires_at(deadline);
-  auto [wec, wn] = co_await http::async_write(conn->plain, req, use_tuple);
+  auto [wec, wn] = co_await bhttp::async_write(conn->plain, req, use_tuple);
   if (wec) {
-    fail(x, wec, provider_errc::transport, what);
+    fail(x, wec, client_errc::transport, what);
     co_return false;
   }
   beast::flat_buffer buf;
-  http::response_parser<http::empty_body> parser;
+  bhttp::response_parser<bhttp::empty_body> parser;
   parser.skip(true);  // a 2xx answer to CONNECT has no body: the tunnel starts
-  auto [rec, rn] = co_await http::async_read_header(conn->plain, buf, parser, use_tuple);
+  auto [rec, rn] = co_await bhttp::async_read_header(conn->plain, buf, parser, use_tuple);
   if (rec) {
-    fail(x, rec, provider_errc::transport, what);
+    fail(x, rec, client_errc::transport, what);
     co_return false;
   }
   const int status = static_cast<int>(parser.get().result_int());
   if (status < 200 || status > 299) {
-    x.result.error = provider_errc::transport;
+    x.result.error = client_errc::transport;
     x.result.message = fmt::format("{}: the proxy answered {}", what, status);
     co_return false;
   }
@@ -245,7 +276,7 @@ asio::awaitable<bool> tls_phase(exchange& x, steady::time_point deadline) {
   tls.next_layer().expires_at(deadline);
   auto [hec] = co_await tls.async_handshake(ssl::stream_base::client, use_tuple);
   if (hec) {
-    fail(x, hec, provider_errc::transport, "TLS handshake with " + x.url.host_port());
+    fail(x, hec, client_errc::transport, "TLS handshake with " + x.url.host_port());
     co_return false;
   }
   x.result.tls_resumed = SSL_session_reused(tls.native_handle()) == 1;
@@ -253,26 +284,26 @@ asio::awaitable<bool> tls_phase(exchange& x, steady::time_point deadline) {
   co_return true;
 }
 
-http::request<http::string_body> build_request(exchange& x) {
-  http::request<http::string_body> req;
-  const auto verb = http::string_to_verb(x.request.method);
-  if (verb == http::verb::unknown)
+bhttp::request<bhttp::string_body> build_request(exchange& x) {
+  bhttp::request<bhttp::string_body> req;
+  const auto verb = bhttp::string_to_verb(x.request.method);
+  if (verb == bhttp::verb::unknown)
     req.method_string(x.request.method);
   else
     req.method(verb);
   req.version(11);
   const bool absolute_form = x.proxy && !x.url.tls();
   req.target(absolute_form ? x.url.scheme + "://" + x.url.authority() + x.url.target : x.url.target);
-  req.set(http::field::host, x.url.authority());
-  req.set(http::field::user_agent, "tether/0.1");
+  req.set(bhttp::field::host, x.url.authority());
+  req.set(bhttp::field::user_agent, "tether/0.1");
   for (const auto& h : x.request.headers) {
     if (iequals(h.name, "user-agent"))
-      req.set(http::field::user_agent, h.value);  // the caller's own (the model relay passes the agent's on)
+      req.set(bhttp::field::user_agent, h.value);  // the caller's own (the model relay passes the agent's on)
     else
       req.insert(h.name, h.value);
   }
   if (absolute_form && !x.proxy->userinfo.empty())
-    req.set(http::field::proxy_authorization, "Basic " + base64(x.proxy->userinfo));
+    req.set(bhttp::field::proxy_authorization, "Basic " + base64(x.proxy->userinfo));
   req.body() = std::move(x.request.body);
   req.prepare_payload();
   return req;
@@ -291,8 +322,8 @@ asio::awaitable<void> drain_rest(exchange& x, Stream& stream, Parser& parser, be
   while (!parser.is_done() && left > 0) {
     parser.get().body().data = chunk.data();
     parser.get().body().size = chunk.size();
-    auto [rec, rn] = co_await http::async_read_some(stream, buf, parser, use_tuple);
-    if (rec == http::error::need_buffer) rec = {};
+    auto [rec, rn] = co_await bhttp::async_read_some(stream, buf, parser, use_tuple);
+    if (rec == bhttp::error::need_buffer) rec = {};
     if (rec) co_return;
     const std::size_t got = chunk.size() - parser.get().body().size;
     left = got >= left ? 0 : left - got;
@@ -305,23 +336,23 @@ asio::awaitable<void> exchange_phase(exchange& x, Stream& stream) {
   auto conn = x.conn;
   const std::string peer = x.url.host_port();
   conn->lowest().expires_after(x.options->deadlines.first_byte);
-  auto [wec, wn] = co_await http::async_write(stream, x.wire, use_tuple);
+  auto [wec, wn] = co_await bhttp::async_write(stream, x.wire, use_tuple);
   if (wec) {
-    fail(x, wec, provider_errc::transport, "sending the request to " + peer);
+    fail(x, wec, client_errc::transport, "sending the request to " + peer);
     co_return;
   }
   x.result.request_sent = true;
 
   beast::flat_buffer buf;
-  http::response_parser<http::buffer_body> parser;
+  bhttp::response_parser<bhttp::buffer_body> parser;
   parser.body_limit(boost::none);  // counted below against max_response_bytes
   parser.header_limit(64 * 1024);
-  auto [hec, hn] = co_await http::async_read_header(stream, buf, parser, use_tuple);
+  auto [hec, hn] = co_await bhttp::async_read_header(stream, buf, parser, use_tuple);
   conn->response_byte = parser.got_some() || buf.size() > 0;
   if (hec) {
-    const bool malformed = hec.category() == http::make_error_code(http::error::bad_version).category() &&
-                           hec != http::error::end_of_stream && hec != http::error::partial_message;
-    fail(x, hec, malformed ? provider_errc::bad_response : provider_errc::incomplete_stream,
+    const bool malformed = hec.category() == bhttp::make_error_code(bhttp::error::bad_version).category() &&
+                           hec != bhttp::error::end_of_stream && hec != bhttp::error::partial_message;
+    fail(x, hec, malformed ? client_errc::bad_response : client_errc::incomplete_stream,
          "waiting for the response head from " + peer);
     co_return;
   }
@@ -335,8 +366,8 @@ asio::awaitable<void> exchange_phase(exchange& x, Stream& stream) {
     parser.get().body().data = chunk.data();
     parser.get().body().size = chunk.size();
     conn->lowest().expires_after(x.options->deadlines.idle);
-    auto [rec, rn] = co_await http::async_read_some(stream, buf, parser, use_tuple);
-    if (rec == http::error::need_buffer) rec = {};
+    auto [rec, rn] = co_await bhttp::async_read_some(stream, buf, parser, use_tuple);
+    if (rec == bhttp::error::need_buffer) rec = {};
     // A TLS peer that closes without close_notify ends an EOF-delimited body.
     if (rec == ssl::error::stream_truncated && !parser.chunked() && !parser.content_length()) {
       beast::error_code eof_ec;
@@ -347,7 +378,7 @@ asio::awaitable<void> exchange_phase(exchange& x, Stream& stream) {
     if (got > 0) {
       x.result.body_bytes += got;
       if (x.result.body_bytes > x.options->max_response_bytes) {
-        x.result.error = provider_errc::bad_response;
+        x.result.error = client_errc::bad_response;
         x.result.message = fmt::format("the response from {} exceeds {} bytes", peer, x.options->max_response_bytes);
         co_return;
       }
@@ -359,7 +390,7 @@ asio::awaitable<void> exchange_phase(exchange& x, Stream& stream) {
       }
     }
     if (rec) {
-      fail(x, rec, provider_errc::incomplete_stream, "reading the response from " + peer);
+      fail(x, rec, client_errc::incomplete_stream, "reading the response from " + peer);
       co_return;
     }
   }
@@ -423,7 +454,7 @@ std::optional<idle_connection> take_apart(connection& conn) {
 bool retry_on_fresh(const exchange& x) {
   if (!x.conn->reused || x.conn->response_byte || x.result.head_received) return false;
   const auto e = x.result.error;
-  return e == provider_errc::transport || e == provider_errc::incomplete_stream;
+  return e == client_errc::transport || e == client_errc::incomplete_stream;
 }
 
 void close(connection& conn) {
@@ -474,14 +505,14 @@ asio::awaitable<http_result> http_client::send(http_request request, http_handle
   x.stop = stop;
   auto url = parse_http_url(request.url);
   if (!url) {
-    x.result.error = provider_errc::invalid_request;
+    x.result.error = client_errc::invalid_request;
     x.result.message = url.error().message;
     co_return x.result;
   }
   x.url = std::move(*url);
   auto proxy = select_proxy(x.url, impl_->options.proxies);
   if (!proxy) {
-    x.result.error = provider_errc::invalid_request;
+    x.result.error = client_errc::invalid_request;
     x.result.message = proxy.error().message;
     co_return x.result;
   }
@@ -489,7 +520,7 @@ asio::awaitable<http_result> http_client::send(http_request request, http_handle
   if (x.url.tls()) {
     x.tls_context = &impl_->tls();
     if (!impl_->tls_error.empty()) {
-      x.result.error = provider_errc::transport;
+      x.result.error = client_errc::transport;
       x.result.message = impl_->tls_error;
       co_return x.result;
     }
@@ -512,7 +543,7 @@ asio::awaitable<http_result> http_client::send(http_request request, http_handle
       // object a stop could reach, and a borrowed one is nobody else's.
       std::stop_callback on_stop(stop, [conn = x.conn, ex] { asio::post(ex, [conn] { conn->abort(); }); });
       if (stop.stop_requested()) {
-        x.result.error = provider_errc::cancelled;
+        x.result.error = client_errc::cancelled;
         x.result.message = "the request was cancelled";
       } else {
         co_await run(x);
@@ -538,4 +569,4 @@ asio::awaitable<http_result> http_client::send(http_request request, http_handle
 
 std::size_t http_client::idle_connections() const { return impl_->pool.idle_count(); }
 
-}  // namespace tether::runtime::native
+}  // namespace tether::http

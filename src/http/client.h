@@ -1,5 +1,6 @@
-// One HTTP/1.1 exchange with a streamed response body: the transport of the
-// model providers.
+// One HTTP/1.1 exchange with a streamed response body: the outbound client
+// of the model providers, the agents' model relay and the opencode server's
+// driver.
 //
 //   http_client client(options);
 //   http_handler h{.on_head = ..., .on_body = ...};
@@ -31,9 +32,10 @@
 // Deadlines (http_deadlines): `connect` bounds name resolution, TCP connect,
 // the proxy's CONNECT and the TLS handshake together; `first_byte` bounds
 // writing the request and reading the response head; `idle` bounds each read
-// of the body. A passed deadline is provider_errc::timeout.
+// of the body. A passed deadline is client_errc::timeout.
 //
-// Errors (http_result::error, always a provider_errc):
+// Errors (http_result::error, always a client_errc; the providers map them
+// onto their own provider_errc of the same names):
 //   invalid_request    the URL or a proxy setting is malformed
 //   transport          no connection, proxy refusal, TLS failure, or the
 //                      request could not be written (request_sent false)
@@ -65,10 +67,37 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include "runtime/native/providers/provider.h"
-#include "runtime/native/providers/proxy.h"
+#include "http/proxy.h"
 
-namespace tether::runtime::native {
+namespace tether::http {
+
+enum class client_errc {
+  invalid_request = 1,  // the URL or a proxy setting is malformed
+  transport,            // no connection, proxy refusal, TLS failure, request not written
+  incomplete_stream,    // the connection broke after the request was sent
+  timeout,              // a deadline passed
+  bad_response,         // a malformed head, or a body past max_response_bytes
+  cancelled,            // stop was requested
+};
+
+const std::error_category& client_category();
+inline std::error_code make_error_code(client_errc e) { return {static_cast<int>(e), client_category()}; }
+
+// Deadlines are data: each travels with the options.
+struct http_deadlines {
+  std::chrono::milliseconds connect{10'000};     // TCP (+ proxy CONNECT) + TLS handshake
+  std::chrono::milliseconds first_byte{60'000};  // request sent → response head
+  std::chrono::milliseconds idle{120'000};       // between two reads of the body
+};
+
+// Keep-alive connections (connection_pool.h): how many idle ones are kept
+// per endpoint and in all, and for how long. Zero bounds turn reuse off (a
+// new connection per request).
+struct connection_pool_options {
+  std::size_t max_idle_per_endpoint = 8;
+  std::size_t max_idle_total = 64;
+  std::chrono::milliseconds idle_timeout{30'000};  // below the usual server-side keep-alive (60 s+)
+};
 
 struct http_header {
   std::string name;
@@ -149,4 +178,7 @@ class http_client {
   std::unique_ptr<impl> impl_;
 };
 
-}  // namespace tether::runtime::native
+}  // namespace tether::http
+
+template <>
+struct std::is_error_code_enum<tether::http::client_errc> : std::true_type {};

@@ -1,4 +1,4 @@
-#include "runtime/native/providers/pricing.h"
+#include "runtime/common/pricing.h"
 #include "support/paths.h"
 
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace tether::runtime::native {
+namespace tether::runtime {
 namespace {
 
 model::usage usage(std::int64_t in, std::int64_t cached, std::int64_t out) {
@@ -16,6 +16,12 @@ model::usage usage(std::int64_t in, std::int64_t cached, std::int64_t out) {
   u.cached_input_tokens = cached;
   u.output_tokens = out;
   return u;
+}
+
+TEST(pricing, cost_status_names_are_stable) {
+  EXPECT_EQ(to_string(cost_status::reported), "reported");
+  EXPECT_EQ(to_string(cost_status::estimated), "estimated");
+  EXPECT_EQ(to_string(cost_status::unpriced), "unpriced");
 }
 
 TEST(pricing, models_match_by_exact_name_then_longest_prefix_then_after_the_vendor) {
@@ -116,4 +122,4 @@ TEST(pricing, the_shipped_price_file_matches_the_compiled_in_defaults) {
 }
 
 }  // namespace
-}  // namespace tether::runtime::native
+}  // namespace tether::runtime

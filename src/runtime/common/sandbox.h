@@ -35,7 +35,7 @@
 #include "process/sandbox.h"
 #include "util/result.h"
 
-namespace tether::runtime::native {
+namespace tether::runtime {
 
 // The mode, its names ("workspace-write", "read-only", "off"), finding and
 // probing bubblewrap: the process layer's.
@@ -74,4 +74,4 @@ process::sandbox sandbox_for(const sandbox_policy& policy, const std::filesystem
 std::vector<std::string> bwrap_argv(const sandbox_policy& policy, const std::filesystem::path& bwrap,
                                     const std::filesystem::path& workspace, const std::vector<std::string>& command);
 
-}  // namespace tether::runtime::native
+}  // namespace tether::runtime

@@ -1,9 +1,9 @@
-#include "runtime/native/providers/connection_pool.h"
+#include "http/connection_pool.h"
 
 #include <poll.h>
 #include <unistd.h>
 
-namespace tether::runtime::native {
+namespace tether::http {
 
 using steady = std::chrono::steady_clock;
 
@@ -142,4 +142,4 @@ std::size_t connection_pool::idle_count() const {
   return total_;
 }
 
-}  // namespace tether::runtime::native
+}  // namespace tether::http

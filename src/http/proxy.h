@@ -25,7 +25,7 @@
 
 #include "util/result.h"
 
-namespace tether::runtime::native {
+namespace tether::http {
 
 struct http_url {
   std::string scheme;  // "http" | "https"
@@ -57,4 +57,4 @@ bool no_proxy_matches(std::string_view no_proxy, std::string_view host, std::uin
 // proxy setting is util_errc::invalid_argument (never silently direct).
 result<std::optional<http_url>> select_proxy(const http_url& target, const proxy_config& config);
 
-}  // namespace tether::runtime::native
+}  // namespace tether::http

@@ -1,4 +1,5 @@
-// Model prices and the cost of one response (docs/architecture.md §5, "Cost").
+// Model prices and the cost of one response, for every runtime that reports
+// usage (the native loop, the agent programs through the model relay) (docs/architecture.md §5, "Cost").
 //
 //   auto table = load_prices(toml_text);          // user overrides over the defaults
 //   auto cost = price_usage(*table, "gpt-4o-2024-08-06", usage, reported);
@@ -22,10 +23,13 @@
 #include <string_view>
 
 #include "model/events.h"
-#include "runtime/native/providers/types.h"
 #include "util/result.h"
 
-namespace tether::runtime::native {
+namespace tether::runtime {
+
+// Cost as reported by the provider, or estimated from the price table.
+enum class cost_status { reported, estimated, unpriced };
+std::string_view to_string(cost_status s);
 
 struct model_price {
   double input = 0;         // USD per million input tokens (not cached)
@@ -67,4 +71,4 @@ struct priced_cost {
 priced_cost price_usage(const price_table& table, std::string_view model, const model::usage& usage,
                         std::optional<double> reported_cost_usd);
 
-}  // namespace tether::runtime::native
+}  // namespace tether::runtime

@@ -1,4 +1,4 @@
-#include "runtime/native/providers/proxy.h"
+#include "http/proxy.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,7 +8,7 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 
-namespace tether::runtime::native {
+namespace tether::http {
 
 namespace {
 
@@ -137,4 +137,4 @@ result<std::optional<http_url>> select_proxy(const http_url& target, const proxy
   return std::optional<http_url>(std::move(*p));
 }
 
-}  // namespace tether::runtime::native
+}  // namespace tether::http

@@ -1,8 +1,8 @@
-#include "runtime/native/tools/sandbox.h"
+#include "runtime/common/sandbox.h"
 
 #include <algorithm>
 
-namespace tether::runtime::native {
+namespace tether::runtime {
 
 namespace fs = std::filesystem;
 
@@ -66,4 +66,4 @@ std::vector<std::string> bwrap_argv(const sandbox_policy& policy, const fs::path
   return process::sandbox_argv(sandbox_for(policy, bwrap, workspace), command);
 }
 
-}  // namespace tether::runtime::native
+}  // namespace tether::runtime

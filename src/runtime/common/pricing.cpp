@@ -1,4 +1,4 @@
-#include "runtime/native/providers/pricing.h"
+#include "runtime/common/pricing.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,20 @@
 
 #include "config/config.h"
 
-namespace tether::runtime::native {
+namespace tether::runtime {
+
+std::string_view to_string(cost_status s) {
+  switch (s) {
+    case cost_status::reported:
+      return "reported";
+    case cost_status::estimated:
+      return "estimated";
+    case cost_status::unpriced:
+      return "unpriced";
+  }
+  return "unpriced";
+}
+
 
 namespace {
 
@@ -97,4 +110,4 @@ priced_cost price_usage(const price_table& table, std::string_view model, const 
   return {usd, cost_status::estimated};
 }
 
-}  // namespace tether::runtime::native
+}  // namespace tether::runtime

@@ -1,5 +1,6 @@
-// Idle keep-alive connections to model providers, per endpoint, and the TLS
-// sessions to resume with (http_client.h borrows and returns them).
+// Idle keep-alive connections to HTTP servers (model providers, mostly), per
+// endpoint, and the TLS sessions to resume with (client.h borrows and returns
+// them).
 //
 //   connection_pool pool(options);
 //   if (auto idle = pool.acquire(key)) { ...wrap it on this coroutine's executor... }
@@ -55,9 +56,9 @@
 
 #include <openssl/ssl.h>
 
-#include "runtime/native/providers/provider.h"
+#include "http/client.h"
 
-namespace tether::runtime::native {
+namespace tether::http {
 
 // Where a connection goes: the URL's scheme, host and port, and the proxy it
 // passes through ("" when direct).
@@ -134,4 +135,4 @@ class connection_pool {
   std::size_t total_ = 0;
 };
 
-}  // namespace tether::runtime::native
+}  // namespace tether::http
