@@ -206,7 +206,9 @@ TEST_P(directives, each_failure_kind_is_classified_as_the_retry_policy_expects) 
       ASSERT_TRUE(s.outcome.failure.retry_after.has_value());
       EXPECT_EQ(s.outcome.failure.retry_after->count(), 0);
     }
-    if (e.kind == "disconnect") EXPECT_TRUE(s.outcome.failure.output_seen);
+    if (e.kind == "disconnect") {
+      EXPECT_TRUE(s.outcome.failure.output_seen);
+    }
   }
 }
 
