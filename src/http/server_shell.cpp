@@ -169,6 +169,15 @@ struct server_shell::impl : std::enable_shared_from_this<server_shell::impl> {
     it->second->trusted = it->second->trusted || trusted;
     return true;
   }
+  // Whether it may read on: not evicted. Checked on the connection's strand
+  // before each read: an eviction before the check is seen here, one after
+  // it ends the read (interrupt_read shuts the receive side). Without it, a
+  // connection evicted between two reads was told only after its next read.
+  bool may_read(std::uint64_t id) {
+    std::lock_guard lock(mu);
+    const auto it = live.find(id);
+    return it != live.end() && !it->second->evicted;
+  }
   void end_request(std::uint64_t id) {
     std::lock_guard lock(mu);
     if (const auto it = live.find(id); it != live.end()) it->second->now = connection_base::state::idle;
@@ -215,13 +224,16 @@ class connection final : public connection_base,
   Stream& raw() { return s_; }
   beast::tcp_stream& lowest() { return beast::get_lowest_layer(s_); }
   beast::flat_buffer& buffer() { return buffer_; }
-  bool reading = false;  // a request read is pending (on the strand)
 
   // connection_base: any thread, so they post to the strand.
+  // Shuts the receive side rather than cancelling: a cancel reaches only a
+  // read already registered with the socket, and a composed read (Beast's)
+  // may register its next socket read after this runs. A shut receive side
+  // ends that read too (end of stream); the answer still goes out.
   void interrupt_read() override {
     net::post(strand_, [self = this->shared_from_this()] {
       boost::system::error_code ignored;
-      if (self->reading) self->lowest().socket().cancel(ignored);
+      self->lowest().socket().shutdown(tcp::socket::shutdown_receive, ignored);
     });
   }
   void shut() override {
@@ -324,14 +336,17 @@ net::awaitable<next> exchange(impl_ptr self, conn_ptr<Stream> c, std::uint64_t i
   parser.body_limit(o.max_body_bytes);
   // A new connection must send its request soon; a kept-alive one may wait longer for its next.
   c->lowest().expires_after(first ? o.request_timeout : o.idle_timeout);
-  c->reading = true;
+  if (!self->may_read(id)) co_return co_await refuse_evicted(self, c);
   auto [ec, n] = co_await bhttp::async_read_header(c->raw(), c->buffer(), parser, use_tuple);
-  c->reading = false;
   if (self->stopping) co_return next::close;
+  // Its head is read: from now on it is one sending its body, also while the
+  // routes inspect the head (not one without a head, which goes first).
+  if (!self->advance(id, connection_base::state::body)) co_return co_await refuse_evicted(self, c);
   head_policy policy;
   if (!ec) policy = self->routes_->inspect(parser.get(), request_info{c->peer});
   const std::size_t limit = policy.body_limit != 0 ? std::min(policy.body_limit, o.max_body_bytes) : o.max_body_bytes;
-  if (!self->advance(id, connection_base::state::body, policy.trusted)) co_return co_await refuse_evicted(self, c);
+  if (policy.trusted && !self->advance(id, connection_base::state::body, true))
+    co_return co_await refuse_evicted(self, c);
   if (!ec && limit < o.max_body_bytes) {
     parser.body_limit(limit);
     if (parser.content_length() && *parser.content_length() > limit) ec = bhttp::error::body_limit;
@@ -358,9 +373,8 @@ net::awaitable<next> exchange(impl_ptr self, conn_ptr<Stream> c, std::uint64_t i
     if (wec) co_return next::close;
   }
   c->lowest().expires_after(o.request_timeout);
-  c->reading = true;
+  if (!self->may_read(id)) co_return co_await refuse_evicted(self, c);
   auto [bec, bn] = co_await bhttp::async_read(c->raw(), c->buffer(), parser, use_tuple);
-  c->reading = false;
   if (self->stopping) co_return next::close;
   if (!self->advance(id, connection_base::state::busy)) co_return co_await refuse_evicted(self, c);
   if (bec == bhttp::error::body_limit) {  // a chunked body that grew over the limit

@@ -65,6 +65,10 @@ class test_routes final : public routes {
   }
   // Trusted: a head with "X-Trusted: yes"; /small takes a body of 16 bytes at most.
   head_policy inspect(const request& head, const request_info& info) override {
+    if (head.target() == "/inspect-hold") {  // holds its io thread until release_inspect()
+      inspecting_.set_value();
+      inspect_release_.get_future().wait();
+    }
     head_policy p;
     p.trusted = head["X-Trusted"] == "yes";
     if (head.target() == "/small") p.body_limit = 16;
@@ -97,6 +101,8 @@ class test_routes final : public routes {
     return res;
   }
 
+  std::promise<void> inspecting_;
+  std::promise<void> inspect_release_;
   std::promise<void> blocked_;
   std::shared_future<void> release_block_;
   std::promise<void> held_;
@@ -238,6 +244,48 @@ TEST_F(server_shell_test, a_connection_still_sending_its_body_is_evicted_to_make
   EXPECT_EQ(body, "/fast");
   EXPECT_EQ(slow.front()->status(), 503U) << "the oldest slow body was evicted";
   EXPECT_EQ(routes_->peer(), "127.0.0.1") << "the routes learn the peer's address";
+}
+
+// A connection whose head the routes are inspecting has a complete head: a
+// connection at the limit evicts one that has sent nothing before it. (It
+// used to count as one without a head until the routes had answered, so the
+// wrong one went, and a test that waited for the routes to see three heads
+// could find one of them still counted as headless.)
+TEST_F(server_shell_test, a_head_being_inspected_is_not_evicted_before_a_connection_without_one) {
+  shell_options o;
+  o.max_connections = 2;
+  o.max_connections_per_peer = 2;
+  restart(o);
+  connection inspected(shell_->port());
+  inspected.send("/inspect-hold");
+  routes_->inspecting_.get_future().wait();  // its head is read; one io thread is held in inspect()
+  connection silent(shell_->port());         // connects, sends nothing
+  while (shell_->connections() < 2) std::this_thread::yield();
+  connection next(shell_->port());
+  next.send("/fast");
+  EXPECT_EQ(next.status(), 200U);
+  routes_->inspect_release_.set_value();
+  EXPECT_EQ(inspected.status(), 200U) << "the inspected connection was kept";
+  EXPECT_EQ(silent.status(), 503U) << "the connection without a head was the one evicted";
+}
+
+// Evicted while no read is pending (here: between its head and its body, the
+// routes inspecting the head), a connection is refused before it reads
+// again. It used to start reading its body and wait for it (or the request
+// timeout) although it was no longer counted.
+TEST_F(server_shell_test, a_connection_evicted_between_two_reads_is_refused_before_it_reads_again) {
+  shell_options o;
+  o.max_connections = 1;
+  o.max_connections_per_peer = 1;
+  restart(o);
+  connection slow(shell_->port());
+  slow.send_raw("POST /inspect-hold HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nx");
+  routes_->inspecting_.get_future().wait();  // between its head and its body
+  connection next(shell_->port());            // at the limit: the slow body makes room
+  next.send("/fast");
+  EXPECT_EQ(next.status(), 200U);
+  routes_->inspect_release_.set_value();
+  EXPECT_EQ(slow.status(), 503U) << "refused, not left waiting for a body nobody counts";
 }
 
 // Connections that never showed credentials go first: a flood of
