@@ -24,7 +24,7 @@
 
 #include <string>
 
-#include "store/event_store.h"
+#include "store/event_log.h"
 
 namespace tether::api {
 

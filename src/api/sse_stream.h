@@ -21,7 +21,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "http/server_shell.h"
-#include "store/event_store.h"
+#include "store/event_log.h"
 
 namespace tether::api {
 

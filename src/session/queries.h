@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <string_view>
 
-#include "store/event_store.h"
+#include "store/session_reads.h"
 #include "store/types.h"
 
 namespace tether::session {

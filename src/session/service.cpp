@@ -121,7 +121,7 @@ task<result<recovery_report>> session_service::start() {
   // runs or may run (a shared store only). Set before the recovery scan, so
   // nothing committed after it is missed.
   if (impl_->store.shared())
-    impl_->store.watch_foreign([this](const store::event_store::foreign_change& c) {
+    impl_->store.watch_foreign([this](const store::cluster_signals::foreign_change& c) {
       asio::post(impl_->executor, [this, c] { on_foreign(c); });
     });
   auto report = co_await recover();
@@ -312,7 +312,7 @@ namespace {
 constexpr int foreign_grace_ms = 500;
 }  // namespace
 
-void session_service::on_foreign(const store::event_store::foreign_change& c) {
+void session_service::on_foreign(const store::cluster_signals::foreign_change& c) {
   if (impl_->stopping) return;
   if (c.session.empty()) {
     // Notifications may have been missed: a scan finds what needs a run.

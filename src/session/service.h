@@ -150,7 +150,7 @@ class session_service {
  private:
   // What another node sharing the store did (event_store::watch_foreign),
   // on the node's executor.
-  void on_foreign(const store::event_store::foreign_change& c);
+  void on_foreign(const store::cluster_signals::foreign_change& c);
 
   struct impl;
   std::unique_ptr<impl> impl_;

@@ -1,8 +1,9 @@
 // forwarding_store: an event_store that forwards every call to another, to
 // derive from when a store should change one or two calls and pass the rest
 // through (as LevelDB ships EnvWrapper beside Env): the tests' stores that
-// inject a race, a failure or a count. A new event_store method gets its
-// forwarder here, once.
+// inject a race, a failure or a count. A new method of one of event_store's
+// interfaces (event_log, lease_store, session_reads, work_store,
+// cluster_signals) gets its forwarder here, once.
 //
 //   class counting final : public forwarding_store {
 //     using forwarding_store::forwarding_store;

@@ -246,7 +246,7 @@ struct not_busy {
   }
 };
 
-task<result<std::vector<tail_item>>> next_items(event_store* store, std::shared_ptr<tail_state> st) {
+task<result<std::vector<tail_item>>> next_items(event_log* store, std::shared_ptr<tail_state> st) {
   {
     std::lock_guard lock(st->mu);
     if (st->closed) co_return closed_error();
@@ -316,7 +316,7 @@ task<result<std::vector<tail_item>>> next_items(event_store* store, std::shared_
 
 class tail_impl final : public event_tail {
  public:
-  tail_impl(event_store& store, std::shared_ptr<tail_hub> hub, std::shared_ptr<tail_state> st)
+  tail_impl(event_log& store, std::shared_ptr<tail_hub> hub, std::shared_ptr<tail_state> st)
       : store_(&store), hub_(std::move(hub)), st_(std::move(st)) {}
   ~tail_impl() override { close(); }
   tail_impl(const tail_impl&) = delete;
@@ -335,7 +335,7 @@ class tail_impl final : public event_tail {
   }
 
  private:
-  event_store* store_;
+  event_log* store_;
   std::shared_ptr<tail_hub> hub_;
   std::shared_ptr<tail_state> st_;
 };
@@ -398,7 +398,7 @@ class all_tail_impl final : public event_tail {
 
 }  // namespace
 
-std::unique_ptr<event_tail> tail_hub::subscribe(event_store& store, session_id s, event_seq after) {
+std::unique_ptr<event_tail> tail_hub::subscribe(event_log& store, session_id s, event_seq after) {
   auto st = std::make_shared<tail_state>(std::move(s), buffer_, max_bytes_, after.value);
   {
     std::lock_guard lock(mu_);

@@ -58,7 +58,7 @@
 #include <vector>
 
 #include "store/async.h"
-#include "store/event_store.h"
+#include "store/event_log.h"
 #include "util/clock.h"
 
 namespace tether::store {
@@ -76,7 +76,7 @@ class tail_hub : public std::enable_shared_from_this<tail_hub> {
       : buffer_(buffer == 0 ? 1 : buffer), max_bytes_(max_bytes == 0 ? 1 : max_bytes), clock_(clock) {}
 
   // A tail that reads history through `store` (which must outlive it).
-  std::unique_ptr<event_tail> subscribe(event_store& store, session_id s, event_seq after);
+  std::unique_ptr<event_tail> subscribe(event_log& store, session_id s, event_seq after);
   // A tail of every session that keeps at most `buffer` items unread.
   std::unique_ptr<event_tail> subscribe_all(std::size_t buffer);
   // Committed events, in commit order.

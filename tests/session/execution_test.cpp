@@ -39,7 +39,9 @@ TEST_F(execution_test, concurrent_resumes_join_one_execution) {
     ASSERT_TRUE(r) << r.error().describe();
     EXPECT_EQ(r->status, session::drain_status::succeeded);
     ASSERT_TRUE(r->execution);
-    if (seen) EXPECT_EQ(*seen, *r->execution);
+    if (seen) {
+      EXPECT_EQ(*seen, *r->execution);
+    }
     seen = r->execution;
   }
   EXPECT_EQ(runtime_.turns(), 1);

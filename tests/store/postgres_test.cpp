@@ -89,8 +89,12 @@ TEST_F(postgres_nodes, appends_to_one_session_through_two_nodes_get_one_gapless_
     const auto* n = page->events[i].as<model::synthetic>();
     ASSERT_NE(n, nullptr);
     // Each node's appends keep their own order.
-    if (n->text[0] == 'a') EXPECT_EQ(n->text, "a" + std::to_string(next_a++));
-    if (n->text[0] == 'b') EXPECT_EQ(n->text, "b" + std::to_string(next_b++));
+    if (n->text[0] == 'a') {
+      EXPECT_EQ(n->text, "a" + std::to_string(next_a++));
+    }
+    if (n->text[0] == 'b') {
+      EXPECT_EQ(n->text, "b" + std::to_string(next_b++));
+    }
   }
   EXPECT_EQ(next_a, per_node);
   EXPECT_EQ(next_b, per_node);
@@ -152,7 +156,9 @@ TEST_F(postgres_nodes, a_node_that_lost_its_lease_can_write_nothing) {
   auto page = run(b.read(s, event_seq{0}, 100));
   ASSERT_TRUE(page) << why(page);
   for (const auto& e : page->events)
-    if (const auto* n = e.as<model::synthetic>()) EXPECT_NE(n->text, "zombie");
+    if (const auto* n = e.as<model::synthetic>()) {
+      EXPECT_NE(n->text, "zombie");
+    }
 }
 
 TEST_F(postgres_nodes, leases_use_the_database_clock) {
@@ -243,7 +249,9 @@ TEST_F(postgres_nodes, the_other_node_is_told_of_an_input_and_of_a_signal) {
   });
   ASSERT_TRUE(seen) << "b heard of a's input (with its seq) and of a's interrupt";
   for (const auto& c : *seen)
-    if (c.control.empty() && c.seq.value == 1) EXPECT_FALSE(c.wakes) << "session.created gives no work";
+    if (c.control.empty() && c.seq.value == 1) {
+      EXPECT_FALSE(c.wakes) << "session.created gives no work";
+    }
 }
 
 TEST_F(postgres_nodes, an_input_given_back_to_pending_wakes_the_session_on_the_other_nodes) {

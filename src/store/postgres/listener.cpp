@@ -96,7 +96,7 @@ void listener::wake_thread() {
   (void)::write(wake_fd_, &one, sizeof one);
 }
 
-void listener::deliver(const event_store::foreign_change& c) {
+void listener::deliver(const cluster_signals::foreign_change& c) {
   watcher w;
   {
     std::lock_guard lock(mu_);
@@ -113,7 +113,7 @@ void listener::handle(const connection::notification& n) {
     if (fields.size() < 3 || fields[0] == instance_) continue;
     const auto id = session_id::parse(std::string(fields[1]));
     if (!id) continue;
-    event_store::foreign_change c{*id, event_seq{0}, false, {}};
+    cluster_signals::foreign_change c{*id, event_seq{0}, false, {}};
     if (n.channel == control_channel) {
       c.control = std::string(fields[2]);
     } else {

@@ -16,7 +16,7 @@
 #include <thread>
 #include <utility>
 
-#include "store/event_store.h"
+#include "store/cluster_signals.h"
 #include "store/postgres/pq.h"
 #include "store/tail.h"
 
@@ -24,7 +24,7 @@ namespace tether::store::postgres {
 
 class listener {
  public:
-  using watcher = std::function<void(const event_store::foreign_change&)>;
+  using watcher = std::function<void(const cluster_signals::foreign_change&)>;
 
   // `hub` must outlive stop().
   listener(std::string url, std::string instance, tail_hub& hub);
@@ -46,7 +46,7 @@ class listener {
   void loop();
   result<void> connect();
   void handle(const connection::notification& n);
-  void deliver(const event_store::foreign_change& c);
+  void deliver(const cluster_signals::foreign_change& c);
   void send_signals();
   void wake_thread();
 
