@@ -153,12 +153,15 @@ TEST(config, agent_profiles_take_their_own_keys) {
 TEST(config, warm_agent_profiles_take_a_keep_alive_and_a_process_bound) {
   auto s = parse(
       "[profiles.w]\nruntime = \"acp-opencode\"\nwire = \"responses\"\nkeep_alive_ms = 1000\nmax_processes = 2\n"
+      "start_timeout_ms = 5000\n"
       "[profiles.d]\nruntime = \"claude\"\n"
       "[profiles.any]\nruntime = \"acp\"\ncommand = \"/opt/agent\"\n");
   ASSERT_TRUE(s) << s.error().message;
   const auto w = *s->find("w");
   EXPECT_EQ(agent(w).keep_alive_ms, 1000);
   EXPECT_EQ(agent(w).max_processes, 2);
+  EXPECT_EQ(agent(w).start_timeout_ms, 5000);
+  EXPECT_EQ(agent(*s->find("d")).start_timeout_ms, 120'000) << "the default";
   EXPECT_EQ(agent(w).wire, "responses");
   EXPECT_EQ(agent(*s->find("d")).keep_alive_ms, 600'000) << "the default";
   EXPECT_EQ(agent(*s->find("d")).max_processes, 8) << "the default";
@@ -179,6 +182,9 @@ TEST(config, agent_profiles_refuse_native_keys_and_bad_values_by_name) {
             "unknown key \"keep_alive_ms\" for runtime \"codex-exec\""},
            {"runtime = \"codex\"\nkeep_alive_ms = 5\n", "keep_alive_ms must be at least 100"},
            {"runtime = \"claude\"\nmax_processes = 0\n", "max_processes must be at least 1"},
+           {"runtime = \"claude-print\"\nstart_timeout_ms = 1000\n",
+            "unknown key \"start_timeout_ms\" for runtime \"claude-print\""},
+           {"runtime = \"codex\"\nstart_timeout_ms = 50\n", "start_timeout_ms must be at least 100"},
            {"runtime = \"acp\"\n", "runtime \"acp\" needs the ACP agent's command"},
            {"runtime = \"native\"\nsandbox = \"contain\"\n", "is not a sandbox mode"},
        }) {

@@ -251,6 +251,33 @@ TEST_F(WarmRuntime, AHangingAgentIsStoppedAfterTheIdleTimeoutAndReplaced) {
   expect_none_left(c);
 }
 
+// A process's start is not idleness: node alone can take longer than a short
+// idle_timeout_ms to start on a loaded machine, which failed the turns of the
+// test above now and then.
+TEST_F(WarmRuntime, ANewProcessHasTheStartTimeoutToBeReadyNotTheIdleTimeout) {
+  cluster c({}, "\n[profiles.fake]\nruntime = \"acp\"\ncommand = \"" + fake_agent.string() +
+                    "\"\nidle_timeout_ms = 1000\nset_env = { FAKE_ACP_START_DELAY_MS = \"2500\" }\n");
+  const auto s = create(c);
+  say(c, s, "echo slow to start");
+  const auto x = last_execution(c, s);
+  EXPECT_EQ(x.at("outcome").as_string(), "succeeded") << json::serialize(x);
+  EXPECT_EQ(c.last_answer(s), "slow to start");
+  expect_none_left(c);
+}
+
+TEST_F(WarmRuntime, AProcessNotReadyWithinTheStartTimeoutFailsTheTurnWithThatReason) {
+  cluster c({}, "\n[profiles.fake]\nruntime = \"acp\"\ncommand = \"" + fake_agent.string() +
+                    "\"\nstart_timeout_ms = 300\nset_env = { FAKE_ACP_START_DELAY_MS = \"60000\" }\n");
+  const auto s = create(c);
+  say(c, s, "echo never");
+  const auto x = last_execution(c, s);
+  EXPECT_EQ(x.at("outcome").as_string(), "failed");
+  EXPECT_NE(std::string(x.at("error").as_string()).find("did not start within 300 ms (start_timeout_ms)"),
+            std::string::npos)
+      << json::serialize(x);
+  expect_none_left(c);
+}
+
 TEST_F(WarmRuntime, AProcessThatDiesWhileIdleIsReplacedByTheNextTurn) {
   cluster c({}, fake_profile());
   const auto s = create(c);

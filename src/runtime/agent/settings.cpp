@@ -75,6 +75,9 @@ result<void> read(config::profile& p, const config::table_reader& t, const agent
   auto most = t.integer("max_processes", a.max_processes, 1);
   if (!most) return most.error();
   a.max_processes = *most;
+  auto start = t.integer("start_timeout_ms", a.start_timeout_ms, 100);
+  if (!start) return start.error();
+  a.start_timeout_ms = *start;
   return ok();
 }
 
@@ -103,6 +106,7 @@ config::kind_keys agent_keys(std::string name, agent_kind_traits traits) {
   if (traits.warm) {
     keys.emplace_back("keep_alive_ms");
     keys.emplace_back("max_processes");
+    keys.emplace_back("start_timeout_ms");
   }
   if (traits.wire) keys.emplace_back("wire");
   return {std::move(name), std::move(keys),

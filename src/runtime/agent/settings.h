@@ -28,6 +28,8 @@
 // The warm kinds (a process per session kept across turns) also take:
 //   keep_alive_ms = 600000               # an idle process is closed after this long
 //   max_processes = 8                    # per node; the least recently used idle one makes room
+//   start_timeout_ms = 120000            # a new process has this long to be ready (its protocol's
+//                                        # session open), then idle_timeout_ms counts
 #pragma once
 
 #include <cstdint>
@@ -57,6 +59,7 @@ struct agent_settings {
   std::int64_t idle_timeout_ms = 600'000;
   std::int64_t keep_alive_ms = 600'000;  // the warm kinds'
   std::int64_t max_processes = 8;        // the warm kinds'
+  std::int64_t start_timeout_ms = 120'000;  // the warm kinds'
   agent_network network = agent_network::relay_only;
 };
 

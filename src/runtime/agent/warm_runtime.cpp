@@ -62,6 +62,10 @@ struct turn_link {
   std::atomic<bool> finished{false};
   std::atomic<bool> interrupted{false};
   std::atomic<bool> timed_out{false};
+  // The process is starting (spawned, its session not yet ready): the
+  // watchdog allows start_timeout_ms, then idle_timeout_ms from the start's end.
+  std::atomic<bool> starting{false};
+  std::atomic<bool> timed_out_starting{false};
   int delivering = 0;                    // steers being delivered
   std::vector<std::string> undelivered;  // promoted steers the agent did not take
   // The process's tool-bridge refusals when the turn began, and how many
@@ -76,13 +80,19 @@ asio::awaitable<void> kill(process_ptr p) {
   co_return;
 }
 
-// Kills the process when the agent shows no sign of life for `idle`.
-asio::awaitable<void> watch_idle(link_ptr l, process_ptr p, std::chrono::milliseconds idle) {
+// Kills the process when the agent shows no sign of life for `idle`, or,
+// while it starts, for `start`.
+asio::awaitable<void> watch_idle(link_ptr l, process_ptr p, std::chrono::milliseconds idle,
+                                 std::chrono::milliseconds start) {
   while (!l->finished) {
-    l->watchdog.expires_at(l->last_activity + idle);
+    const bool starting = l->starting;
+    const auto limit = starting ? start : idle;
+    l->watchdog.expires_at(l->last_activity + limit);
     co_await l->watchdog.async_wait(use_tuple);
     if (l->finished) break;
-    if (std::chrono::steady_clock::now() - l->last_activity >= idle) {
+    if (starting != l->starting) continue;  // the start ended: the idle limit from now
+    if (std::chrono::steady_clock::now() - l->last_activity >= limit) {
+      l->timed_out_starting = starting;
       l->timed_out = true;
       asio::co_spawn(p->strand, kill(p), asio::detached);
       break;
@@ -242,14 +252,16 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
 
   auto l = std::make_shared<turn_link>(ex);
   const auto idle = std::chrono::milliseconds(o_.settings.idle_timeout_ms);
+  const auto start_limit = std::chrono::milliseconds(o_.settings.start_timeout_ms);
   auto p = registry_->take(ctx.session, ctx.generation);
   const bool fresh = !p;
   if (fresh) {
+    l->starting = true;
     p = co_await registry_->open(ctx.session, ctx.generation, host->stop_token());
     if (!p) co_return rec->interrupted();
     std::optional<std::string> resume;
     if (can_resume(ctx, kind)) resume = ctx.binding->external_session_id;
-    asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
+    asio::co_spawn(ex, watch_idle(l, p, idle, start_limit), asio::detached);
     p->settings = rec->settings_for(o_.settings);
     auto launch = [this, p, d = *dirs, resume, tools = rec->tool_specs()](warm_process&) {
       return start(p, d, resume, tools);
@@ -261,7 +273,7 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
       registry_->retire(p);
       p = co_await registry_->open(ctx.session, ctx.generation, host->stop_token());
       if (!p) co_return rec->interrupted();
-      asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
+      asio::co_spawn(ex, watch_idle(l, p, idle, start_limit), asio::detached);
       p->settings = rec->settings_for(o_.settings);
       auto relaunch = [this, p, d = *dirs, tools = rec->tool_specs()](warm_process&) {
         return start(p, d, std::nullopt, tools);
@@ -269,8 +281,11 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
       started = co_await on_process(p, std::move(relaunch));
     }
     if (!started) co_return co_await end(l, rec, p, started.error(), false);
+    l->last_activity = std::chrono::steady_clock::now();
+    l->starting = false;
+    l->watchdog.cancel();  // re-armed with the idle limit
   } else {
-    asio::co_spawn(ex, watch_idle(l, p, idle), asio::detached);
+    asio::co_spawn(ex, watch_idle(l, p, idle, start_limit), asio::detached);
   }
 
   // What the agent has not seen: since the binding, when the agent session is the bound one.
@@ -381,6 +396,9 @@ asio::awaitable<turn_result> warm_runtime::end(link_ptr l, std::shared_ptr<turn_
 
   if (l->interrupted || rec->host().stop_token().stop_requested()) co_return rec->interrupted();
   if (record_failed) co_return rec->failed_recording();
+  if (timed_out && l->timed_out_starting)
+    co_return co_await rec->fail(
+        fmt::format("did not start within {} ms (start_timeout_ms): stopped", o_.settings.start_timeout_ms), tail);
   if (timed_out)
     co_return co_await rec->fail(
         fmt::format("printed nothing for {} ms (idle_timeout_ms): stopped", o_.settings.idle_timeout_ms), tail);

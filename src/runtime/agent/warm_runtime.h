@@ -45,7 +45,8 @@
 // turn has not ended by then; the turn returns interrupted.
 // Failures fail the turn, never hang it: the process exits (crash), prints
 // something that is not its protocol, prints nothing for idle_timeout_ms
-// (while starting too), refuses the turn, or reports an error.
+// (a new process has start_timeout_ms to be ready first), refuses the turn,
+// or reports an error.
 #pragma once
 
 #include <memory>

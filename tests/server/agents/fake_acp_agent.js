@@ -145,6 +145,19 @@ function handle(msg) {
   }
 }
 
+// FAKE_ACP_START_DELAY_MS: answers nothing for that long after starting (a
+// slow start: the lines read meanwhile are answered after it, in order).
+const startDelay = Number(process.env.FAKE_ACP_START_DELAY_MS || 0);
+const early = [];
+let ready = startDelay <= 0;
+let closed = false;
+if (!ready)
+  setTimeout(() => {
+    ready = true;
+    for (const m of early.splice(0)) handle(m);
+    if (closed) process.exit(0);
+  }, startDelay);
+
 const rl = readline.createInterface({ input: process.stdin });
 rl.on("line", (line) => {
   if (!line.trim()) return;
@@ -155,6 +168,10 @@ rl.on("line", (line) => {
     process.stderr.write("fake agent: not JSON: " + line.slice(0, 100) + "\n");
     return;
   }
-  handle(msg);
+  if (ready) handle(msg);
+  else early.push(msg);
 });
-rl.on("close", () => process.exit(0));
+rl.on("close", () => {
+  closed = true;
+  if (ready) process.exit(0);
+});
