@@ -33,7 +33,8 @@ std::string tether_binary() {
 
 // ---- child ----
 
-child::child(const std::vector<std::string>& argv, const fs::path& log, const std::map<std::string, std::string>& env) {
+child::child(const std::vector<std::string>& argv, const fs::path& log, const std::map<std::string, std::string>& env)
+    : log_(log) {
   auto p = child_process::start(argv, log, env);
   if (!p) throw std::runtime_error(p.error().message);
   proc_ = std::move(*p);
@@ -43,7 +44,15 @@ child::~child() = default;
 
 std::string child::wait_line(const std::string& prefix, std::chrono::milliseconds timeout) {
   auto line = proc_->wait_line(prefix, timeout);
-  if (!line) throw std::runtime_error(line.error().message);
+  if (!line) {
+    // Why it never said so: how it ended, and the end of its log.
+    std::string why = line.error().message;
+    if (!proc_->running()) why += " (" + std::to_string(proc_->wait(0ms).value_or(-1)) + ")";
+    std::ifstream in(log_);
+    std::string said((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (said.size() > 4096) said = "…" + said.substr(said.size() - 4096);
+    throw std::runtime_error(why + "; its log " + log_.string() + ":\n" + said);
+  }
   return *line;
 }
 

@@ -48,6 +48,7 @@ class child {
   [[nodiscard]] bool running();
 
  private:
+  std::filesystem::path log_;
   std::unique_ptr<child_process> proc_;
 };
 

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <set>
 
@@ -74,7 +76,11 @@ result<std::string> child_process::wait_line(const std::string& prefix, std::chr
     if (::poll(&p, 1, millis_left(deadline, 100)) <= 0) continue;
     char buf[4096];
     const auto n = ::read(out_.get(), buf, sizeof buf);
-    if (n <= 0) return make_error(e2e_errc::infrastructure, "the program exited before printing '" + prefix + "'");
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      return make_error(e2e_errc::infrastructure,
+                        "reading the program's output failed before it printed '" + prefix + "': " + std::strerror(errno));
+    if (n == 0) return make_error(e2e_errc::infrastructure, "the program closed its output before printing '" + prefix + "'");
     lines_.feed(std::string_view(buf, static_cast<std::size_t>(n)));
   }
 }
