@@ -145,10 +145,12 @@ TEST(Durability, ASecondServerOnTheDataDirectoryIsRefusedAndTheFirstOneRunsOn) {
   EXPECT_FALSE(has_restart_notice(msgs)) << json::serialize(msgs);
   EXPECT_EQ(count_messages(msgs, "assistant", "the first server finished"), 1U) << json::serialize(msgs);
   EXPECT_EQ(count_messages(msgs, "assistant", "intruder"), 0U);
-  for (const auto& m : msgs)
-    if (m.at("role").as_string() == "assistant")
-      for (const auto& call : m.at("tool_calls").as_array())
-        EXPECT_EQ(call.at("status").as_string(), "succeeded") << json::serialize(call);
+  for (const auto& m : msgs) {
+    if (m.at("role").as_string() != "assistant") continue;
+    for (const auto& call : m.at("tool_calls").as_array()) {
+      EXPECT_EQ(call.at("status").as_string(), "succeeded") << json::serialize(call);
+    }
+  }
   const auto exes = c.executions(s);
   ASSERT_EQ(exes.size(), 1U);
   EXPECT_EQ(exes[0].at("outcome").as_string(), "succeeded");

@@ -123,6 +123,9 @@ result<bool> reached(cell_env& env, const step& s, std::string& seen) {
       seen = s.path + " does not exist";
       return fs::exists(env.workspace / s.path, ec);
     }
+    case wait_target::task:
+    case wait_target::children:
+      break;  // the work steps wait for these (work_steps.cpp)
   }
   return false;
 }
