@@ -361,9 +361,14 @@ TEST_P(AgentRuntime, ACrashingAgentFailsTheRunWithTheReason) {
 TEST_P(AgentRuntime, AnAgentThatGoesSilentIsStoppedAfterTheIdleTimeout) {
   TETHER_REQUIRE_AGENT(bin, GetParam().binary);
   const auto silent = script("silent-" + GetParam().profile, "sleep 600\n");
-  cluster c({}, profile_config(GetParam(), "command = \"" + silent.string() + "\"\n", 400));
+  // Silent from its start: a warm process runs out of its start_timeout_ms
+  // (400 ms here too), a per-turn one out of its idle_timeout_ms.
+  const std::string start = GetParam().warm ? "start_timeout_ms = 400\n" : "";
+  cluster c({}, profile_config(GetParam(), "command = \"" + silent.string() + "\"\n" + start, 400));
   const auto error = failed_turn(c, create(c));
-  EXPECT_NE(error.find("printed nothing for 400 ms"), std::string::npos) << error;
+  const std::string expected =
+      GetParam().warm ? "did not start within 400 ms (start_timeout_ms)" : "printed nothing for 400 ms";
+  EXPECT_NE(error.find(expected), std::string::npos) << error;
   expect_no_agent_left(c, GetParam().warm);
   fs::remove(silent);
 }
