@@ -13,7 +13,7 @@ if(TETHER_SANITIZE STREQUAL "address,undefined")
   # in process.
   set(TETHER_TEST_SUITES util_tests model_tests http_tests process_tests store_tests session_tests
                          runtime_tests tool_tests config_tests work_tests mock_tests native_tests api_tests
-                         e2e_tests)
+                         e2e_tests env_tests)
 elseif(TETHER_SANITIZE STREQUAL "thread")
   set(TETHER_TEST_SUITES store_tests session_tests http_tests tool_bridge_tests)
 else()

@@ -1,0 +1,482 @@
+#include "env/ssh/ssh.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "env/ssh/command.h"
+#include "env/tree.h"
+#include "process/run_to_end.h"
+#include "util/random.h"
+#include "util/sha256.h"
+
+namespace tether::env::ssh {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::vector<std::string> local_environment() {
+  const char* home = std::getenv("HOME");
+  return {"PATH=/usr/bin:/bin", std::string("HOME=") + (home != nullptr ? home : "/"), "LC_ALL=C"};
+}
+
+bool contains(std::string_view text, std::string_view what) { return text.find(what) != std::string_view::npos; }
+
+std::string trimmed(std::string_view s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.remove_suffix(1);
+  if (s.size() > 2000) s = s.substr(s.size() - 2000);
+  return std::string(s);
+}
+
+// What a failed ssh (or a failed command through it) means.
+error classify(const process::finished& f, const std::string& what, const std::string& host) {
+  const std::string out = trimmed(f.output);
+  if (f.timed_out) return error(env_errc::unreachable, what + ": no answer from " + host + " in time" + (out.empty() ? "" : ": " + out));
+  if (contains(out, "Host key verification failed") || contains(out, "HOST IDENTIFICATION HAS CHANGED") ||
+      contains(out, "host key for") || contains(out, "No ED25519 host key is known")) {
+    return error(env_errc::refused, what + ": the host key of " + host +
+                                        " is not the one in known_hosts (refused; check known_hosts): " + out);
+  }
+  if (contains(out, "Permission denied")) {
+    return error(env_errc::refused, what + ": " + host + " did not accept the identity file: " + out);
+  }
+  if (contains(out, "No space left on device") || contains(out, "tether:free-kib")) {
+    return error(env_errc::no_space, what + ": the remote disk is full: " + out);
+  }
+  if (contains(out, "tether:lost")) return error(env_errc::lost, what + ": the lease's directory is gone on " + host);
+  if (f.status.code == 255 || f.status.signal > 0) {
+    return error(env_errc::unreachable, what + ": the connection to " + host + " failed (" + f.status.describe() +
+                                            (out.empty() ? ")" : "): " + out));
+  }
+  return error(env_errc::failed, what + " failed (" + f.status.describe() + (out.empty() ? ")" : "): " + out));
+}
+
+// "tether:WORD…" lines a remote script prints, without the prefix.
+std::vector<std::string> marked(std::string_view out) {
+  std::vector<std::string> lines;
+  std::istringstream in{std::string(out)};
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("tether:", 0) == 0) lines.push_back(line.substr(7));
+  }
+  return lines;
+}
+
+std::string new_command_id() {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+  char stamp[32];
+  std::snprintf(stamp, sizeof stamp, "c%013lld-", static_cast<long long>(ms));
+  return stamp + random_hex(3);
+}
+
+std::optional<std::string> signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM: return "TERM";
+    case SIGKILL: return "KILL";
+    case SIGINT: return "INT";
+    case SIGHUP: return "HUP";
+    case SIGQUIT: return "QUIT";
+    case SIGUSR1: return "USR1";
+    case SIGUSR2: return "USR2";
+    default: return std::nullopt;
+  }
+}
+
+class ssh_environment;
+
+// What runs ssh for one lease: its options and its control socket.
+class connection {
+ public:
+  connection(const ssh_options& o, fs::path control) : o_(o), control_(std::move(control)) {}
+
+  [[nodiscard]] std::vector<std::string> argv(std::vector<std::string> extra) const {
+    std::vector<std::string> a = {o_.program.string(), "-F", "/dev/null", "-T",
+        "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+        "-o", "UserKnownHostsFile=" + o_.known_hosts.string(), "-o", "GlobalKnownHostsFile=/dev/null",
+        "-o", "IdentitiesOnly=yes", "-o", "IdentityFile=" + o_.identity_file.string(),
+        "-o", "ConnectTimeout=" + std::to_string(o_.connect_timeout.count()),
+        "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3", "-o", "LogLevel=ERROR",
+        "-o", "ControlPath=" + control_.string(), "-p", std::to_string(o_.port), "-l", o_.user};
+    for (auto& e : extra) a.push_back(std::move(e));
+    return a;
+  }
+
+  // ssh with `extra` options, then the host, then `remote` (a shell line) if any.
+  [[nodiscard]] process::spawn_options options(std::vector<std::string> extra, const std::string& remote) const {
+    process::spawn_options s;
+    extra.push_back(o_.host);
+    if (!remote.empty()) extra.push_back(remote);
+    s.argv = argv(std::move(extra));
+    s.env = local_environment();
+    return s;
+  }
+
+  // A shell line on the host, to its end: its output, or what its failure means.
+  [[nodiscard]] result<std::string> run(const std::string& what, const std::string& remote) const {
+    return finish(what, options({}, remote), o_.command_limit);
+  }
+
+  [[nodiscard]] result<std::string> finish(const std::string& what, process::spawn_options s,
+                                           std::chrono::milliseconds limit) const {
+    auto done = process::run_to_end(std::move(s), {.limit = limit, .max_output = 1 << 20});
+    if (!done) return error(env_errc::failed, what + ": cannot start ssh: " + done.error().describe());
+    if (done->timed_out || !done->status.success()) return classify(*done, what, o_.host);
+    return std::move(done->output);
+  }
+
+  // The lease's master connection, started unless one answers on the control
+  // socket. `ssh -f` forks the master, which leaves the process group only
+  // when it daemonizes: the spawn's group is never signalled (only the
+  // foreground ssh, at the limit), so the master is never caught in between.
+  [[nodiscard]] result<void> ensure_master() const {
+    auto check = process::run_to_end(options({"-O", "check"}, ""), {.limit = 5s});
+    if (check && !check->timed_out && check->status.success()) return {};
+    auto o = options({"-f", "-N", "-o", "ControlMaster=yes",
+                      "-o", "ControlPersist=" + std::to_string(o_.control_persist.count()) + "s",
+                      "-o", "StreamLocalBindUnlink=yes"}, "");
+    const fs::path log = fs::path(control_.string() + ".log");
+    std::error_code ec;
+    fs::remove(log, ec);
+    o.stdout_mode = process::output::log_file;
+    o.stderr_mode = process::output::log_file;
+    o.log = log;
+    o.death = process::parent_death::ignore;
+    auto s = process::system_spawner().spawn(o);
+    if (!s) return error(env_errc::failed, "connecting to " + o_.host + ": cannot start ssh: " + s.error().describe());
+    const auto limit = std::chrono::duration_cast<std::chrono::milliseconds>(o_.connect_timeout + 10s);
+    process::finished f;
+    if (s->pidfd.valid()) {
+      pollfd p{s->pidfd.get(), POLLIN, 0};
+      f.timed_out = ::poll(&p, 1, static_cast<int>(limit.count())) == 0;
+    } else {  // no pidfd_open: the exit is polled
+      const auto deadline = std::chrono::steady_clock::now() + limit;
+      while (!process::has_exited(s->pid) && !(f.timed_out = std::chrono::steady_clock::now() > deadline)) {
+        std::this_thread::sleep_for(10ms);
+      }
+    }
+    const pid_t pid = s->release();
+    if (f.timed_out) {
+      ::kill(pid, SIGKILL);  // the foreground ssh only: a master already forked is left to its ControlPersist
+    }
+    f.status = process::reap(pid);
+    std::ifstream in(log);
+    f.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    fs::remove(log, ec);
+    if (f.timed_out || !f.status.success()) return classify(f, "connecting to " + o_.host, o_.host);
+    return {};
+  }
+
+  void close_master() const { (void)process::run_to_end(options({"-O", "exit"}, ""), {.limit = 5s}); }
+
+  [[nodiscard]] const ssh_options& opts() const { return o_; }
+
+ private:
+  const ssh_options& o_;
+  fs::path control_;
+};
+
+class ssh_lease;
+
+class lease_spawner final : public process::spawner {
+ public:
+  explicit lease_spawner(ssh_lease& l) : l_(l) {}
+  result<process::spawned> spawn(const process::spawn_options& o) override;
+
+ private:
+  ssh_lease& l_;
+};
+
+class ssh_lease final : public lease {
+ public:
+  ssh_lease(const ssh_options& o, fs::path control, std::string dir, lease_outcome outcome)
+      : c_(o, std::move(control)), dir_(std::move(dir)), workspace_(dir_ + "/workspace"),
+        journal_(dir_ + "/.tether/commands"),
+        provider_id_("ssh://" + o.user + "@" + o.host + ":" + std::to_string(o.port) + dir_), outcome_(outcome),
+        spawner_(*this) {}
+
+  [[nodiscard]] const std::string& provider_id() const override { return provider_id_; }
+  [[nodiscard]] lease_outcome outcome() const override { return outcome_; }
+  [[nodiscard]] const std::string& workspace() const override { return workspace_; }
+  process::spawner& spawner() override { return spawner_; }
+
+  result<process::spawned> spawn_remote(const process::spawn_options& o) {
+    const auto& opts = c_.opts();
+    std::vector<std::string> env = o.env;
+    bool has_path = false;
+    for (const auto& v : env) has_path = has_path || v.rfind("PATH=", 0) == 0;
+    if (!has_path) env.push_back("PATH=" + opts.remote_path);
+    const std::string id = new_command_id();
+    auto line = remote_command({.journal = journal_, .id = id,
+                                .cwd = o.cwd.empty() ? workspace_ : o.cwd.string(), .env = env, .argv = o.argv});
+    if (!line) return line.error();
+    process::spawn_options local = o;
+    const auto relay = c_.options({}, *line);
+    local.argv = relay.argv;
+    local.env = relay.env;
+    local.cwd.clear();
+    local.sandbox.reset();
+    auto s = process::system_spawner().spawn(local);
+    if (!s) return s;
+    std::lock_guard lock(mu_);
+    ids_[s->pid] = id;
+    return s;
+  }
+
+  std::optional<std::string> command_id(pid_t relay) override {
+    std::lock_guard lock(mu_);
+    auto it = ids_.find(relay);
+    if (it == ids_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  result<std::vector<command_record>> commands() override {
+    auto out = c_.run("reading the command journal", journal_listing(journal_));
+    if (!out) return out.error();
+    std::vector<command_record> records;
+    std::istringstream in(*out);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream words(line);
+      command_record r;
+      std::string state, code;
+      if (!(words >> r.id >> state >> code)) continue;
+      std::getline(words >> std::ws, r.program);
+      if (state == "exited") {
+        r.status = command_record::state::exited;
+        r.exit_code = std::atoi(code.c_str());
+      } else if (state == "running") {
+        r.status = command_record::state::running;
+      }
+      records.push_back(std::move(r));
+    }
+    return records;
+  }
+
+  result<void> signal(const std::string& id, int sig) override {
+    auto name = signal_name(sig);
+    if (!name) return error(env_errc::invalid, "signal " + std::to_string(sig) + " cannot be sent to a remote command");
+    if (id.empty() || id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") !=
+                          std::string::npos) {
+      return error(env_errc::invalid, "not a command id: " + id);
+    }
+    const std::string pid_file = quote(journal_ + "/" + id + ".pid");
+    auto out = c_.run("signalling command " + id,
+                      "[ -e " + pid_file + " ] || { echo tether:unknown; exit 0; }; read -r pid prog < " + pid_file +
+                          "; kill -s " + *name + " -- -\"$pid\" 2>/dev/null || kill -s " + *name +
+                          " \"$pid\" 2>/dev/null; echo tether:sent");
+    if (!out) return out.error();
+    const auto m = marked(*out);
+    if (!m.empty() && m.front() == "unknown") return error(env_errc::not_found, "no command " + id + " in the journal");
+    return {};
+  }
+
+  result<tree_report> push(const fs::path& local) override {
+    auto report = describe_tree(local);
+    if (!report) return report;
+    const std::string d = quote(dir_);
+    const std::string extract =
+        "D=" + d + "; rm -rf \"$D/workspace.in\" && mkdir -p \"$D/workspace.in\" && "
+        "tar -xf - --no-same-owner -C \"$D/workspace.in\" && rm -rf \"$D/workspace\" && "
+        "mv \"$D/workspace.in\" \"$D/workspace\" || { rc=$?; rm -rf \"$D/workspace.in\"; "
+        "echo \"tether:free-kib $(df -Pk \"$D\" | awk 'NR==2{print $4}') KiB free on $D\" >&2; exit $rc; }";
+    process::spawn_options s;
+    s.argv = {"/bin/sh", "-c", "tar -cf - --numeric-owner -C \"$0\" . | \"$@\"", local.string()};
+    for (auto& a : c_.options({}, extract).argv) s.argv.push_back(std::move(a));
+    s.env = local_environment();
+    auto done = c_.finish("sending the workspace", std::move(s), c_.opts().transfer_limit);
+    if (!done) return done.error();
+    return report;
+  }
+
+  result<tree_report> pull(const fs::path& local) override {
+    std::error_code ec;
+    const fs::path tmp = local.parent_path() / ("." + local.filename().string() + ".pull-" + random_hex(4));
+    if (!fs::create_directory(tmp, ec)) {
+      return error(env_errc::failed, "cannot make " + tmp.string() + ": " + ec.message());
+    }
+    const std::string pack = "cd -- " + quote(workspace_) + " 2>/dev/null || { echo tether:lost >&2; exit 3; }; " +
+                             "tar -cf - --numeric-owner .";
+    process::spawn_options s;
+    // The status of ssh comes out on fd 3, tar's is the pipeline's: both are checked.
+    s.argv = {"/bin/sh", "-c",
+              "s=$( { { \"$@\"; echo $? >&3; } | tar -xf - --no-same-owner -C \"$0\" >&2; } 3>&1 ); t=$?; "
+              "[ \"$s\" = 0 ] || exit \"$s\"; exit \"$t\"",
+              tmp.string()};
+    for (auto& a : c_.options({}, pack).argv) s.argv.push_back(std::move(a));
+    s.env = local_environment();
+    auto done = c_.finish("receiving the workspace", std::move(s), c_.opts().transfer_limit);
+    if (!done) {
+      fs::remove_all(tmp, ec);
+      return done.error();
+    }
+    if (fs::exists(local, ec)) {
+      if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, local.c_str(), RENAME_EXCHANGE) != 0) {
+        const int e = errno;
+        fs::remove_all(tmp, ec);
+        return error(env_errc::failed, "cannot swap in the received workspace: " + std::system_category().message(e));
+      }
+    } else if (::rename(tmp.c_str(), local.c_str()) != 0) {
+      const int e = errno;
+      fs::remove_all(tmp, ec);
+      return error(env_errc::failed, "cannot move in the received workspace: " + std::system_category().message(e));
+    }
+    fs::remove_all(tmp, ec);  // the old tree, after the swap
+    return describe_tree(local);
+  }
+
+  result<file_stat> stat(const std::string& path) override {
+    const std::string p = quote(!path.empty() && path[0] == '/' ? path : workspace_ + "/" + path);
+    auto out = c_.run("stat " + path, "if [ -e " + p + " ] || [ -L " + p + " ]; then stat -c 'tether:%F|%s|%a' -- " +
+                                          p + "; else echo tether:absent; fi");
+    if (!out) return out.error();
+    const auto m = marked(*out);
+    if (m.empty()) return error(env_errc::failed, "stat " + path + ": no answer");
+    file_stat st;
+    if (m.front() == "absent") return st;
+    st.exists = true;
+    const auto bar1 = m.front().find('|');
+    const auto bar2 = m.front().find('|', bar1 + 1);
+    if (bar1 == std::string::npos || bar2 == std::string::npos) return error(env_errc::failed, "stat: " + m.front());
+    st.directory = m.front().substr(0, bar1) == "directory";
+    st.size = std::strtoull(m.front().c_str() + bar1 + 1, nullptr, 10);
+    st.mode = static_cast<unsigned>(std::strtoul(m.front().c_str() + bar2 + 1, nullptr, 8));
+    return st;
+  }
+
+  result<std::string> forward_socket(const fs::path& local_socket) override {
+    const std::string remote = dir_ + "/.tether/s-" + random_hex(4) + ".sock";
+    if (remote.size() > 100) {
+      return error(env_errc::invalid, "remote_root is too long for a Unix socket under it: " + remote);
+    }
+    if (auto m = c_.ensure_master(); !m) return m.error();
+    auto out = c_.finish("forwarding a socket", c_.options({"-O", "forward", "-R", remote + ":" + local_socket.string()}, ""),
+                         c_.opts().command_limit);
+    if (!out) return out.error();
+    return remote;
+  }
+
+  result<void> check() override {
+    auto out = c_.run("checking the lease", "[ -d " + quote(workspace_) + " ] && echo tether:ok || echo tether:lost");
+    if (!out) return out.error();
+    const auto m = marked(*out);
+    if (m.empty() || m.front() != "ok") return error(env_errc::lost, "the lease's directory " + dir_ + " is gone");
+    return {};
+  }
+
+  result<void> release(release_mode mode) {
+    if (mode == release_mode::destroy) {
+      auto out = c_.run("deleting the lease", "rm -rf -- " + quote(dir_));
+      c_.close_master();
+      if (!out) return out.error();
+      return {};
+    }
+    c_.close_master();
+    return {};
+  }
+
+ private:
+  connection c_;
+  std::string dir_;
+  std::string workspace_;
+  std::string journal_;
+  std::string provider_id_;
+  lease_outcome outcome_;
+  lease_spawner spawner_;
+  std::mutex mu_;
+  std::map<pid_t, std::string> ids_;
+};
+
+result<process::spawned> lease_spawner::spawn(const process::spawn_options& o) { return l_.spawn_remote(o); }
+
+class ssh_environment final : public environment {
+ public:
+  explicit ssh_environment(ssh_options o) : o_(std::move(o)) {}
+  [[nodiscard]] const std::string& name() const override { return o_.name; }
+  [[nodiscard]] std::string_view kind() const override { return "ssh"; }
+
+  result<std::unique_ptr<lease>> acquire(const lease_request& request) override {
+    if (request.key.empty()) return error(env_errc::invalid, "a lease needs a key");
+    const std::string name = provider_name(request.key);
+    const std::string dir = o_.remote_root + "/" + name;
+    const std::string where = o_.user + "@" + o_.host + ":" + std::to_string(o_.port) + "/" + name;
+    const fs::path control = o_.control_dir / sha256_hex(where).substr(0, 20);
+    connection c(o_, control);
+    if (auto m = c.ensure_master(); !m) return m.error();
+    std::string labels;
+    for (const auto& [k, v] : request.labels) labels += k + "=" + v + "\n";
+    const std::string d = quote(dir);
+    auto out = c.run("preparing the lease",
+                     "D=" + d + "; if [ -d \"$D/workspace\" ]; then echo tether:resumed; else "
+                     "mkdir -p \"$D/workspace\" \"$D/.tether/commands\" && printf '%s' " + quote(labels) +
+                         " > \"$D/.tether/labels\" && echo tether:created || "
+                         "{ echo \"tether:free-kib $(df -Pk " + quote(o_.remote_root) +
+                         " 2>/dev/null | awk 'NR==2{print $4}') KiB free\" >&2; exit 1; }; fi");
+    if (!out) return out.error();
+    const auto m = marked(*out);
+    if (m.empty()) return error(env_errc::failed, "preparing the lease: no answer from " + o_.host);
+    lease_outcome outcome = m.front() == "resumed" ? lease_outcome::resumed : lease_outcome::created;
+    if (outcome == lease_outcome::created && request.previous) outcome = lease_outcome::replaced;
+    return std::unique_ptr<lease>(std::make_unique<ssh_lease>(o_, control, dir, outcome));
+  }
+
+  result<void> release(lease& l, release_mode mode) override {
+    auto* mine = dynamic_cast<ssh_lease*>(&l);
+    if (mine == nullptr) return error(env_errc::invalid, "not a lease of environment " + o_.name);
+    return mine->release(mode);
+  }
+
+ private:
+  ssh_options o_;
+};
+
+result<void> check_word(const std::string& what, const std::string& v) {
+  if (v.empty()) return error(env_errc::invalid, what + " is required");
+  if (v[0] == '-') return error(env_errc::invalid, what + " may not start with '-': " + v);
+  for (char c : v) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == '\'' || c == '"' || c == '\\' || c == 0x7f) {
+      return error(env_errc::invalid, what + " may not contain spaces, quotes or control characters: " + v);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+result<std::unique_ptr<environment>> make_environment(ssh_options o) {
+  if (auto r = check_word("host", o.host); !r) return r.error();
+  if (auto r = check_word("user", o.user); !r) return r.error();
+  if (o.port < 1 || o.port > 65535) return error(env_errc::invalid, "port must be 1-65535");
+  if (o.remote_root.empty() || o.remote_root[0] != '/') {
+    return error(env_errc::invalid, "remote_root must be an absolute path: " + o.remote_root);
+  }
+  while (o.remote_root.size() > 1 && o.remote_root.back() == '/') o.remote_root.pop_back();
+  std::error_code ec;
+  if (!fs::is_regular_file(o.identity_file, ec)) {
+    return error(env_errc::invalid, "identity_file is not a readable file: " + o.identity_file.string());
+  }
+  if (!fs::is_regular_file(o.known_hosts, ec)) {
+    return error(env_errc::invalid, "known_hosts is not a readable file: " + o.known_hosts.string() +
+                                        " (the host key is always checked)");
+  }
+  if (o.control_dir.string().size() > 80) {
+    return error(env_errc::invalid, "control_dir is too long for ssh's sockets: " + o.control_dir.string());
+  }
+  fs::create_directories(o.control_dir, ec);
+  fs::permissions(o.control_dir, fs::perms::owner_all, ec);
+  if (ec) return error(env_errc::invalid, "cannot make control_dir " + o.control_dir.string() + ": " + ec.message());
+  return std::unique_ptr<environment>(std::make_unique<ssh_environment>(std::move(o)));
+}
+
+}  // namespace tether::env::ssh

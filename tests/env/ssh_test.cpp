@@ -1,0 +1,395 @@
+// The SSH environment against a real sshd (tests/support/sshd.h): leases
+// found again by key, workspace sync both ways, the command journal, and
+// the faults — a wrong host key, a full remote disk, a lost lease, sshd
+// killed mid-command, a cut connection.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "env/errors.h"
+#include "env/ssh/ssh.h"
+#include "env/tree.h"
+#include "process/run_to_end.h"
+#include "support/sshd.h"
+
+namespace tether::env {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+struct temp_dir {
+  temp_dir() {
+    std::string t = "/tmp/tether-env-ssh-XXXXXX";
+    path = ::mkdtemp(t.data());
+  }
+  ~temp_dir() { fs::remove_all(path); }
+  fs::path path;
+};
+
+void put(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class SshEnvironment : public ::testing::Test {
+ protected:
+  void start(test::sshd_options o = {}) {
+    auto s = test::sshd::start(o);
+    ASSERT_TRUE(s) << s.error().describe();
+    server = std::move(*s);
+  }
+  std::unique_ptr<environment> make(ssh::ssh_options o) {
+    auto e = ssh::make_environment(std::move(o));
+    EXPECT_TRUE(e) << e.error().describe();
+    return e ? std::move(*e) : nullptr;
+  }
+  std::unique_ptr<lease> acquire(environment& e, const std::string& key) {
+    auto l = e.acquire({.key = key, .labels = {{"session", key}}});
+    EXPECT_TRUE(l) << l.error().describe() << "\n" << server->log();
+    return l ? std::move(*l) : nullptr;
+  }
+  // Runs argv in the lease to its end.
+  process::finished run(lease& l, std::vector<std::string> argv, std::vector<std::string> env = {}) {
+    auto done = process::run_to_end({.argv = std::move(argv), .env = std::move(env)}, {.limit = 30s}, l.spawner());
+    EXPECT_TRUE(done) << done.error().describe();
+    return done ? *done : process::finished{};
+  }
+  // The journal's record of `id`, once it is in `state` (the journal is read
+  // until then; the test's limit ends a wait that never comes).
+  command_record await_state(lease& l, const std::string& id, command_record::state state) {
+    for (;;) {
+      auto records = l.commands();
+      if (!records) return {};
+      for (const auto& r : *records) {
+        if (r.id == id && r.status == state) return r;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  void TearDown() override {
+    for (auto& [e, l] : held) {
+      if (e != nullptr && l != nullptr) (void)e->release(*l, release_mode::stop);
+    }
+  }
+
+  std::unique_ptr<test::sshd> server;
+  std::vector<std::pair<environment*, lease*>> held;
+};
+
+TEST_F(SshEnvironment, ALeaseIsCreatedOnceAndFoundAgainByItsKey) {
+  start();
+  auto e = make(server->options());
+  auto first = acquire(*e, "session-a1");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->outcome(), lease_outcome::created);
+  EXPECT_EQ(first->workspace(), "/home/agent/leases/" + provider_name("session-a1") + "/workspace");
+  EXPECT_TRUE(fs::is_directory(server->host_path(first->workspace())));
+  ASSERT_TRUE(e->release(*first, release_mode::stop));
+
+  auto again = acquire(*e, "session-a1");
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again->outcome(), lease_outcome::resumed);
+  EXPECT_EQ(again->provider_id(), first->provider_id());
+  auto other = acquire(*e, "session-b2");
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->outcome(), lease_outcome::created);
+  EXPECT_NE(other->provider_id(), first->provider_id());
+  EXPECT_NE(slurp(server->host_path("/home/agent/leases/" + provider_name("session-b2") + "/.tether/labels"))
+                .find("session=session-b2"),
+            std::string::npos);
+
+  ASSERT_TRUE(e->release(*again, release_mode::destroy));
+  EXPECT_FALSE(fs::exists(server->host_path(first->workspace())));
+  auto replaced = e->acquire({.key = "session-a1", .previous = first->provider_id()});
+  ASSERT_TRUE(replaced);
+  EXPECT_EQ((*replaced)->outcome(), lease_outcome::replaced);
+  (void)e->release(**replaced, release_mode::destroy);
+  (void)e->release(*other, release_mode::destroy);
+}
+
+TEST_F(SshEnvironment, TheWorkspaceGoesUpAndTheAgentsChangesComeBack) {
+  start();
+  auto e = make(server->options());
+  auto l = acquire(*e, "session-sync");
+  ASSERT_NE(l, nullptr);
+  temp_dir host;
+  const fs::path ws = host.path / "workspace";
+  put(ws / "src/main.c", "int main() { return 0; }\n");
+  put(ws / "notes.txt", "T0\n");
+  fs::permissions(ws / "src/main.c", fs::perms::owner_all);
+  fs::create_symlink("src/main.c", ws / "main-link");
+  auto sent = l->push(ws);
+  ASSERT_TRUE(sent) << sent.error().describe();
+  // The remote copy is the same tree (its path differs: the server has its own root).
+  auto remote = describe_tree(server->host_path(l->workspace()));
+  ASSERT_TRUE(remote);
+  EXPECT_EQ(remote->sha256, sent->sha256);
+
+  auto done = run(*l, {"sh", "-c", "echo T1 >> notes.txt && mkdir -p out && echo made > out/new.txt && rm src/main.c"});
+  EXPECT_EQ(done.status.code, 0) << done.output;
+  auto back = l->pull(ws);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(slurp(ws / "notes.txt"), "T0\nT1\n");
+  EXPECT_EQ(slurp(ws / "out/new.txt"), "made\n");
+  EXPECT_FALSE(fs::exists(ws / "src/main.c"));
+  EXPECT_TRUE(fs::is_symlink(ws / "main-link"));
+  EXPECT_EQ(back->sha256, describe_tree(ws)->sha256);
+  EXPECT_EQ(back->sha256, describe_tree(server->host_path(l->workspace()))->sha256);
+  // Nothing is left beside the workspace.
+  EXPECT_EQ(std::distance(fs::directory_iterator(host.path), fs::directory_iterator()), 1);
+  (void)e->release(*l, release_mode::destroy);
+}
+
+TEST_F(SshEnvironment, ARemoteCommandGetsExactlyItsEnvironmentInTheWorkspace) {
+  start();
+  auto e = make(server->options());
+  auto l = acquire(*e, "session-env");
+  ASSERT_NE(l, nullptr);
+  auto done = run(*l, {"sh", "-c", "env | sort; pwd; id -un"}, {"SECRET_FREE=1", "HOME=/home/agent"});
+  EXPECT_EQ(done.status.code, 0);
+  EXPECT_EQ(done.output, "HOME=/home/agent\nPATH=/usr/local/bin:/usr/bin:/bin\nPWD=" + l->workspace() +
+                             "\nSECRET_FREE=1\n" + l->workspace() + "\nagent\n");
+  // A program that is not there: the shell's 127, journaled.
+  EXPECT_EQ(run(*l, {"no-such-program-here"}).status.code, 127);
+  (void)e->release(*l, release_mode::destroy);
+}
+
+TEST_F(SshEnvironment, TheJournalHoldsEveryCommandWithItsExitAndASignalEndsOne) {
+  start();
+  auto e = make(server->options());
+  auto l = acquire(*e, "session-journal");
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(run(*l, {"sh", "-c", "exit 7"}).status.code, 7);
+
+  auto s = l->spawner().spawn({.argv = {"sleep", "300"}, .stdout_mode = process::output::null,
+                               .stderr_mode = process::output::null});
+  ASSERT_TRUE(s) << s.error().describe();
+  const auto id = l->command_id(s->pid);
+  ASSERT_TRUE(id);
+  EXPECT_EQ(await_state(*l, *id, command_record::state::running).program, "sleep");
+  ASSERT_TRUE(l->signal(*id, SIGTERM));
+  const auto relay = process::reap(s->release());
+  EXPECT_EQ(relay.code, 143);  // the remote shell's status, relayed by ssh
+  EXPECT_EQ(await_state(*l, *id, command_record::state::exited).exit_code, 143);
+
+  auto records = l->commands();
+  ASSERT_TRUE(records);
+  ASSERT_EQ(records->size(), 2U);
+  EXPECT_EQ((*records)[0].program, "sh");
+  EXPECT_EQ((*records)[0].exit_code, 7);
+  EXPECT_EQ(l->signal("c-unknown", SIGTERM).error(), env_errc::not_found);
+  EXPECT_EQ(l->signal("../../x", SIGTERM).error(), env_errc::invalid);
+  (void)e->release(*l, release_mode::destroy);
+}
+
+TEST_F(SshEnvironment, AHostKeyThatDoesNotMatchIsRefusedWithTheReason) {
+  start();
+  auto o = server->options();
+  o.known_hosts = server->wrong_known_hosts();
+  auto e = make(o);
+  auto l = e->acquire({.key = "session-mitm"});
+  ASSERT_FALSE(l);
+  EXPECT_EQ(l.error(), env_errc::refused);
+  EXPECT_NE(l.error().message.find("known_hosts"), std::string::npos) << l.error().message;
+  EXPECT_FALSE(fs::exists(server->host_path("/home/agent/leases/" + provider_name("session-mitm"))));
+}
+
+TEST_F(SshEnvironment, AFullRemoteDiskFailsThePushAndSaysHowMuchIsFree) {
+  start({.small_disk_bytes = 1 << 20});
+  auto e = make(server->options("/home/agent/small"));
+  auto l = acquire(*e, "session-full");
+  ASSERT_NE(l, nullptr);
+  temp_dir host;
+  std::string big(3 << 20, 'x');
+  for (std::size_t i = 0; i < big.size(); i += 7) big[i] = static_cast<char>('a' + i % 26);
+  put(host.path / "ws/big.bin", big);
+  auto sent = l->push(host.path / "ws");
+  ASSERT_FALSE(sent);
+  EXPECT_EQ(sent.error(), env_errc::no_space) << sent.error().describe();
+  EXPECT_NE(sent.error().message.find("KiB free"), std::string::npos) << sent.error().message;
+  // What was half-received is gone: the lease still works.
+  EXPECT_TRUE(l->check());
+  auto st = l->stat("big.bin");
+  ASSERT_TRUE(st);
+  EXPECT_FALSE(st->exists);
+}
+
+TEST_F(SshEnvironment, APullThatFailsLeavesTheHostCopyAsItWas) {
+  start();
+  auto e = make(server->options());
+  auto l = acquire(*e, "session-lost");
+  ASSERT_NE(l, nullptr);
+  temp_dir host;
+  put(host.path / "ws/keep.txt", "mine\n");
+  ASSERT_TRUE(l->push(host.path / "ws"));
+  const auto before = describe_tree(host.path / "ws")->sha256;
+  fs::remove_all(server->host_path(l->workspace()));  // the sandbox lost its files
+  auto back = l->pull(host.path / "ws");
+  ASSERT_FALSE(back);
+  EXPECT_EQ(back.error(), env_errc::lost) << back.error().describe();
+  EXPECT_EQ(describe_tree(host.path / "ws")->sha256, before);
+  EXPECT_EQ(std::distance(fs::directory_iterator(host.path), fs::directory_iterator()), 1);
+  EXPECT_EQ(l->check().error(), env_errc::lost);
+}
+
+TEST_F(SshEnvironment, SshdKilledMidCommandIsUnreachableThenTheLeaseIsResumedAndNothingRanTwice) {
+  start();
+  auto e = make(server->options());
+  auto l = acquire(*e, "session-crash");
+  ASSERT_NE(l, nullptr);
+  auto s = l->spawner().spawn({.argv = {"sleep", "300"}, .stdout_mode = process::output::null,
+                               .stderr_mode = process::output::null});
+  ASSERT_TRUE(s);
+  const auto id = *l->command_id(s->pid);
+  await_state(*l, id, command_record::state::running);
+
+  server->kill();
+  const auto relay = process::reap(s->release());  // the connection is gone: ssh ends
+  EXPECT_EQ(relay.code, 255);
+  auto down = l->check();
+  ASSERT_FALSE(down);
+  EXPECT_EQ(down.error(), env_errc::unreachable) << down.error().describe();
+
+  ASSERT_TRUE(server->restart());
+  auto back = acquire(*e, "session-crash");
+  ASSERT_NE(back, nullptr);
+  EXPECT_EQ(back->outcome(), lease_outcome::resumed);
+  EXPECT_EQ(back->provider_id(), l->provider_id());
+  auto records = back->commands();
+  ASSERT_TRUE(records) << records.error().describe();
+  ASSERT_EQ(records->size(), 1U) << records->back().id << " " << records->back().program;  // run once, never re-run
+  EXPECT_EQ((*records)[0].id, id);
+  EXPECT_EQ((*records)[0].status, command_record::state::indeterminate);
+  (void)e->release(*back, release_mode::destroy);
+}
+
+TEST_F(SshEnvironment, ACutConnectionEndsTheRelayButTheRemoteCommandIsStillKnownAndCanBeEnded) {
+  start();
+  auto o = server->options();
+  auto e = make(o);
+  auto l = acquire(*e, "session-cut");
+  ASSERT_NE(l, nullptr);
+  auto s = l->spawner().spawn({.argv = {"sleep", "300"}, .stdout_mode = process::output::null,
+                               .stderr_mode = process::output::null});
+  ASSERT_TRUE(s);
+  const auto id = *l->command_id(s->pid);
+  await_state(*l, id, command_record::state::running);
+  // The lease's master connection, ended from outside (as a dropped link).
+  fs::path control;
+  for (const auto& entry : fs::directory_iterator(o.control_dir)) control = entry.path();
+  ASSERT_FALSE(control.empty());
+  auto stop = process::run_to_end({.argv = {"/usr/bin/ssh", "-F", "/dev/null", "-o", "ControlPath=" + control.string(),
+                                            "-O", "exit", o.host},
+                                   .env = {"PATH=/usr/bin:/bin"}});
+  ASSERT_TRUE(stop && stop->status.success()) << (stop ? stop->output : "");
+  const auto relay = process::reap(s->release());
+  EXPECT_NE(relay.code, 0);
+  // The remote program outlived its relay; the journal knows it, and it can be ended.
+  EXPECT_EQ(await_state(*l, id, command_record::state::running).program, "sleep");
+  ASSERT_TRUE(l->signal(id, SIGKILL));
+  EXPECT_EQ(await_state(*l, id, command_record::state::indeterminate).id, id);
+  (void)e->release(*l, release_mode::destroy);
+}
+
+TEST_F(SshEnvironment, AForwardedSocketReachesTheHostFromInsideTheLease) {
+  start();
+  auto e = make(server->options());
+  auto l = acquire(*e, "session-bridge");
+  ASSERT_NE(l, nullptr);
+  temp_dir host;
+  const fs::path path = host.path / "bridge.sock";
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  struct joined {  // ends the accept, then joins, whatever the test's path
+    int fd;
+    std::thread t;
+    ~joined() {
+      ::shutdown(fd, SHUT_RDWR);
+      if (t.joinable()) t.join();
+      ::close(fd);
+    }
+  } answer{listener, {}};
+  answer.t = std::thread([listener] {
+    const int c = ::accept(listener, nullptr, nullptr);
+    if (c < 0) return;
+    char buf[64];
+    const auto n = ::read(c, buf, sizeof buf);
+    const std::string reply = "pong:" + std::string(buf, n > 0 ? static_cast<std::size_t>(n) : 0U);
+    (void)::write(c, reply.data(), reply.size());
+    ::close(c);
+  });
+  auto remote = l->forward_socket(path);
+  ASSERT_TRUE(remote) << remote.error().describe();
+  EXPECT_NE(remote->find("/.tether/"), std::string::npos);
+  auto done = run(*l, {"perl", "-MIO::Socket::UNIX", "-e",
+                       "my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die $!; print $s 'ping'; "
+                       "shutdown($s, 1); print <$s>;",
+                       *remote});
+  EXPECT_EQ(done.output, "pong:ping");
+  (void)e->release(*l, release_mode::destroy);
+}
+
+TEST_F(SshEnvironment, NothingListeningIsUnreachable) {
+  start();
+  auto o = server->options();
+  server->kill();
+  o.connect_timeout = 5s;
+  auto e = make(o);
+  auto l = e->acquire({.key = "session-nobody"});
+  ASSERT_FALSE(l);
+  EXPECT_EQ(l.error(), env_errc::unreachable) << l.error().describe();
+}
+
+TEST(SshOptions, OptionsThatWouldChangeWhatSshDoesAreRefused) {
+  temp_dir t;
+  put(t.path / "id", "key");
+  put(t.path / "known_hosts", "hosts");
+  ssh::ssh_options o;
+  o.host = "example.test";
+  o.user = "agent";
+  o.identity_file = t.path / "id";
+  o.known_hosts = t.path / "known_hosts";
+  o.remote_root = "/srv/tether";
+  o.control_dir = t.path / "c";
+  EXPECT_TRUE(ssh::make_environment(o));
+  auto bad = o;
+  bad.host = "-oProxyCommand=touch /tmp/pwned";
+  EXPECT_EQ(ssh::make_environment(bad).error(), env_errc::invalid);
+  bad = o;
+  bad.user = "agent x";
+  EXPECT_EQ(ssh::make_environment(bad).error(), env_errc::invalid);
+  bad = o;
+  bad.remote_root = "relative/dir";
+  EXPECT_EQ(ssh::make_environment(bad).error(), env_errc::invalid);
+  bad = o;
+  bad.known_hosts = t.path / "missing";
+  auto r = ssh::make_environment(bad);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("host key is always checked"), std::string::npos);
+  bad = o;
+  bad.port = 0;
+  EXPECT_EQ(ssh::make_environment(bad).error(), env_errc::invalid);
+}
+
+}  // namespace
+}  // namespace tether::env
