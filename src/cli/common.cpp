@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "config/config.h"
+#include "env/kinds.h"
 #include "runtime/kind.h"
 
 namespace tether::cli {
@@ -52,7 +53,7 @@ token_lookup find_token(const common_args& args) {
   std::string data = args.data;
   if (data.empty()) {
     auto settings = config::load(args.config.empty() ? std::nullopt : std::optional<fs::path>(args.config),
-                                 runtime::config_kinds());
+                                 runtime::config_kinds(), env::config_kinds());
     if (settings) {
       data = settings->data_dir;
     } else {

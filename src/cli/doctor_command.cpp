@@ -38,6 +38,7 @@
 #include "process/run_to_end.h"
 #include "runtime/agent/programs.h"
 #include "runtime/agent/settings.h"
+#include "env/kinds.h"
 #include "runtime/kind.h"
 #include "runtime/native/settings.h"
 #include "runtime/common/sandbox.h"
@@ -355,7 +356,7 @@ int run_doctor(const common_args& args, bool all_runtimes) {
   } else if (const char* env = std::getenv("TETHER_CONFIG"); env != nullptr && *env != '\0') {
     config_file = env;
   }
-  auto settings = config::load(config_file, runtime::config_kinds());
+  auto settings = config::load(config_file, runtime::config_kinds(), env::config_kinds());
   if (!config_file) {
     out.push_back({"config", status::ok, "no file (--config, $TETHER_CONFIG): built-in defaults"});
   } else if (!fs::exists(*config_file)) {

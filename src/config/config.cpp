@@ -124,8 +124,12 @@ result<profile> read_profile(std::string name, const toml::table& table, std::sp
   p.kind = &*kind;
   std::set<std::string_view> keys(kind->keys.begin(), kind->keys.end());
   keys.insert("runtime");
+  keys.insert("environment");
   TETHER_TRY(only_keys(table, where, keys, fmt::format(" for runtime \"{}\"", kind->name)));
   TETHER_TRY(read_common(p, t, keys));
+  auto environment = t.text("environment", p.environment);
+  if (!environment) return environment.error();
+  p.environment = *environment;
   if (kind->read) {
     TETHER_TRY(kind->read(p, t));
   }
@@ -182,6 +186,94 @@ result<std::map<std::string, price, std::less<>>> read_prices(const toml::table&
     out[model] = price{*input, *output, cached};
   }
   return out;
+}
+
+// A non-negative finite number of an environment's price table.
+result<double> env_price_value(const toml::table& t, std::string_view where, std::string_view key) {
+  const auto* node = t.get(key);
+  if (node == nullptr) return 0.0;
+  std::optional<double> v = node->value<double>();
+  if (!v || !(*v >= 0) || !std::isfinite(*v)) return bad(fmt::format("{}.{} must be a non-negative finite number", where, key));
+  return *v;
+}
+
+result<env_price> read_env_price(const toml::table& t, std::string_view where) {
+  TETHER_TRY(only_keys(t, where, {"cpu_hour", "memory_gib_hour", "disk_gib_hour", "source", "date"}));
+  env_price price;
+  auto cpu = env_price_value(t, where, "cpu_hour");
+  if (!cpu) return cpu.error();
+  auto memory = env_price_value(t, where, "memory_gib_hour");
+  if (!memory) return memory.error();
+  auto disk = env_price_value(t, where, "disk_gib_hour");
+  if (!disk) return disk.error();
+  auto source = text(t, where, "source", "");
+  if (!source) return source.error();
+  auto date = text(t, where, "date", "");
+  if (!date) return date.error();
+  return env_price{*cpu, *memory, *disk, *source, *date};
+}
+
+constexpr std::string_view local_environment = "local";
+
+result<environment_settings> read_environment(std::string name, const toml::table& table,
+                                              std::span<const env_kind_keys> kinds) {
+  const std::string where = "environments." + name;
+  if (name == local_environment) return bad(where + ": \"local\" is built in (this machine) and takes no table");
+  const detail::toml_table raw{table};
+  const table_reader t(raw, where);
+  environment_settings e;
+  e.name = std::move(name);
+  std::set<std::string_view> known;
+  for (const auto& k : kinds) known.insert(k.name);
+  auto kind_name = text(table, where, "kind", "");
+  if (!kind_name) return kind_name.error();
+  const auto kind = std::find_if(kinds.begin(), kinds.end(), [&](const env_kind_keys& k) { return k.name == *kind_name; });
+  if (kind == kinds.end() || kind->name == local_environment) {
+    return bad(fmt::format("{}.kind: \"{}\" is not an environment kind (known: {})", where, *kind_name, listed(known)));
+  }
+  e.kind = kind->name;
+  e.kind_keys = &*kind;
+  std::set<std::string_view> keys(kind->keys.begin(), kind->keys.end());
+  for (std::string_view k : {"kind", "keep_warm_ms", "price"}) keys.insert(k);
+  TETHER_TRY(only_keys(table, where, keys, fmt::format(" for kind \"{}\"", kind->name)));
+  auto keep = integer(table, where, "keep_warm_ms", e.keep_warm_ms, 0);
+  if (!keep) return keep.error();
+  e.keep_warm_ms = *keep;
+  if (const auto* node = table.get("price")) {
+    const auto* price = node->as_table();
+    if (price == nullptr) return bad(where + ".price must be a table");
+    auto p = read_env_price(*price, where + ".price");
+    if (!p) return p.error();
+    e.price = std::move(*p);
+  }
+  if (kind->read) {
+    TETHER_TRY(kind->read(e, t));
+  }
+  return e;
+}
+
+result<void> read_environments(const toml::table& doc, std::span<const env_kind_keys> kinds, settings& s) {
+  for (const auto& k : kinds) {
+    if (k.name == local_environment) {
+      environment_settings local;
+      local.name = std::string(local_environment);
+      local.kind = std::string(local_environment);
+      local.kind_keys = &k;
+      s.environments[local.name] = std::move(local);
+    }
+  }
+  const auto* node = doc.get("environments");
+  if (node == nullptr) return ok();
+  const auto* environments = node->as_table();
+  if (environments == nullptr) return bad("[environments] must be a table of environments");
+  for (const auto& [key, value] : *environments) {
+    const auto* t = value.as_table();
+    if (t == nullptr) return bad(fmt::format("environments.{} must be a table", key.str()));
+    auto e = read_environment(std::string(key.str()), *t, kinds);
+    if (!e) return e.error();
+    s.environments[e->name] = std::move(*e);
+  }
+  return ok();
 }
 
 // An array of absolute paths; absent: nullopt (the command's defaults).
@@ -255,14 +347,16 @@ result<std::map<std::string, price, std::less<>>> parse_prices(std::string_view 
   return read_prices(doc);
 }
 
-result<settings> parse(std::string_view toml_text, std::span<const kind_keys> kinds) {
+result<settings> parse(std::string_view toml_text, std::span<const kind_keys> kinds,
+                       std::span<const env_kind_keys> env_kinds) {
   toml::table doc;
   try {
     doc = toml::parse(toml_text);
   } catch (const toml::parse_error& e) {
     return bad(fmt::format("line {}, column {}: {}", e.source().begin.line, e.source().begin.column, e.description()));
   }
-  TETHER_TRY(only_keys(doc, "the file", {"data_dir", "store", "leases", "profiles", "prices", "workspace_roots"}));
+  TETHER_TRY(only_keys(doc, "the file",
+                       {"data_dir", "store", "leases", "profiles", "prices", "workspace_roots", "environments"}));
   settings s;
   auto data_dir = text(doc, "the file", "data_dir", "");
   if (!data_dir) return data_dir.error();
@@ -298,25 +392,34 @@ result<settings> parse(std::string_view toml_text, std::span<const kind_keys> ki
     }
   }
   if (!s.profiles.contains("default")) s.profiles["default"] = default_profile(kinds);
+  TETHER_TRY(read_environments(doc, env_kinds, s));
+  for (const auto& [name, p] : s.profiles) {
+    if (p.environment == local_environment || s.environments.contains(p.environment)) continue;
+    std::string known;
+    for (const auto& [n, e] : s.environments) known += (known.empty() ? "" : ", ") + n;
+    return bad(fmt::format("profiles.{}.environment: no environment \"{}\" (environments: {})", name, p.environment,
+                           known.empty() ? std::string("local") : known));
+  }
   auto prices = read_prices(doc);
   if (!prices) return prices.error();
   s.prices = std::move(*prices);
   return s;
 }
 
-result<settings> load(const std::optional<std::filesystem::path>& file, std::span<const kind_keys> kinds) {
+result<settings> load(const std::optional<std::filesystem::path>& file, std::span<const kind_keys> kinds,
+                      std::span<const env_kind_keys> env_kinds) {
   std::filesystem::path path;
   if (file) {
     path = *file;
   } else if (const char* env = std::getenv("TETHER_CONFIG"); env != nullptr && *env != '\0') {
     path = env;
   } else {
-    return parse("", kinds);
+    return parse("", kinds, env_kinds);
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return bad("cannot read " + path.string());
   const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto s = parse(content, kinds);
+  auto s = parse(content, kinds, env_kinds);
   if (!s) return make_error(util_errc::invalid_argument, path.string() + ": " + s.error().message);
   return s;
 }

@@ -38,6 +38,23 @@
 // or of what the agent program speaks (official_base_url()), where `model`
 // must be named and api_key_env defaults to OPENAI_API_KEY or
 // ANTHROPIC_API_KEY.
+// Environments ([environments.NAME], read by the environment kinds the
+// env layer lists, env/kinds.h) say where a profile's turns run:
+//
+//   [environments.build-box]
+//   kind = "ssh"                      # an environment kind; "local" is built in (this machine)
+//   keep_warm_ms = 300000             # a lease stays warm this long after a turn
+//   host = "10.0.0.7"                 # … and the kind's own keys
+//   [environments.build-box.price]    # list price, for the runs' estimated runtime cost
+//   cpu_hour = 0.0504                 # USD per vCPU-hour
+//   memory_gib_hour = 0.0162          # USD per GiB-hour of memory
+//   disk_gib_hour = 0.000108          # USD per GiB-hour of disk
+//   source = "provider price page"    # where the prices come from
+//   date = "2026-12-01"               # and when they were read
+//
+//   [profiles.remote]
+//   environment = "build-box"         # absent: "local"
+//
 // Environment: TETHER_CONFIG names the file when no path is given.
 #pragma once
 
@@ -58,6 +75,7 @@
 namespace tether::config {
 
 struct kind_keys;
+struct env_kind_keys;
 
 // A profile: its name and runtime kind, the keys every kind reads the same
 // way, then the settings of its kind (`settings`, whatever type the kind's
@@ -72,6 +90,7 @@ struct profile {
   std::string api_key_env;
   std::string ca_file;              // absolute path of PEM certificates trusted for https; empty: the system's only
   std::vector<std::string> env;     // names of variables tools may see (never a profile's api_key_env)
+  std::string environment = "local";  // where its turns run: an [environments.NAME], or "local"
   std::any settings;                // the kind's own settings
   const kind_keys* kind = nullptr;  // the kind that read it (nullptr for a profile built in code)
 
@@ -109,6 +128,38 @@ struct kind_keys {
   std::function<std::string(const profile&)> official_base_url;
 };
 
+// An environment's list price (its [environments.NAME.price] table), USD.
+struct env_price {
+  double cpu_hour = 0;         // per vCPU-hour
+  double memory_gib_hour = 0;  // per GiB-hour of memory
+  double disk_gib_hour = 0;    // per GiB-hour of disk
+  std::string source;          // where the prices were read
+  std::string date;            // when (YYYY-MM-DD)
+  bool operator==(const env_price&) const = default;
+};
+
+// One [environments.NAME] table: the keys every kind reads alike, then the
+// settings of its kind (`settings`, whatever type its reader put there).
+struct environment_settings {
+  std::string name;
+  std::string kind = "local";
+  std::int64_t keep_warm_ms = 300'000;  // a lease stays warm this long after a turn
+  std::optional<env_price> price;
+  std::any settings;                    // the kind's own
+  const env_kind_keys* kind_keys = nullptr;
+
+  template <class T>
+  [[nodiscard]] const T* kind_settings() const { return std::any_cast<T>(&settings); }
+};
+
+// What the configuration knows of an environment kind: its name, the keys
+// its tables take besides kind, keep_warm_ms and price, and its reader.
+struct env_kind_keys {
+  std::string name;
+  std::vector<std::string> keys;
+  std::function<result<void>(environment_settings&, const table_reader&)> read;
+};
+
 // How long a node's claim on a session lasts without renewal, how often it
 // renews it, and how often it looks for sessions of dead nodes (0: the
 // node's default, 15 s on SQLite, 1 s on a shared store).
@@ -140,6 +191,9 @@ struct settings {
   std::optional<std::vector<std::filesystem::path>> workspace_roots;
   std::map<std::string, profile, std::less<>> profiles;
   std::map<std::string, price, std::less<>> prices;  // the file's, by model name or "prefix*"
+  // The file's environments, and "local" (this machine) when the kinds
+  // given to parse() include it.
+  std::map<std::string, environment_settings, std::less<>> environments;
 
   // The profile called `name`; util_errc::invalid_argument naming the known
   // ones when there is none.

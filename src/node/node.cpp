@@ -17,6 +17,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/json.hpp>
 
+#include "env/kinds.h"
 #include "mock/server.h"
 #include "node/data_dir.h"
 #include "node/masks.h"
@@ -240,7 +241,8 @@ node::~node() { close(); }
 result<std::unique_ptr<node>> node::open(node_options o) {
   auto i = std::make_unique<impl>();
   auto loaded =
-      config::load(o.config.empty() ? std::nullopt : std::optional<fs::path>(o.config), runtime::config_kinds());
+      config::load(o.config.empty() ? std::nullopt : std::optional<fs::path>(o.config), runtime::config_kinds(),
+                   env::config_kinds());
   if (!loaded) return loaded.error();
   i->settings = std::move(loaded).value();
   for (const auto& [model, price] : i->settings.prices)
