@@ -227,11 +227,15 @@ result<std::map<std::string, price, std::less<>>> parse_prices(std::string_view 
 
 // The defaults merged with `toml_text`, profiles read by `kinds` (the
 // first is the default kind, that of the `default` profile a file without
-// one gets). util_errc::invalid_argument with the line, or the key, on any
-// error. `kinds` must outlive the settings (profile::kind points into it).
-result<settings> parse(std::string_view toml_text, std::span<const kind_keys> kinds);
+// one gets), environments by `env_kinds` (none given: a file naming one is
+// an error). util_errc::invalid_argument with the line, or the key, on any
+// error. `kinds` and `env_kinds` must outlive the settings (profile::kind
+// and environment_settings::kind_keys point into them).
+result<settings> parse(std::string_view toml_text, std::span<const kind_keys> kinds,
+                       std::span<const env_kind_keys> env_kinds = {});
 
 // Reads `file`, else the file TETHER_CONFIG names, else returns the defaults.
-result<settings> load(const std::optional<std::filesystem::path>& file, std::span<const kind_keys> kinds);
+result<settings> load(const std::optional<std::filesystem::path>& file, std::span<const kind_keys> kinds,
+                      std::span<const env_kind_keys> env_kinds = {});
 
 }  // namespace tether::config

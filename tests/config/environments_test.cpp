@@ -62,7 +62,9 @@ TEST(environments, an_unknown_kind_key_or_name_is_refused_with_what_is_known) {
   EXPECT_NE(kind.error().message.find("environments.x.kind: \"kubernetes\" is not an environment kind (known: local, ssh)"),
             std::string::npos)
       << kind.error().message;
-  auto key = test::parse(ssh_table + "hots = \"typo\"\n");
+  std::string typo = ssh_table;
+  typo.insert(typo.find("keep_warm_ms"), "hots = \"typo\"\n");
+  auto key = test::parse(typo);
   ASSERT_FALSE(key);
   EXPECT_NE(key.error().message.find("environments.box: unknown key \"hots\" for kind \"ssh\""), std::string::npos)
       << key.error().message;
