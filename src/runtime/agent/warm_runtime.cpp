@@ -66,6 +66,10 @@ struct turn_link {
   // watchdog allows start_timeout_ms, then idle_timeout_ms from the start's end.
   std::atomic<bool> starting{false};
   std::atomic<bool> timed_out_starting{false};
+  // The live watch_idle: each new one (a process replaced during the start)
+  // takes the next number, and an older one ends instead of re-arming the
+  // shared timer, which would cancel the new one's wait, and so on.
+  std::atomic<unsigned> watcher{0};
   int delivering = 0;                    // steers being delivered
   std::vector<std::string> undelivered;  // promoted steers the agent did not take
   // The process's tool-bridge refusals when the turn began, and how many
@@ -83,13 +87,13 @@ asio::awaitable<void> kill(process_ptr p) {
 // Kills the process when the agent shows no sign of life for `idle`, or,
 // while it starts, for `start`.
 asio::awaitable<void> watch_idle(link_ptr l, process_ptr p, std::chrono::milliseconds idle,
-                                 std::chrono::milliseconds start) {
-  while (!l->finished) {
+                                 std::chrono::milliseconds start, unsigned mine) {
+  while (!l->finished && l->watcher == mine) {
     const bool starting = l->starting;
     const auto limit = starting ? start : idle;
     l->watchdog.expires_at(l->last_activity + limit);
     co_await l->watchdog.async_wait(use_tuple);
-    if (l->finished) break;
+    if (l->finished || l->watcher != mine) break;
     if (starting != l->starting) continue;  // the start ended: the idle limit from now
     if (std::chrono::steady_clock::now() - l->last_activity >= limit) {
       l->timed_out_starting = starting;
@@ -98,6 +102,14 @@ asio::awaitable<void> watch_idle(link_ptr l, process_ptr p, std::chrono::millise
       break;
     }
   }
+}
+
+// Starts the turn's watchdog for `p`, ending the one watching an earlier process.
+void watch(const asio::any_io_executor& ex, const link_ptr& l, process_ptr p, std::chrono::milliseconds idle,
+           std::chrono::milliseconds start) {
+  const unsigned mine = ++l->watcher;
+  l->watchdog.cancel();
+  asio::co_spawn(ex, watch_idle(l, std::move(p), idle, start, mine), asio::detached);
 }
 
 // Stop: the protocol's cancel, then SIGKILL after the grace.
@@ -261,7 +273,7 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
     if (!p) co_return rec->interrupted();
     std::optional<std::string> resume;
     if (can_resume(ctx, kind)) resume = ctx.binding->external_session_id;
-    asio::co_spawn(ex, watch_idle(l, p, idle, start_limit), asio::detached);
+    watch(ex, l, p, idle, start_limit);
     p->settings = rec->settings_for(o_.settings);
     auto launch = [this, p, d = *dirs, resume, tools = rec->tool_specs()](warm_process&) {
       return start(p, d, resume, tools);
@@ -273,7 +285,7 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
       registry_->retire(p);
       p = co_await registry_->open(ctx.session, ctx.generation, host->stop_token());
       if (!p) co_return rec->interrupted();
-      asio::co_spawn(ex, watch_idle(l, p, idle, start_limit), asio::detached);
+      watch(ex, l, p, idle, start_limit);
       p->settings = rec->settings_for(o_.settings);
       auto relaunch = [this, p, d = *dirs, tools = rec->tool_specs()](warm_process&) {
         return start(p, d, std::nullopt, tools);
@@ -285,7 +297,7 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
     l->starting = false;
     l->watchdog.cancel();  // re-armed with the idle limit
   } else {
-    asio::co_spawn(ex, watch_idle(l, p, idle, start_limit), asio::detached);
+    watch(ex, l, p, idle, start_limit);
   }
 
   // What the agent has not seen: since the binding, when the agent session is the bound one.
