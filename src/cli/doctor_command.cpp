@@ -308,6 +308,40 @@ void check_profiles(std::vector<check>& out, const config::settings& settings) {
   }
 }
 
+// Each configured environment but local: reached (host key and identity
+// accepted), the free disk where leases go, and the agent programs its
+// profiles drive found on its PATH. Unreachable or refused: broken; a
+// program a profile needs missing: broken; nothing needs one: ok.
+void check_environments(std::vector<check>& out, const config::settings& settings) {
+  for (const auto& [name, e] : settings.environments) {
+    if (e.kind == "local") continue;
+    std::set<std::string> needed;
+    for (const auto& [pname, p] : settings.profiles) {
+      if (p.environment == name && !program_of(p.runtime).empty()) needed.insert(std::string(program_of(p.runtime)));
+    }
+    std::vector<std::string> programs = {"sh", "tar"};
+    programs.insert(programs.end(), needed.begin(), needed.end());
+    auto made = env::make_environment(e);
+    if (!made) {
+      out.push_back({"env " + name, status::broken, fmt::format("{}: {}", e.kind, made.error().message)});
+      continue;
+    }
+    auto probe = (*made)->probe(programs);
+    if (!probe) {
+      out.push_back({"env " + name, status::broken, fmt::format("{}: {}", e.kind, probe.error().message)});
+      continue;
+    }
+    std::string detail = fmt::format("{} {}: reachable, host key and identity accepted", e.kind, probe->where);
+    if (probe->free_bytes) detail += fmt::format(", {} MiB free", *probe->free_bytes >> 20);
+    bool missing = false;
+    for (const auto& [program, path] : probe->programs) {
+      detail += fmt::format("; {} {}", program, path.empty() ? "NOT found" : path);
+      missing = missing || path.empty();
+    }
+    out.push_back({"env " + name, missing ? status::broken : status::ok, detail});
+  }
+}
+
 // The configured store: SQLite (nothing to reach), or a PostgreSQL database:
 // the connection, the schema version and the database's clock against ours.
 void check_store(std::vector<check>& out, const std::string& setting) {
@@ -383,6 +417,7 @@ int run_doctor(const common_args& args, bool all_runtimes) {
   }
 
   if (settings) check_profiles(out, *settings);
+  if (settings) check_environments(out, *settings);
   check_sandbox(out, settings ? &*settings : nullptr);
   check_server(out, args);
   out.push_back({"sqlite", status::ok, fmt::format("{} (linked)", sqlite3_libversion())});

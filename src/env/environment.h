@@ -136,6 +136,13 @@ class lease {
   virtual result<void> check() = 0;
 };
 
+// What `tether doctor` learns of an environment without taking a lease.
+struct probe_report {
+  std::string where;                                                // "agent@10.0.0.7:22"
+  std::vector<std::pair<std::string, std::string>> programs;       // name, its path there ("" when missing)
+  std::optional<std::uint64_t> free_bytes;                         // free disk where the leases go
+};
+
 class environment {
  public:
   virtual ~environment() = default;
@@ -147,6 +154,9 @@ class environment {
   virtual result<std::unique_ptr<lease>> acquire(const lease_request& request) = 0;
   // Ends the use of a lease: kept for the key's next acquire, or destroyed.
   virtual result<void> release(lease& l, release_mode mode) = 0;
+  // Reaches the environment (its errors are acquire's: unreachable,
+  // refused…) and looks for `programs` on the PATH commands get there.
+  virtual result<probe_report> probe(const std::vector<std::string>& programs) = 0;
 };
 
 }  // namespace tether::env

@@ -222,7 +222,11 @@ TEST_F(SshEnvironment, AFullRemoteDiskFailsThePushAndSaysHowMuchIsFree) {
   auto sent = l->push(host.path / "ws");
   ASSERT_FALSE(sent);
   EXPECT_EQ(sent.error(), env_errc::no_space) << sent.error().describe();
-  EXPECT_NE(sent.error().message.find("KiB free"), std::string::npos) << sent.error().message;
+  const auto& m = sent.error().message;
+  const auto at = m.find("tether:free-kib ");
+  ASSERT_NE(at, std::string::npos) << m;
+  EXPECT_GT(std::strtoul(m.c_str() + at + 16, nullptr, 10), 0UL) << m;  // the free space, as a number
+  EXPECT_NE(m.find(" KiB free on /home/agent/small/"), std::string::npos) << m;
   // What was half-received is gone: the lease still works.
   EXPECT_TRUE(l->check());
   auto st = l->stat("big.bin");
@@ -347,6 +351,23 @@ TEST_F(SshEnvironment, AForwardedSocketReachesTheHostFromInsideTheLease) {
                        *remote});
   EXPECT_EQ(done.output, "pong:ping");
   (void)e->release(*l, release_mode::destroy);
+}
+
+TEST_F(SshEnvironment, AProbeFindsProgramsOnTheRemotePathAndTheFreeDisk) {
+  start();
+  auto e = make(server->options());
+  auto report = e->probe({"sh", "tar", "no-such-agent"});
+  ASSERT_TRUE(report) << report.error().describe();
+  EXPECT_EQ(report->where, "agent@" + server->address() + ":" + std::to_string(server->port()));
+  ASSERT_EQ(report->programs.size(), 3U);
+  EXPECT_EQ(report->programs[0], (std::pair<std::string, std::string>{"sh", "/usr/bin/sh"}));
+  EXPECT_EQ(report->programs[1].second, "/usr/bin/tar");
+  EXPECT_EQ(report->programs[2].second, "");
+  ASSERT_TRUE(report->free_bytes);
+  EXPECT_GT(*report->free_bytes, 0U);
+  auto o = server->options();
+  o.known_hosts = server->wrong_known_hosts();
+  EXPECT_EQ(make(o)->probe({"sh"}).error(), env_errc::refused);
 }
 
 TEST_F(SshEnvironment, NothingListeningIsUnreachable) {

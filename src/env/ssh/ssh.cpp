@@ -74,6 +74,13 @@ std::vector<std::string> marked(std::string_view out) {
   return lines;
 }
 
+// Shell text that expands to the KiB free on the filesystem of `path` (a
+// shell word), from POSIX df: its last line's fourth field. No awk: a host
+// may have none.
+std::string free_kib(const std::string& path) {
+  return "$(set -- $(df -Pk " + path + " 2>/dev/null | tail -n 1); echo \"$4\")";
+}
+
 std::string new_command_id() {
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                       std::chrono::system_clock::now().time_since_epoch()).count();
@@ -290,7 +297,7 @@ class ssh_lease final : public lease {
         "D=" + d + "; rm -rf \"$D/workspace.in\" && mkdir -p \"$D/workspace.in\" && "
         "tar -xf - --no-same-owner -C \"$D/workspace.in\" && rm -rf \"$D/workspace\" && "
         "mv \"$D/workspace.in\" \"$D/workspace\" || { rc=$?; rm -rf \"$D/workspace.in\"; "
-        "echo \"tether:free-kib $(df -Pk \"$D\" | awk 'NR==2{print $4}') KiB free on $D\" >&2; exit $rc; }";
+        "echo \"tether:free-kib " + free_kib("\"$D\"") + " KiB free on $D\" >&2; exit $rc; }";
     process::spawn_options s;
     s.argv = {"/bin/sh", "-c", "tar -cf - --numeric-owner -C \"$0\" . | \"$@\"", local.string()};
     for (auto& a : c_.options({}, extract).argv) s.argv.push_back(std::move(a));
@@ -421,14 +428,40 @@ class ssh_environment final : public environment {
                      "D=" + d + "; if [ -d \"$D/workspace\" ]; then echo tether:resumed; else "
                      "mkdir -p \"$D/workspace\" \"$D/.tether/commands\" && printf '%s' " + quote(labels) +
                          " > \"$D/.tether/labels\" && echo tether:created || "
-                         "{ echo \"tether:free-kib $(df -Pk " + quote(o_.remote_root) +
-                         " 2>/dev/null | awk 'NR==2{print $4}') KiB free\" >&2; exit 1; }; fi");
+                         "{ echo \"tether:free-kib " + free_kib(quote(o_.remote_root)) + " KiB free\" >&2; exit 1; }; fi");
     if (!out) return out.error();
     const auto m = marked(*out);
     if (m.empty()) return error(env_errc::failed, "preparing the lease: no answer from " + o_.host);
     lease_outcome outcome = m.front() == "resumed" ? lease_outcome::resumed : lease_outcome::created;
     if (outcome == lease_outcome::created && request.previous) outcome = lease_outcome::replaced;
     return std::unique_ptr<lease>(std::make_unique<ssh_lease>(o_, control, dir, outcome));
+  }
+
+  result<probe_report> probe(const std::vector<std::string>& programs) override {
+    probe_report report;
+    report.where = o_.user + "@" + o_.host + ":" + std::to_string(o_.port);
+    // Its own control path, never a lease's: a probe connects directly.
+    connection c(o_, o_.control_dir / ("probe-" + sha256_hex(report.where).substr(0, 12)));
+    std::string script = "PATH=" + quote(o_.remote_path) + "; export PATH; ";
+    for (const auto& p : programs) {
+      script += "printf 'tether:program %s %s\\n' " + quote(p) + " \"$(command -v " + quote(p) + " || echo -)\"; ";
+    }
+    script += "mkdir -p " + quote(o_.remote_root) + " 2>/dev/null; printf 'tether:free %s\\n' \"" +
+              free_kib(quote(o_.remote_root)) + "\"";
+    auto out = c.run("probing " + report.where, script);
+    if (!out) return out.error();
+    for (const auto& line : marked(*out)) {
+      std::istringstream words(line);
+      std::string what, a, b;
+      words >> what >> a;
+      if (what == "program") {
+        std::getline(words >> std::ws, b);
+        report.programs.emplace_back(a, b == "-" ? std::string() : b);
+      } else if (what == "free" && !a.empty()) {
+        report.free_bytes = std::strtoull(a.c_str(), nullptr, 10) * 1024;
+      }
+    }
+    return report;
   }
 
   result<void> release(lease& l, release_mode mode) override {
