@@ -1,0 +1,151 @@
+#include "support/daytona/sandbox.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "process/spawn.h"
+
+namespace tether::test::daytona {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> sandbox_argv(const fs::path& root, const std::map<std::string, std::string>& envs,
+                                      const std::string& cwd, const std::string& command) {
+  std::vector<std::string> a = {
+      "/usr/bin/bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
+      "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+      "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--ro-bind", "/etc", "/etc",
+      "--proc", "/proc", "--dev", "/dev",
+      "--bind", (root / "tmp").string(), "/tmp", "--bind", (root / "home").string(), "/home",
+      "--chdir", cwd.empty() ? "/home/daytona" : cwd,
+      "--clearenv", "--setenv", "HOME", "/home/daytona", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin"};
+  for (const auto& [k, v] : envs) {
+    a.insert(a.end(), {"--setenv", k, v});
+  }
+  a.insert(a.end(), {"/bin/sh", "-c", command});
+  return a;
+}
+
+std::optional<fs::path> host_path(const fs::path& root, const std::string& inside) {
+  fs::path p = inside.empty() || inside[0] != '/' ? fs::path("/home/daytona") / inside : fs::path(inside);
+  for (const auto& part : p) {
+    if (part == "..") return std::nullopt;
+  }
+  const std::string s = p.lexically_normal().string();
+  const bool allowed = s == "/home/daytona" || s.rfind("/home/daytona/", 0) == 0 || s == "/tmp" ||
+                       s.rfind("/tmp/", 0) == 0;
+  if (!allowed) return std::nullopt;
+  return root / fs::path(s).relative_path();
+}
+
+result<void> command::start(const std::vector<std::string>& argv) {
+  process::spawn_options o;
+  o.argv = argv;
+  o.env = {"PATH=/usr/bin:/bin"};
+  o.stdin_mode = process::input::pipe;
+  o.stdout_mode = process::output::pipe;
+  o.stderr_mode = process::output::pipe;
+  auto s = process::system_spawner().spawn(o);
+  if (!s) return s.error();
+  stdin_fd_ = s->stdin_fd.release();
+  stdout_fd_ = s->stdout_fd.release();
+  stderr_fd_ = s->stderr_fd.release();
+  pid_ = s->release();
+  reader_ = std::thread([this] { read_all(); });
+  return {};
+}
+
+void command::read_all() {
+  pollfd fds[2] = {{stdout_fd_, POLLIN, 0}, {stderr_fd_, POLLIN, 0}};
+  int open = 2;
+  char buf[16384];
+  while (open > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      const auto n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        if (n < 0 && errno == EINTR) continue;
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+        continue;
+      }
+      std::lock_guard lock(mu_);
+      const int stream = i + 1;
+      if (stream != last_stream_) {
+        log_.append(3, static_cast<char>(stream));  // 01 01 01 stdout, 02 02 02 stderr
+        last_stream_ = stream;
+      }
+      log_.append(buf, static_cast<std::size_t>(n));
+      (i == 0 ? out_ : err_).append(buf, static_cast<std::size_t>(n));
+      changed_.notify_all();
+    }
+  }
+  const auto status = process::reap(pid_);
+  std::lock_guard lock(mu_);
+  exit_code_ = status.shell_code();
+  if (stdin_fd_ >= 0) ::close(stdin_fd_);
+  stdin_fd_ = -1;
+  changed_.notify_all();
+}
+
+command::~command() {
+  kill();
+  if (reader_.joinable()) reader_.join();
+  if (stdin_fd_ >= 0) ::close(stdin_fd_);
+}
+
+std::optional<int> command::exit_code() const {
+  std::lock_guard lock(mu_);
+  return exit_code_;
+}
+std::string command::log() const {
+  std::lock_guard lock(mu_);
+  return log_;
+}
+std::string command::out() const {
+  std::lock_guard lock(mu_);
+  return out_;
+}
+std::string command::err() const {
+  std::lock_guard lock(mu_);
+  return err_;
+}
+
+std::pair<std::string, bool> command::log_from(std::size_t offset) const {
+  std::lock_guard lock(mu_);
+  return {offset < log_.size() ? log_.substr(offset) : std::string(), exit_code_.has_value()};
+}
+
+bool command::wait(std::chrono::milliseconds limit) const {
+  std::unique_lock lock(mu_);
+  return changed_.wait_for(lock, limit, [this] { return exit_code_.has_value(); });
+}
+
+bool command::input(const std::string& data) {
+  std::lock_guard lock(mu_);
+  if (exit_code_ || stdin_fd_ < 0) return false;
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const auto n = ::send(stdin_fd_, data.data() + done, data.size() - done, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+void command::kill() {
+  std::lock_guard lock(mu_);
+  if (!exit_code_ && pid_ > 0) process::signal_group(pid_, SIGKILL);
+}
+
+}  // namespace tether::test::daytona
