@@ -122,4 +122,8 @@ void add_mcp_command(CLI::App& app, int& exit_code);
 // PROGRAM (relay_forward_command.cpp).
 void add_relay_forward_command(CLI::App& app, int& exit_code);
 
+// `tether env-relay daytona …` (hidden): the local end of a command in a
+// Daytona sandbox (env/daytona/relay.h; env_relay_command.cpp).
+void add_env_relay_command(CLI::App& app, int& exit_code);
+
 }  // namespace tether::cli

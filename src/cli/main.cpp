@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   tether::cli::add_e2e_command(app, exit_code);
   tether::cli::add_mcp_command(app, exit_code);
   tether::cli::add_relay_forward_command(app, exit_code);
+  tether::cli::add_env_relay_command(app, exit_code);
   app.add_subcommand("version", "Print the version and the revision it was built from")->callback([] {
     std::printf("%s\n", tether::cli::version_line().c_str());
   });

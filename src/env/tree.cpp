@@ -1,6 +1,11 @@
 #include "env/tree.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
 
 #include <algorithm>
 #include <fstream>
@@ -8,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "util/random.h"
 #include "util/sha256.h"
 
 namespace tether::env {
@@ -25,6 +31,30 @@ result<std::string> content_digest(const fs::path& p) {
 }
 
 }  // namespace
+
+result<fs::path> receiving_dir(const fs::path& local) {
+  std::error_code ec;
+  const fs::path tmp = local.parent_path() / ("." + local.filename().string() + ".pull-" + random_hex(4));
+  if (!fs::create_directory(tmp, ec)) return error(env_errc::failed, "cannot make " + tmp.string() + ": " + ec.message());
+  return tmp;
+}
+
+result<void> swap_in(const fs::path& received, const fs::path& local) {
+  std::error_code ec;
+  if (fs::exists(local, ec)) {
+    if (::renameat2(AT_FDCWD, received.c_str(), AT_FDCWD, local.c_str(), RENAME_EXCHANGE) != 0) {
+      const int e = errno;
+      fs::remove_all(received, ec);
+      return error(env_errc::failed, "cannot swap in the received workspace: " + std::system_category().message(e));
+    }
+  } else if (::rename(received.c_str(), local.c_str()) != 0) {
+    const int e = errno;
+    fs::remove_all(received, ec);
+    return error(env_errc::failed, "cannot move in the received workspace: " + std::system_category().message(e));
+  }
+  fs::remove_all(received, ec);  // the old tree, after the swap
+  return {};
+}
 
 result<tree_report> describe_tree(const fs::path& root) {
   std::error_code ec;

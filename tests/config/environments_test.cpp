@@ -59,7 +59,7 @@ TEST(environments, an_ssh_table_is_read_by_its_kind_with_its_price_and_a_profile
 TEST(environments, an_unknown_kind_key_or_name_is_refused_with_what_is_known) {
   auto kind = test::parse("[environments.x]\nkind = \"kubernetes\"\n");
   ASSERT_FALSE(kind);
-  EXPECT_NE(kind.error().message.find("environments.x.kind: \"kubernetes\" is not an environment kind (known: local, ssh)"),
+  EXPECT_NE(kind.error().message.find("environments.x.kind: \"kubernetes\" is not an environment kind (known: daytona, local, ssh)"),
             std::string::npos)
       << kind.error().message;
   std::string typo = ssh_table;

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/files.h"
+
 #include "env/environment.h"
 #include "env/errors.h"
 #include "env/ssh/command.h"
@@ -19,26 +21,15 @@ namespace tether::env::ssh {
 namespace {
 
 namespace fs = std::filesystem;
+using test::put;
+using test::slurp;
+using test::temp_dir;
 
 process::finished sh(const std::string& line) {
   auto done = process::run_to_end({.argv = {"/bin/sh", "-c", line}, .env = {"PATH=/usr/bin:/bin"}});
   EXPECT_TRUE(done);
   return done ? *done : process::finished{};
 }
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-struct temp_dir {
-  temp_dir() {
-    std::string t = "/tmp/tether-env-cmd-XXXXXX";
-    path = ::mkdtemp(t.data());
-  }
-  ~temp_dir() { fs::remove_all(path); }
-  fs::path path;
-};
 
 TEST(SshCommand, AQuotedWordReachesTheProgramAsItWas) {
   for (const std::string s : {"plain", "", "it's", "'", "''", "a b\tc", "$(touch /tmp/x)", "`id`", "\\n\n;|&", "*?[a]",

@@ -16,6 +16,9 @@
 
 #include <gtest/gtest.h>
 
+#include "support/files.h"
+#include "support/leases.h"
+
 #include "env/errors.h"
 #include "env/ssh/ssh.h"
 #include "env/tree.h"
@@ -26,26 +29,10 @@ namespace tether::env {
 namespace {
 
 namespace fs = std::filesystem;
+using test::put;
+using test::slurp;
+using test::temp_dir;
 using namespace std::chrono_literals;
-
-struct temp_dir {
-  temp_dir() {
-    std::string t = "/tmp/tether-env-ssh-XXXXXX";
-    path = ::mkdtemp(t.data());
-  }
-  ~temp_dir() { fs::remove_all(path); }
-  fs::path path;
-};
-
-void put(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 class SshEnvironment : public ::testing::Test {
  protected:
@@ -63,24 +50,6 @@ class SshEnvironment : public ::testing::Test {
     auto l = e.acquire({.key = key, .labels = {{"session", key}}});
     EXPECT_TRUE(l) << l.error().describe() << "\n" << server->log();
     return l ? std::move(*l) : nullptr;
-  }
-  // Runs argv in the lease to its end.
-  process::finished run(lease& l, std::vector<std::string> argv, std::vector<std::string> env = {}) {
-    auto done = process::run_to_end({.argv = std::move(argv), .env = std::move(env)}, {.limit = 30s}, l.spawner());
-    EXPECT_TRUE(done) << done.error().describe();
-    return done ? *done : process::finished{};
-  }
-  // The journal's record of `id`, once it is in `state` (the journal is read
-  // until then; the test's limit ends a wait that never comes).
-  command_record await_state(lease& l, const std::string& id, command_record::state state) {
-    for (;;) {
-      auto records = l.commands();
-      if (!records) return {};
-      for (const auto& r : *records) {
-        if (r.id == id && r.status == state) return r;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
   }
   void TearDown() override {
     for (auto& [e, l] : held) {
@@ -141,7 +110,7 @@ TEST_F(SshEnvironment, TheWorkspaceGoesUpAndTheAgentsChangesComeBack) {
   ASSERT_TRUE(remote);
   EXPECT_EQ(remote->sha256, sent->sha256);
 
-  auto done = run(*l, {"sh", "-c", "echo T1 >> notes.txt && mkdir -p out && echo made > out/new.txt && rm src/main.c"});
+  auto done = test::run_in(*l, {"sh", "-c", "echo T1 >> notes.txt && mkdir -p out && echo made > out/new.txt && rm src/main.c"});
   EXPECT_EQ(done.status.code, 0) << done.output;
   auto back = l->pull(ws);
   ASSERT_TRUE(back) << back.error().describe();
@@ -161,12 +130,12 @@ TEST_F(SshEnvironment, ARemoteCommandGetsExactlyItsEnvironmentInTheWorkspace) {
   auto e = make(server->options());
   auto l = acquire(*e, "session-env");
   ASSERT_NE(l, nullptr);
-  auto done = run(*l, {"sh", "-c", "env | sort; pwd; id -un"}, {"SECRET_FREE=1", "HOME=/home/agent"});
+  auto done = test::run_in(*l, {"sh", "-c", "env | sort; pwd; id -un"}, {"SECRET_FREE=1", "HOME=/home/agent"});
   EXPECT_EQ(done.status.code, 0);
   EXPECT_EQ(done.output, "HOME=/home/agent\nPATH=/usr/local/bin:/usr/bin:/bin\nPWD=" + l->workspace() +
                              "\nSECRET_FREE=1\n" + l->workspace() + "\nagent\n");
   // A program that is not there: the shell's 127, journaled.
-  EXPECT_EQ(run(*l, {"no-such-program-here"}).status.code, 127);
+  EXPECT_EQ(test::run_in(*l, {"no-such-program-here"}).status.code, 127);
   (void)e->release(*l, release_mode::destroy);
 }
 
@@ -175,18 +144,18 @@ TEST_F(SshEnvironment, TheJournalHoldsEveryCommandWithItsExitAndASignalEndsOne) 
   auto e = make(server->options());
   auto l = acquire(*e, "session-journal");
   ASSERT_NE(l, nullptr);
-  EXPECT_EQ(run(*l, {"sh", "-c", "exit 7"}).status.code, 7);
+  EXPECT_EQ(test::run_in(*l, {"sh", "-c", "exit 7"}).status.code, 7);
 
   auto s = l->spawner().spawn({.argv = {"sleep", "300"}, .stdout_mode = process::output::null,
                                .stderr_mode = process::output::null});
   ASSERT_TRUE(s) << s.error().describe();
   const auto id = l->command_id(s->pid);
   ASSERT_TRUE(id);
-  EXPECT_EQ(await_state(*l, *id, command_record::state::running).program, "sleep");
+  EXPECT_EQ(test::await_command(*l, *id, command_record::state::running).program, "sleep");
   ASSERT_TRUE(l->signal(*id, SIGTERM));
   const auto relay = process::reap(s->release());
   EXPECT_EQ(relay.code, 143);  // the remote shell's status, relayed by ssh
-  EXPECT_EQ(await_state(*l, *id, command_record::state::exited).exit_code, 143);
+  EXPECT_EQ(test::await_command(*l, *id, command_record::state::exited).exit_code, 143);
 
   auto records = l->commands();
   ASSERT_TRUE(records);
@@ -261,7 +230,7 @@ TEST_F(SshEnvironment, SshdKilledMidCommandIsUnreachableThenTheLeaseIsResumedAnd
                                .stderr_mode = process::output::null});
   ASSERT_TRUE(s);
   const auto id = *l->command_id(s->pid);
-  await_state(*l, id, command_record::state::running);
+  test::await_command(*l, id, command_record::state::running);
 
   server->kill();
   const auto relay = process::reap(s->release());  // the connection is gone: ssh ends
@@ -293,7 +262,7 @@ TEST_F(SshEnvironment, ACutConnectionEndsTheRelayButTheRemoteCommandIsStillKnown
                                .stderr_mode = process::output::null});
   ASSERT_TRUE(s);
   const auto id = *l->command_id(s->pid);
-  await_state(*l, id, command_record::state::running);
+  test::await_command(*l, id, command_record::state::running);
   // The lease's master connection, ended from outside (as a dropped link).
   fs::path control;
   for (const auto& entry : fs::directory_iterator(o.control_dir)) control = entry.path();
@@ -305,9 +274,9 @@ TEST_F(SshEnvironment, ACutConnectionEndsTheRelayButTheRemoteCommandIsStillKnown
   const auto relay = process::reap(s->release());
   EXPECT_NE(relay.code, 0);
   // The remote program outlived its relay; the journal knows it, and it can be ended.
-  EXPECT_EQ(await_state(*l, id, command_record::state::running).program, "sleep");
+  EXPECT_EQ(test::await_command(*l, id, command_record::state::running).program, "sleep");
   ASSERT_TRUE(l->signal(id, SIGKILL));
-  EXPECT_EQ(await_state(*l, id, command_record::state::indeterminate).id, id);
+  EXPECT_EQ(test::await_command(*l, id, command_record::state::indeterminate).id, id);
   (void)e->release(*l, release_mode::destroy);
 }
 
@@ -345,7 +314,7 @@ TEST_F(SshEnvironment, AForwardedSocketReachesTheHostFromInsideTheLease) {
   auto remote = l->forward_socket(path);
   ASSERT_TRUE(remote) << remote.error().describe();
   EXPECT_NE(remote->find("/.tether/"), std::string::npos);
-  auto done = run(*l, {"perl", "-MIO::Socket::UNIX", "-e",
+  auto done = test::run_in(*l, {"perl", "-MIO::Socket::UNIX", "-e",
                        "my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die $!; print $s 'ping'; "
                        "shutdown($s, 1); print <$s>;",
                        *remote});

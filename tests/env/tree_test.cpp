@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/files.h"
+
 #include "env/errors.h"
 #include "env/tree.h"
 
@@ -16,20 +18,9 @@ namespace tether::env {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct temp_dir {
-  temp_dir() {
-    std::string t = "/tmp/tether-env-tree-XXXXXX";
-    path = ::mkdtemp(t.data());
-  }
-  ~temp_dir() { fs::remove_all(path); }
-  fs::path path;
-};
-
-void put(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p, std::ios::binary) << text;
-}
+using test::put;
+using test::slurp;
+using test::temp_dir;
 
 TEST(TreeDigest, TheSameTreeMadeInAnotherOrderHasTheSameDigest) {
   temp_dir a, b;

@@ -267,6 +267,16 @@ result<std::vector<session_command>> api::session_commands(const sandbox_info& s
   return out;
 }
 
+result<std::pair<std::string, std::string>> api::logs(const sandbox_info& s, const std::string& session,
+                                                      const std::string& id) {
+  auto v = impl_->call("GET",
+                       impl_->toolbox(s, "/process/session/" + encode(session) + "/command/" + encode(id) + "/logs"),
+                       nullptr, "reading the output of command " + id, true);
+  if (!v) return v.error();
+  if (!v->is_object()) return error(env_errc::failed, "reading the output of command " + id + ": not an object");
+  return std::pair<std::string, std::string>(text(v->as_object(), "stdout"), text(v->as_object(), "stderr"));
+}
+
 result<void> api::input(const sandbox_info& s, const std::string& session, const std::string& id,
                         const std::string& data) {
   auto v = impl_->call("POST",

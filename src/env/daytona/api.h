@@ -106,6 +106,9 @@ class api {
   result<session_command> command(const sandbox_info& s, const std::string& session, const std::string& id);
   // Every command the session ran, in order; not_found when there is no such session.
   result<std::vector<session_command>> session_commands(const sandbox_info& s, const std::string& session);
+  // What a command has written so far: stdout and stderr apart.
+  result<std::pair<std::string, std::string>> logs(const sandbox_info& s, const std::string& session,
+                                                   const std::string& id);
   result<void> input(const sandbox_info& s, const std::string& session, const std::string& id,
                      const std::string& data);
   result<void> upload(const sandbox_info& s, const std::string& path, const std::string& bytes);

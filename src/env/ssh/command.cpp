@@ -1,8 +1,23 @@
 #include "env/ssh/command.h"
 
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
 #include "env/errors.h"
+#include "util/random.h"
 
 namespace tether::env::ssh {
+
+std::string new_command_id() {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch()).count();
+  char stamp[32];
+  std::snprintf(stamp, sizeof stamp, "c%013lld-", static_cast<long long>(ms));
+  return stamp + random_hex(3);
+}
 
 std::string quote(std::string_view s) {
   std::string q = "'";
@@ -70,6 +85,99 @@ result<std::string> remote_command(const remote_spec& spec) {
   for (const auto& a : spec.argv) line += ' ' + quote(a);
   line += "; rc=$?; printf '%s\\n' \"$rc\" > \"$J.exit\"; exit \"$rc\"";
   return line;
+}
+
+result<std::string> signal_command(std::string_view journal, const std::string& id, int sig) {
+  std::string name;
+  switch (sig) {
+    case SIGTERM: name = "TERM"; break;
+    case SIGKILL: name = "KILL"; break;
+    case SIGINT: name = "INT"; break;
+    case SIGHUP: name = "HUP"; break;
+    case SIGQUIT: name = "QUIT"; break;
+    case SIGUSR1: name = "USR1"; break;
+    case SIGUSR2: name = "USR2"; break;
+    default: return error(env_errc::invalid, "signal " + std::to_string(sig) + " cannot be sent to a remote command");
+  }
+  if (!is_id(id)) return error(env_errc::invalid, "not a command id: " + id);
+  const std::string pid_file = quote(std::string(journal) + "/" + id + ".pid");
+  return "[ -e " + pid_file + " ] || { echo tether:unknown; exit 0; }; read -r pid prog < " + pid_file +
+         "; kill -s " + name + " -- -\"$pid\" 2>/dev/null || { for c in $(cat /proc/\"$pid\"/task/\"$pid\"/children "
+         "2>/dev/null); do kill -s " + name + " \"$c\" 2>/dev/null; done; kill -s " + name +
+         " \"$pid\" 2>/dev/null; }; echo tether:sent";
+}
+
+std::string free_kib(const std::string& path) {
+  return "$(set -- $(df -Pk " + path + " 2>/dev/null | tail -n 1); echo \"$4\")";
+}
+
+std::vector<std::string> marked_lines(std::string_view output) {
+  std::vector<std::string> lines;
+  std::size_t at = 0;
+  while (at < output.size()) {
+    auto end = output.find('\n', at);
+    if (end == std::string_view::npos) end = output.size();
+    auto line = output.substr(at, end - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.rfind("tether:", 0) == 0) lines.emplace_back(line.substr(7));
+    at = end + 1;
+  }
+  return lines;
+}
+
+result<journaled> journal_spawn(const process::spawn_options& o, std::string_view journal,
+                                const std::string& default_cwd, const std::string& default_path) {
+  std::vector<std::string> env = o.env;
+  bool has_path = false;
+  for (const auto& v : env) has_path = has_path || v.rfind("PATH=", 0) == 0;
+  if (!has_path) env.push_back("PATH=" + default_path);
+  journaled j{new_command_id(), {}};
+  auto line = remote_command({.journal = std::string(journal), .id = j.id,
+                              .cwd = o.cwd.empty() ? default_cwd : o.cwd.string(), .env = env, .argv = o.argv});
+  if (!line) return line.error();
+  j.line = std::move(*line);
+  return j;
+}
+
+result<process::spawned> relays::spawn(const process::spawn_options& o, std::vector<std::string> argv,
+                                       std::vector<std::string> env, const std::string& id) {
+  process::spawn_options local = o;
+  local.argv = std::move(argv);
+  local.env = std::move(env);
+  local.cwd.clear();
+  local.sandbox.reset();
+  auto s = process::system_spawner().spawn(local);
+  if (!s) return s;
+  std::lock_guard lock(mu_);
+  ids_[s->pid] = id;
+  return s;
+}
+
+std::optional<std::string> relays::id_of(pid_t relay) const {
+  std::lock_guard lock(mu_);
+  auto it = ids_.find(relay);
+  if (it == ids_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<command_record> parse_journal(std::string_view listing) {
+  std::vector<command_record> records;
+  std::istringstream in{std::string(listing)};
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    command_record r;
+    std::string state, code;
+    if (!(words >> r.id >> state >> code)) continue;
+    std::getline(words >> std::ws, r.program);
+    if (state == "exited") {
+      r.status = command_record::state::exited;
+      r.exit_code = std::atoi(code.c_str());
+    } else if (state == "running") {
+      r.status = command_record::state::running;
+    }
+    records.push_back(std::move(r));
+  }
+  return records;
 }
 
 std::string journal_listing(std::string_view journal) {

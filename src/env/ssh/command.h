@@ -6,9 +6,20 @@
 #include <string_view>
 #include <vector>
 
+#include <sys/types.h>
+
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "env/environment.h"
+#include "process/spawn.h"
 #include "util/result.h"
 
 namespace tether::env::ssh {
+
+// A new command id: "c", the time in ms (13 digits, so ids sort by time), "-", 6 hex digits.
+std::string new_command_id();
 
 // `s` as one word of a POSIX shell: 'it'\''s'.
 std::string quote(std::string_view s);
@@ -38,5 +49,47 @@ result<std::string> remote_command(const remote_spec& spec);
 // command, oldest first (ids sort by time); STATE is running, exited or
 // indeterminate, CODE the exit code or '-'.
 std::string journal_listing(std::string_view journal);
+
+// A spawn as a journaled remote command: its new id and the line that runs
+// o's argv there (PATH `default_path` when o.env names none, `default_cwd`
+// when o.cwd is empty).
+struct journaled {
+  std::string id;
+  std::string line;
+};
+result<journaled> journal_spawn(const process::spawn_options& o, std::string_view journal,
+                                const std::string& default_cwd, const std::string& default_path);
+
+// The local relays of a lease's remote commands: each spawned with o's
+// stdio, gate and grace but its own argv and environment (no sandbox, no
+// cwd), and which journal id it carries.
+class relays {
+ public:
+  result<process::spawned> spawn(const process::spawn_options& o, std::vector<std::string> argv,
+                                 std::vector<std::string> env, const std::string& id);
+  [[nodiscard]] std::optional<std::string> id_of(pid_t relay) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<pid_t, std::string> ids_;
+};
+
+// The records of journal_listing's output.
+std::vector<command_record> parse_journal(std::string_view listing);
+
+// The line that sends `sig` to a journaled command's process group (where
+// its shell leads one, as under sshd), else to the shell's children and the
+// shell (where a service started it in a group of its own); prints
+// "tether:unknown" when the journal has no such command, "tether:sent"
+// otherwise. env_errc::invalid for an id outside [A-Za-z0-9-] or a signal
+// other than TERM, KILL, INT, HUP, QUIT, USR1, USR2.
+result<std::string> signal_command(std::string_view journal, const std::string& id, int sig);
+
+// Shell text that expands to the KiB free on the filesystem of `path` (a
+// shell word), from POSIX df's last line (no awk: a host may have none).
+std::string free_kib(const std::string& path);
+
+// The "tether:WORD…" lines a remote script printed, without the prefix.
+std::vector<std::string> marked_lines(std::string_view output);
 
 }  // namespace tether::env::ssh

@@ -64,44 +64,6 @@ error classify(const process::finished& f, const std::string& what, const std::s
   return error(env_errc::failed, what + " failed (" + f.status.describe() + (out.empty() ? ")" : "): " + out));
 }
 
-// "tether:WORD…" lines a remote script prints, without the prefix.
-std::vector<std::string> marked(std::string_view out) {
-  std::vector<std::string> lines;
-  std::istringstream in{std::string(out)};
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("tether:", 0) == 0) lines.push_back(line.substr(7));
-  }
-  return lines;
-}
-
-// Shell text that expands to the KiB free on the filesystem of `path` (a
-// shell word), from POSIX df: its last line's fourth field. No awk: a host
-// may have none.
-std::string free_kib(const std::string& path) {
-  return "$(set -- $(df -Pk " + path + " 2>/dev/null | tail -n 1); echo \"$4\")";
-}
-
-std::string new_command_id() {
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch()).count();
-  char stamp[32];
-  std::snprintf(stamp, sizeof stamp, "c%013lld-", static_cast<long long>(ms));
-  return stamp + random_hex(3);
-}
-
-std::optional<std::string> signal_name(int sig) {
-  switch (sig) {
-    case SIGTERM: return "TERM";
-    case SIGKILL: return "KILL";
-    case SIGINT: return "INT";
-    case SIGHUP: return "HUP";
-    case SIGQUIT: return "QUIT";
-    case SIGUSR1: return "USR1";
-    case SIGUSR2: return "USR2";
-    default: return std::nullopt;
-  }
-}
-
 class ssh_environment;
 
 // What runs ssh for one lease: its options and its control socket.
@@ -220,71 +182,26 @@ class ssh_lease final : public lease {
   process::spawner& spawner() override { return spawner_; }
 
   result<process::spawned> spawn_remote(const process::spawn_options& o) {
-    const auto& opts = c_.opts();
-    std::vector<std::string> env = o.env;
-    bool has_path = false;
-    for (const auto& v : env) has_path = has_path || v.rfind("PATH=", 0) == 0;
-    if (!has_path) env.push_back("PATH=" + opts.remote_path);
-    const std::string id = new_command_id();
-    auto line = remote_command({.journal = journal_, .id = id,
-                                .cwd = o.cwd.empty() ? workspace_ : o.cwd.string(), .env = env, .argv = o.argv});
-    if (!line) return line.error();
-    process::spawn_options local = o;
-    const auto relay = c_.options({}, *line);
-    local.argv = relay.argv;
-    local.env = relay.env;
-    local.cwd.clear();
-    local.sandbox.reset();
-    auto s = process::system_spawner().spawn(local);
-    if (!s) return s;
-    std::lock_guard lock(mu_);
-    ids_[s->pid] = id;
-    return s;
+    auto j = journal_spawn(o, journal_, workspace_, c_.opts().remote_path);
+    if (!j) return j.error();
+    auto relay = c_.options({}, j->line);
+    return relays_.spawn(o, std::move(relay.argv), std::move(relay.env), j->id);
   }
 
-  std::optional<std::string> command_id(pid_t relay) override {
-    std::lock_guard lock(mu_);
-    auto it = ids_.find(relay);
-    if (it == ids_.end()) return std::nullopt;
-    return it->second;
-  }
+  std::optional<std::string> command_id(pid_t relay) override { return relays_.id_of(relay); }
 
   result<std::vector<command_record>> commands() override {
     auto out = c_.run("reading the command journal", journal_listing(journal_));
     if (!out) return out.error();
-    std::vector<command_record> records;
-    std::istringstream in(*out);
-    for (std::string line; std::getline(in, line);) {
-      std::istringstream words(line);
-      command_record r;
-      std::string state, code;
-      if (!(words >> r.id >> state >> code)) continue;
-      std::getline(words >> std::ws, r.program);
-      if (state == "exited") {
-        r.status = command_record::state::exited;
-        r.exit_code = std::atoi(code.c_str());
-      } else if (state == "running") {
-        r.status = command_record::state::running;
-      }
-      records.push_back(std::move(r));
-    }
-    return records;
+    return parse_journal(*out);
   }
 
   result<void> signal(const std::string& id, int sig) override {
-    auto name = signal_name(sig);
-    if (!name) return error(env_errc::invalid, "signal " + std::to_string(sig) + " cannot be sent to a remote command");
-    if (id.empty() || id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") !=
-                          std::string::npos) {
-      return error(env_errc::invalid, "not a command id: " + id);
-    }
-    const std::string pid_file = quote(journal_ + "/" + id + ".pid");
-    auto out = c_.run("signalling command " + id,
-                      "[ -e " + pid_file + " ] || { echo tether:unknown; exit 0; }; read -r pid prog < " + pid_file +
-                          "; kill -s " + *name + " -- -\"$pid\" 2>/dev/null || kill -s " + *name +
-                          " \"$pid\" 2>/dev/null; echo tether:sent");
+    auto script = signal_command(journal_, id, sig);
+    if (!script) return script.error();
+    auto out = c_.run("signalling command " + id, *script);
     if (!out) return out.error();
-    const auto m = marked(*out);
+    const auto m = marked_lines(*out);
     if (!m.empty() && m.front() == "unknown") return error(env_errc::not_found, "no command " + id + " in the journal");
     return {};
   }
@@ -308,11 +225,10 @@ class ssh_lease final : public lease {
   }
 
   result<tree_report> pull(const fs::path& local) override {
+    auto received = receiving_dir(local);
+    if (!received) return received.error();
+    const fs::path& tmp = *received;
     std::error_code ec;
-    const fs::path tmp = local.parent_path() / ("." + local.filename().string() + ".pull-" + random_hex(4));
-    if (!fs::create_directory(tmp, ec)) {
-      return error(env_errc::failed, "cannot make " + tmp.string() + ": " + ec.message());
-    }
     const std::string pack = "cd -- " + quote(workspace_) + " 2>/dev/null || { echo tether:lost >&2; exit 3; }; " +
                              "tar -cf - --numeric-owner .";
     process::spawn_options s;
@@ -328,18 +244,7 @@ class ssh_lease final : public lease {
       fs::remove_all(tmp, ec);
       return done.error();
     }
-    if (fs::exists(local, ec)) {
-      if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, local.c_str(), RENAME_EXCHANGE) != 0) {
-        const int e = errno;
-        fs::remove_all(tmp, ec);
-        return error(env_errc::failed, "cannot swap in the received workspace: " + std::system_category().message(e));
-      }
-    } else if (::rename(tmp.c_str(), local.c_str()) != 0) {
-      const int e = errno;
-      fs::remove_all(tmp, ec);
-      return error(env_errc::failed, "cannot move in the received workspace: " + std::system_category().message(e));
-    }
-    fs::remove_all(tmp, ec);  // the old tree, after the swap
+    if (auto swapped = swap_in(tmp, local); !swapped) return swapped.error();
     return describe_tree(local);
   }
 
@@ -348,7 +253,7 @@ class ssh_lease final : public lease {
     auto out = c_.run("stat " + path, "if [ -e " + p + " ] || [ -L " + p + " ]; then stat -c 'tether:%F|%s|%a' -- " +
                                           p + "; else echo tether:absent; fi");
     if (!out) return out.error();
-    const auto m = marked(*out);
+    const auto m = marked_lines(*out);
     if (m.empty()) return error(env_errc::failed, "stat " + path + ": no answer");
     file_stat st;
     if (m.front() == "absent") return st;
@@ -377,7 +282,7 @@ class ssh_lease final : public lease {
   result<void> check() override {
     auto out = c_.run("checking the lease", "[ -d " + quote(workspace_) + " ] && echo tether:ok || echo tether:lost");
     if (!out) return out.error();
-    const auto m = marked(*out);
+    const auto m = marked_lines(*out);
     if (m.empty() || m.front() != "ok") return error(env_errc::lost, "the lease's directory " + dir_ + " is gone");
     return {};
   }
@@ -401,8 +306,7 @@ class ssh_lease final : public lease {
   std::string provider_id_;
   lease_outcome outcome_;
   lease_spawner spawner_;
-  std::mutex mu_;
-  std::map<pid_t, std::string> ids_;
+  relays relays_;
 };
 
 result<process::spawned> lease_spawner::spawn(const process::spawn_options& o) { return l_.spawn_remote(o); }
@@ -430,7 +334,7 @@ class ssh_environment final : public environment {
                          " > \"$D/.tether/labels\" && echo tether:created || "
                          "{ echo \"tether:free-kib " + free_kib(quote(o_.remote_root)) + " KiB free\" >&2; exit 1; }; fi");
     if (!out) return out.error();
-    const auto m = marked(*out);
+    const auto m = marked_lines(*out);
     if (m.empty()) return error(env_errc::failed, "preparing the lease: no answer from " + o_.host);
     lease_outcome outcome = m.front() == "resumed" ? lease_outcome::resumed : lease_outcome::created;
     if (outcome == lease_outcome::created && request.previous) outcome = lease_outcome::replaced;
@@ -450,7 +354,7 @@ class ssh_environment final : public environment {
               free_kib(quote(o_.remote_root)) + "\"";
     auto out = c.run("probing " + report.where, script);
     if (!out) return out.error();
-    for (const auto& line : marked(*out)) {
+    for (const auto& line : marked_lines(*out)) {
       std::istringstream words(line);
       std::string what, a, b;
       words >> what >> a;

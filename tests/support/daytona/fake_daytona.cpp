@@ -90,11 +90,14 @@ struct sandbox {
   std::int64_t auto_stop = 15, auto_archive = 10080, auto_delete = -1;
   fs::path root;
   std::map<std::string, session_state> sessions;
+  namespaces ns;
 
+  // Every process of the sandbox ends (its namespaces with them).
   void kill_all() {
     for (auto& [sid, s] : sessions) {
       for (auto& [cid, c] : s.commands) c->kill();
     }
+    ns.stop();
   }
 };
 
@@ -312,6 +315,7 @@ struct fake_daytona::impl : http::routes {
       return answer(req, 200, body);
     }
     if (p.size() == 3 && m == bhttp::verb::post && p[2] == "start") {
+      if (auto r = s->ns.start(s->root); !r) return answer(req, 500, error_body(500, r.error().message, path));
       s->state = "started";
       return answer(req, 200, dto(*s));
     }
@@ -380,6 +384,7 @@ struct fake_daytona::impl : http::routes {
     fs::create_directories(s->root / "home/daytona", fec);
     fs::create_directories(s->root / "tmp", fec);
     if (fec) return answer(req, 500, error_body(500, "cannot make the sandbox: " + fec.message(), path));
+    if (auto r = s->ns.start(s->root); !r) return answer(req, 500, error_body(500, r.error().message, path));
     std::lock_guard lock(mu);
     if (find(s->name)) {
       fs::remove_all(s->root, fec);
@@ -460,7 +465,7 @@ struct fake_daytona::impl : http::routes {
       if (auto* c = body.as_object().if_contains("cwd"); c != nullptr && c->is_string()) cwd = c->as_string();
       const auto timeout = body.as_object().contains("timeout") ? body.at("timeout").to_number<std::int64_t>() : 0;
       auto cmd = std::make_shared<command>("exec", std::string(body.at("command").as_string()));
-      if (!cmd->start(sandbox_argv(s.root, envs, cwd, cmd->text()))) {
+      if (!cmd->start(s.ns.argv(envs, cwd, cmd->text()))) {
         return answer(req, 200, json::object{{"exitCode", -1}, {"result", "cannot start"}});
       }
       if (!cmd->wait(timeout > 0 ? std::chrono::milliseconds(timeout * 1000) : std::chrono::milliseconds(600'000))) {
@@ -502,7 +507,7 @@ struct fake_daytona::impl : http::routes {
       const bool async = (b.contains("runAsync") && b.at("runAsync").as_bool()) ||
                          (b.contains("async") && b.at("async").as_bool());
       auto cmd = std::make_shared<command>(uuid(), std::string(b.at("command").as_string()));
-      if (!cmd->start(sandbox_argv(s.root, {}, "", cmd->text()))) {
+      if (!cmd->start(s.ns.argv({}, "", cmd->text()))) {
         return answer(req, 500, error_body(500, "cannot start the command", path));
       }
       session.commands[cmd->id()] = cmd;

@@ -5,26 +5,71 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fstream>
+
 #include "process/spawn.h"
 
 namespace tether::test::daytona {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> sandbox_argv(const fs::path& root, const std::map<std::string, std::string>& envs,
-                                      const std::string& cwd, const std::string& command) {
-  std::vector<std::string> a = {
-      "/usr/bin/bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
-      "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
-      "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--ro-bind", "/etc", "/etc",
-      "--proc", "/proc", "--dev", "/dev",
-      "--bind", (root / "tmp").string(), "/tmp", "--bind", (root / "home").string(), "/home",
-      "--chdir", cwd.empty() ? "/home/daytona" : cwd,
-      "--clearenv", "--setenv", "HOME", "/home/daytona", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin"};
-  for (const auto& [k, v] : envs) {
-    a.insert(a.end(), {"--setenv", k, v});
+result<void> namespaces::start(const fs::path& root) {
+  if (running()) return {};
+  process::spawn_options o;
+  o.argv = {"/usr/bin/bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
+            "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+            "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--ro-bind", "/etc", "/etc",
+            "--proc", "/proc", "--dev", "/dev",
+            "--bind", (root / "tmp").string(), "/tmp", "--bind", (root / "home").string(), "/home",
+            "/usr/bin/sleep", "infinity"};
+  o.env = {"PATH=/usr/bin:/bin"};
+  o.stdout_mode = process::output::null;
+  o.stderr_mode = process::output::null;
+  auto s = process::system_spawner().spawn(o);
+  if (!s) return s.error();
+  outer_ = s->release();
+  // Ready once the sleeper runs: bubblewrap's init (its child) has made the
+  // mounts, then started it (the init's child), which exec'd sleep. Until
+  // then a command entering the namespaces might find no root yet.
+  const auto child_of = [](pid_t p) {
+    std::ifstream in("/proc/" + std::to_string(p) + "/task/" + std::to_string(p) + "/children");
+    pid_t c = -1;
+    return in >> c ? c : pid_t{-1};
+  };
+  for (int i = 0; i < 1000 && inner_ <= 0; ++i) {
+    const pid_t init = child_of(outer_);
+    const pid_t sleeper = init > 0 ? child_of(init) : -1;
+    std::string comm;
+    if (sleeper > 0) std::getline(std::ifstream("/proc/" + std::to_string(sleeper) + "/comm"), comm);
+    if (comm == "sleep") {
+      inner_ = sleeper;
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
-  a.insert(a.end(), {"/bin/sh", "-c", command});
+  if (inner_ <= 0) {
+    stop();
+    return error(std::make_error_code(std::errc::io_error), "the sandbox's namespaces did not come up");
+  }
+  return {};
+}
+
+void namespaces::stop() {
+  if (outer_ > 0) process::kill_and_reap(outer_);  // its init dies with it, and every process of the sandbox
+  outer_ = -1;
+  inner_ = -1;
+}
+
+std::vector<std::string> namespaces::argv(const std::map<std::string, std::string>& envs, const std::string& cwd,
+                                          const std::string& command) const {
+  std::vector<std::string> a = {"/usr/bin/nsenter", "-t", std::to_string(inner_), "-p", "-m", "-r", "-w", "--",
+                                "/usr/bin/env", "-i", "HOME=/home/daytona", "PATH=/usr/local/bin:/usr/bin:/bin"};
+  for (const auto& [k, v] : envs) a.push_back(k + "=" + v);
+  std::string dir = cwd.empty() ? "/home/daytona" : cwd;
+  std::string quoted = "'";
+  for (char c : dir) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  quoted += "'";
+  a.insert(a.end(), {"/bin/sh", "-c", "cd -- " + quoted + " || exit 1; " + command});
   return a;
 }
 

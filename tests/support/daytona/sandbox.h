@@ -23,10 +23,26 @@
 
 namespace tether::test::daytona {
 
-// The argv that runs `command` (`sh -c`) inside the sandbox rooted at `root`,
-// with `envs` set and `cwd` (inside) as its directory.
-std::vector<std::string> sandbox_argv(const std::filesystem::path& root, const std::map<std::string, std::string>& envs,
-                                      const std::string& cwd, const std::string& command);
+// A sandbox's namespaces, while it is started: bubblewrap's PID, mount, IPC
+// and UTS namespaces around the root at `root`, held by a sleeping init.
+// Every command enters them (nsenter), so the sandbox's commands see each
+// other's processes, as in a container; stop() ends the init and with it
+// every process of the sandbox.
+class namespaces {
+ public:
+  ~namespaces() { stop(); }
+  result<void> start(const std::filesystem::path& root);
+  void stop();
+  [[nodiscard]] bool running() const { return inner_ > 0; }
+  // The argv that runs `command` (`sh -c`) in them, with exactly HOME, PATH
+  // and `envs`, from `cwd` (inside; default /home/daytona).
+  [[nodiscard]] std::vector<std::string> argv(const std::map<std::string, std::string>& envs, const std::string& cwd,
+                                              const std::string& command) const;
+
+ private:
+  pid_t outer_ = -1;  // bubblewrap, here
+  pid_t inner_ = -1;  // the sleeper inside, whose namespaces commands enter
+};
 
 // A path inside the sandbox (absolute, or relative to /home/daytona) on this
 // machine; nullopt for one outside /home/daytona and /tmp or with "..".
