@@ -4,6 +4,7 @@ JOBS      := 2
 BENCH     := $(BUILD_DIR)/bench/tether_bench
 STREAM    := $(BUILD_DIR)/bench/tether_stream_bench
 API       := $(BUILD_DIR)/bench/tether_api_bench
+ENVB      := $(BUILD_DIR)/bench/tether_env_bench
 
 .PHONY: all setup build build-fuzz build-sanitize sanitize stress test fuzz bench demo demo-cluster e2e package install format tidy clean
 
@@ -69,16 +70,18 @@ fuzz: build-fuzz
 
 # The benchmarks (durable appends and admission, on SQLite and on a throwaway
 # PostgreSQL cluster; the native runtime's stream
-# relay and step overhead; `tether serve` over HTTP against mock-llm); JSON
+# relay and step overhead; `tether serve` over HTTP against mock-llm; leases
+# and workspace sync against a local sshd and the Daytona test server); JSON
 # goes under bench-results/.
 bench: setup
-	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether_bench tether_stream_bench tether_api_bench
+	cmake --build $(BUILD_DIR) -j$(JOBS) --target tether_bench tether_stream_bench tether_api_bench tether_env_bench
 	@mkdir -p bench-results
 	pgdir=$$(mktemp -d /tmp/tether-bench-pg-XXXXXX) && pg=$$(scripts/pg-cluster start $$pgdir) && \
 	  { $(BENCH) --out bench-results/append.json --postgres "$$pg"; rc=$$?; \
 	    scripts/pg-cluster stop $$pgdir; rm -rf $$pgdir; exit $$rc; }
 	$(STREAM) --out bench-results/stream.json
 	$(API) --out bench-results/api.json
+	$(ENVB) --out bench-results/env.json
 
 # The demo: `tether serve` with the embedded defaults and the built-in
 # scripted model (no API key is configured), one session through the HTTP API

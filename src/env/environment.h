@@ -73,6 +73,12 @@ struct tree_report {
   std::string sha256;
   std::uint64_t bytes = 0;
   std::size_t entries = 0;
+  // A pull only: what of the received tree was not taken as it came (the
+  // digest is of the tree as kept). `dropped`: device nodes, FIFOs and
+  // sockets, never made here; `cleared`: files and directories that came
+  // with a set-user-ID, set-group-ID or sticky bit, kept without it.
+  std::size_t dropped = 0;
+  std::size_t cleared = 0;
 };
 
 struct file_stat {
@@ -104,7 +110,9 @@ class lease {
 
   // Spawns inside the lease: argv[0] is found on the environment's PATH,
   // spawn_options::env is the whole environment there (PATH is the kind's
-  // when it names none), cwd is a path there (empty: the workspace). stdio,
+  // when it names none) but for TETHER_COMMAND_ID, the command's journal id,
+  // which every process it starts inherits (signal() finds them by it),
+  // cwd is a path there (empty: the workspace). stdio,
   // the start gate and the grace hold as for a local child; the sandbox
   // option does not apply (the environment is the isolation). Each spawn is
   // journaled (see commands()); the spawned child is a local process that
@@ -123,15 +131,25 @@ class lease {
   // report describes what was sent.
   virtual result<tree_report> push(const std::filesystem::path& local) = 0;
   // The workspace replaces the host tree at `local`. It is received whole
-  // into a sibling directory first and swapped in at once: a transfer that
-  // fails leaves `local` as it was.
+  // into a private directory beside it first (receive_tree, env/tree.h):
+  // nothing of it runs or is reachable by another user there, no entry is
+  // made outside it, no device node or set-ID bit is kept; then it is
+  // swapped in at once. A transfer that fails leaves `local` as it was.
   virtual result<tree_report> pull(const std::filesystem::path& local) = 0;
   // A path under the workspace (relative), or absolute inside the environment.
   virtual result<file_stat> stat(const std::string& path) = 0;
+  // `content` as the whole of the file at `path` there (as stat's), its
+  // directories made (0700), with permission bits `mode`; written beside
+  // and renamed in, so a reader never sees half of it.
+  virtual result<void> put_file(const std::string& path, const std::string& content, unsigned mode) = 0;
 
   // A Unix socket inside the environment that reaches `local_socket` here
   // (the tool bridge's), open until the lease is released. Its path there.
   virtual result<std::string> forward_socket(const std::filesystem::path& local_socket) = 0;
+  // A TCP address inside the environment ("127.0.0.1:PORT") that reaches
+  // `host`:`port` as this machine sees it (the model relay's), open until
+  // the lease is released. `host` is a name or an IPv4 address.
+  virtual result<std::string> forward_port(const std::string& host, int port) = 0;
   // Whether the lease still answers (a cheap round trip).
   virtual result<void> check() = 0;
 };

@@ -58,13 +58,15 @@ result<void> read_daytona(config::environment_settings& e, const config::table_r
   if (!url) return url.error();
   if (!url->empty()) o.api_url = *url;
   for (auto [key, into] : {std::pair<std::string_view, std::string*>{"api_key_env", &o.api_key_env},
-                           {"target", &o.target}, {"snapshot", &o.snapshot}, {"image", &o.image}}) {
+                           {"target", &o.target}, {"snapshot", &o.snapshot}, {"image", &o.image},
+                           {"reach_host", &o.reach_host}}) {
     auto v = t.text(key, *into);
     if (!v) return v.error();
     *into = *v;
   }
   if (!config::is_variable_name(o.api_key_env)) return t.bad("api_key_env", " must be a variable name");
   if (!o.snapshot.empty() && !o.image.empty()) return t.bad("image", " and snapshot exclude each other");
+  if (o.reach_host.find_first_of(":/ ") != std::string::npos) return t.bad("reach_host", " must be a name or an address");
   auto ca = t.absolute_path("ca_file");
   if (!ca) return ca.error();
   o.ca_file = *ca;
@@ -92,7 +94,7 @@ const std::vector<config::env_kind_keys>& all() {
                 "connect_timeout_ms", "control_persist_ms"},
        .read = read_ssh},
       {.name = "daytona",
-       .keys = {"api_url", "api_key_env", "target", "snapshot", "image", "ca_file", "cpu", "memory_gib", "disk_gib",
+       .keys = {"api_url", "api_key_env", "target", "reach_host", "snapshot", "image", "ca_file", "cpu", "memory_gib", "disk_gib",
                 "auto_stop_minutes", "auto_archive_minutes", "auto_delete_minutes", "start_timeout_ms"},
        .read = read_daytona},
   };

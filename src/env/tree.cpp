@@ -2,17 +2,20 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <system_error>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
 
+#include "process/run_to_end.h"
 #include "util/random.h"
 #include "util/sha256.h"
 
@@ -32,28 +35,71 @@ result<std::string> content_digest(const fs::path& p) {
 
 }  // namespace
 
-result<fs::path> receiving_dir(const fs::path& local) {
+result<confinement> confine_tree(const fs::path& root) {
   std::error_code ec;
-  const fs::path tmp = local.parent_path() / ("." + local.filename().string() + ".pull-" + random_hex(4));
-  if (!fs::create_directory(tmp, ec)) return error(env_errc::failed, "cannot make " + tmp.string() + ": " + ec.message());
-  return tmp;
+  std::vector<fs::path> entries{root};
+  for (fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    entries.push_back(it->path());
+  }
+  if (ec) return error(env_errc::failed, "cannot list " + root.string() + ": " + ec.message());
+  confinement c;
+  for (const auto& p : entries) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0) return error(env_errc::failed, "cannot stat " + p.string());
+    if (S_ISLNK(st.st_mode)) continue;
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+      if (::unlink(p.c_str()) != 0) return error(env_errc::failed, "cannot remove " + p.string());
+      ++c.dropped;
+    } else if ((st.st_mode & (S_ISUID | S_ISGID | S_ISVTX)) != 0) {
+      // Not a link (lstat above), in a directory no one else can reach.
+      if (::chmod(p.c_str(), st.st_mode & 0777) != 0) return error(env_errc::failed, "cannot chmod " + p.string());
+      ++c.cleared;
+    }
+  }
+  return c;
 }
 
-result<void> swap_in(const fs::path& received, const fs::path& local) {
-  std::error_code ec;
-  if (fs::exists(local, ec)) {
-    if (::renameat2(AT_FDCWD, received.c_str(), AT_FDCWD, local.c_str(), RENAME_EXCHANGE) != 0) {
-      const int e = errno;
-      fs::remove_all(received, ec);
-      return error(env_errc::failed, "cannot swap in the received workspace: " + std::system_category().message(e));
-    }
-  } else if (::rename(received.c_str(), local.c_str()) != 0) {
-    const int e = errno;
-    fs::remove_all(received, ec);
-    return error(env_errc::failed, "cannot move in the received workspace: " + std::system_category().message(e));
+result<tree_report> receive_tree(const fs::path& local, const std::function<result<void>(const fs::path&)>& fetch) {
+  const fs::path box = local.parent_path() / ("." + local.filename().string() + ".pull-" + random_hex(4));
+  if (::mkdir(box.c_str(), 0700) != 0) {
+    return error(env_errc::failed, "cannot make " + box.string() + ": " + std::system_category().message(errno));
   }
-  fs::remove_all(received, ec);  // the old tree, after the swap
-  return {};
+  struct removed_at_end {
+    fs::path p;
+    ~removed_at_end() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } guard{box};
+  const fs::path archive = box / "tree.tar";
+  const fs::path tree = box / "tree";
+  if (::mkdir(tree.c_str(), 0700) != 0) return error(env_errc::failed, "cannot make " + tree.string());
+  TETHER_TRY(fetch(archive));
+  auto unpacked = process::run_to_end(
+      {.argv = {"/usr/bin/tar", "-xf", archive.string(), "--no-same-owner", "-C", tree.string()},
+       .env = {"PATH=/usr/bin:/bin", "LC_ALL=C"}},
+      {.limit = std::chrono::minutes(10)});
+  if (!unpacked || unpacked->timed_out || !unpacked->status.success()) {
+    return error(env_errc::failed, "unpacking the received workspace failed" +
+                                       (unpacked ? ": " + unpacked->output.substr(0, 500) : std::string()));
+  }
+  std::error_code ec;
+  fs::remove(archive, ec);
+  auto confined = confine_tree(tree);
+  if (!confined) return confined.error();
+  if (fs::exists(local, ec)) {
+    if (::renameat2(AT_FDCWD, tree.c_str(), AT_FDCWD, local.c_str(), RENAME_EXCHANGE) != 0) {
+      return error(env_errc::failed, "cannot swap in the received workspace: " + std::system_category().message(errno));
+    }
+  } else if (::rename(tree.c_str(), local.c_str()) != 0) {
+    return error(env_errc::failed, "cannot move in the received workspace: " + std::system_category().message(errno));
+  }
+  auto report = describe_tree(local);  // the old tree, now in the box, goes with it
+  if (!report) return report;
+  report->dropped = confined->dropped;
+  report->cleared = confined->cleared;
+  return report;
 }
 
 result<tree_report> describe_tree(const fs::path& root) {

@@ -1,9 +1,12 @@
-// The digest of a directory tree (env.workspace.synced's tree_sha256): the
-// same tree gives the same digest on any machine, whatever the order the
-// filesystem lists it in or the files' times and owners.
+// Trees moved between this machine and an environment: the digest of a tree
+// (env.workspace.synced's tree_sha256: the same tree gives the same digest on
+// any machine, whatever the order the filesystem lists it in or the files'
+// times and owners), and receiving one safely.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
+#include <functional>
 
 #include "env/environment.h"
 
@@ -13,12 +16,27 @@ namespace tether::env {
 // An error when `root` is not a directory or an entry cannot be read.
 result<tree_report> describe_tree(const std::filesystem::path& root);
 
-// A new empty directory beside `local` (".NAME.pull-XXXX") to receive a tree into.
-result<std::filesystem::path> receiving_dir(const std::filesystem::path& local);
-// Puts the tree received in `received` (a receiving_dir) in place of
-// `local` at once (renameat2 RENAME_EXCHANGE; a plain rename when `local`
-// does not exist) and removes what was there. On failure `local` is as it
-// was and `received` is removed.
-result<void> swap_in(const std::filesystem::path& received, const std::filesystem::path& local);
+// Receives a tree in place of `local`, whole or not at all. `fetch(archive)`
+// writes the tar the other side made to `archive`, a file in a private
+// directory beside `local` (".NAME.pull-XXXX", mode 0700: nothing in it is
+// reachable by another user of this machine). GNU tar unpacks it there
+// without the archive's owners; an entry the archive places outside the tree
+// or through a link it made is not made (tar refuses it: the pull fails).
+// The tree is then confined: device nodes, FIFOs and sockets are removed
+// (report.dropped), set-user-ID, set-group-ID and sticky bits cleared
+// (report.cleared); links stay links, wherever they point (Tether's tools
+// and routes do not follow one out of a workspace). Then it takes the place
+// of `local` at once (renameat2 RENAME_EXCHANGE; a plain rename when `local`
+// does not exist) and what was there is removed. On any failure `local` is
+// as it was and nothing is left beside it.
+result<tree_report> receive_tree(const std::filesystem::path& local,
+                                 const std::function<result<void>(const std::filesystem::path& archive)>& fetch);
+
+// The confinement above, of the tree at `root` (itself included).
+struct confinement {
+  std::size_t dropped = 0;
+  std::size_t cleared = 0;
+};
+result<confinement> confine_tree(const std::filesystem::path& root);
 
 }  // namespace tether::env

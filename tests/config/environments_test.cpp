@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "config/with_kinds.h"
+#include "env/daytona/daytona.h"
 #include "env/kinds.h"
 #include "env/ssh/ssh.h"
 
@@ -102,6 +103,25 @@ TEST(environments, the_ssh_kind_requires_its_host_user_keys_and_an_absolute_remo
   ASSERT_FALSE(negative);
   EXPECT_NE(negative.error().message.find("environments.neg.price.cpu_hour"), std::string::npos)
       << negative.error().message;
+}
+
+TEST(environments, a_daytona_table_is_read_with_its_lifecycle_and_where_a_sandbox_reaches_this_machine) {
+  auto s = test::parse("[environments.cloud]\nkind = \"daytona\"\napi_key_env = \"MY_DAYTONA\"\n"
+                       "reach_host = \"tether.internal\"\nauto_stop_minutes = 5\ncpu = 2\n");
+  ASSERT_TRUE(s) << s.error().message;
+  const auto* o = s->environments.at("cloud").kind_settings<env::daytona::daytona_options>();
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->api_key_env, "MY_DAYTONA");
+  EXPECT_EQ(o->reach_host, "tether.internal");
+  EXPECT_EQ(o->auto_stop, 5);
+  EXPECT_EQ(o->auto_archive, 60);
+  EXPECT_EQ(o->auto_delete, 7 * 24 * 60);
+  EXPECT_EQ(o->cpu, 2);
+  for (const char* bad : {"http://x", "a:1", "a b"}) {
+    auto r = test::parse(std::string("[environments.cloud]\nkind = \"daytona\"\nreach_host = \"") + bad + "\"\n");
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("environments.cloud.reach_host"), std::string::npos) << r.error().message;
+  }
 }
 
 TEST(environments, a_table_becomes_its_environment_and_local_has_no_lease) {

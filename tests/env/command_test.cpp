@@ -1,6 +1,7 @@
 // The remote side of an SSH lease as shell text, run here through the same
 // /bin/sh the remote's login shell would be: quoting, the journaled command
 // line, the journal listing.
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "env/errors.h"
 #include "env/ssh/command.h"
 #include "process/run_to_end.h"
+#include "process/spawn.h"
 
 namespace tether::env::ssh {
 namespace {
@@ -70,8 +72,9 @@ TEST(SshCommand, TheCommandRunsExactlyItsArgvInExactlyItsEnvironmentAndItsExitIs
   ASSERT_TRUE(line) << line.error().describe();
   auto done = sh(*line);
   EXPECT_EQ(done.status.code, 7);
-  // env(1) -i: nothing but the two variables (sh adds PWD itself).
-  EXPECT_EQ(done.output, "ONLY=" + hostile + "\nPATH=/usr/bin:/bin\nPWD=" + (t.path / "work dir").string() + "\n" +
+  // env(1) -i: nothing but the two variables and the command's id (sh adds PWD itself).
+  EXPECT_EQ(done.output, "ONLY=" + hostile + "\nPATH=/usr/bin:/bin\nPWD=" + (t.path / "work dir").string() +
+                             "\nTETHER_COMMAND_ID=c0001-ab\n" +
                              (t.path / "work dir").string() + "\n" + hostile + "\n");
   EXPECT_EQ(slurp(t.path / "c0001-ab.exit"), "7\n");
   EXPECT_NE(slurp(t.path / "c0001-ab.pid").find(" sh\n"), std::string::npos);
@@ -95,6 +98,36 @@ TEST(SshCommand, TheJournalListsEachCommandAsExitedRunningOrIndeterminate) {
   auto done = sh(journal_listing(t.path.string()));
   EXPECT_EQ(done.output, "c1 exited 3 first\nc2 running - still going\nc3 indeterminate - vanished\n");
   EXPECT_EQ(sh(journal_listing((t.path / "none").string())).output, "");
+}
+
+// An agent's tool may start its program in a session of its own: the
+// signal reaches it all the same.
+TEST(SshCommand, ASignalReachesEveryDescendantWhateverItsSession) {
+  temp_dir t;
+  auto line = remote_command({.journal = t.path.string(), .id = "c-tree", .cwd = t.path.string(),
+                              .env = {"PATH=/usr/bin:/bin"},
+                              .argv = {"sh", "-c", "setsid sh -c 'echo $$ > inner; exec sleep 300' & "
+                                                   "sleep 300 & echo $! > outer; wait"}});
+  ASSERT_TRUE(line) << line.error().describe();
+  auto child = process::system_spawner().spawn({.argv = {"/bin/sh", "-c", *line}, .env = {"PATH=/usr/bin:/bin"},
+                                                .stdout_mode = process::output::null,
+                                                .stderr_mode = process::output::null});
+  ASSERT_TRUE(child) << child.error().describe();
+  for (int i = 0; i < 500 && (slurp(t.path / "inner").empty() || slurp(t.path / "outer").empty()); ++i)
+    ::usleep(10'000);
+  const pid_t inner = std::stoi(slurp(t.path / "inner"));
+  const pid_t outer = std::stoi(slurp(t.path / "outer"));
+  ASSERT_EQ(::kill(inner, 0), 0);
+  ASSERT_NE(::getsid(inner), ::getsid(outer));  // another session: no group kill reaches it
+  auto kill = signal_command(t.path.string(), "c-tree", SIGKILL);
+  ASSERT_TRUE(kill);
+  EXPECT_EQ(sh(*kill).output, "tether:sent\n");
+  (void)process::reap(child->release());  // the journaled shell ended (its group got the signal)
+  // The orphaned setsid'd one is reaped by init; it is gone or a zombie.
+  for (int i = 0; i < 500 && ::kill(inner, 0) == 0 && slurp("/proc/" + std::to_string(inner) + "/cmdline") != ""; ++i)
+    ::usleep(10'000);
+  EXPECT_EQ(slurp("/proc/" + std::to_string(inner) + "/cmdline"), "");
+  EXPECT_EQ(slurp("/proc/" + std::to_string(outer) + "/cmdline"), "");
 }
 
 TEST(EnvironmentSeam, AProviderNameIsFoundAgainFromItsKeyAndNeverShared) {

@@ -2,7 +2,11 @@
 // found again by key, workspace sync both ways, the command journal, and
 // the faults — a wrong host key, a full remote disk, a lost lease, sshd
 // killed mid-command, a cut connection.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -11,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
 #include <thread>
 
@@ -125,6 +130,36 @@ TEST_F(SshEnvironment, TheWorkspaceGoesUpAndTheAgentsChangesComeBack) {
   (void)e->release(*l, release_mode::destroy);
 }
 
+// What the remote side leaves in its workspace does not all come back as it
+// was: no device node or FIFO is made here, no set-ID bit is kept.
+TEST_F(SshEnvironment, APullMakesNoDeviceNodeAndKeepsNoSetIdBit) {
+  start();
+  auto e = make(server->options());
+  auto l = acquire(*e, "session-hostile");
+  ASSERT_NE(l, nullptr);
+  auto done = test::run_in(*l, {"sh", "-c", "echo run > tool && chmod 4755 tool && mkdir scratch && chmod 1777 scratch && mkfifo pipe && ln -s /etc/shadow shadow"});
+  ASSERT_EQ(done.status.code, 0) << done.output;
+  // The remote user cannot make a device node; root on its machine could.
+  const fs::path remote = server->host_path(l->workspace());
+  ASSERT_EQ(::mknod((remote / "disk").c_str(), S_IFBLK | 0666, makedev(7, 0)), 0);
+  temp_dir host;
+  auto back = l->pull(host.path / "ws");
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(back->dropped, 2U);
+  EXPECT_GE(back->cleared, 1U);  // scratch's sticky bit at least
+  struct stat st {};
+  ASSERT_EQ(::lstat((host.path / "ws/tool").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755U);
+  ASSERT_EQ(::lstat((host.path / "ws/scratch").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0777U);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(host.path / "ws/disk")));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(host.path / "ws/pipe")));
+  EXPECT_EQ(fs::read_symlink(host.path / "ws/shadow"), "/etc/shadow");
+  EXPECT_EQ(back->sha256, describe_tree(host.path / "ws")->sha256);
+  EXPECT_EQ(std::distance(fs::directory_iterator(host.path), fs::directory_iterator()), 1);
+  (void)e->release(*l, release_mode::destroy);
+}
+
 TEST_F(SshEnvironment, ARemoteCommandGetsExactlyItsEnvironmentInTheWorkspace) {
   start();
   auto e = make(server->options());
@@ -132,8 +167,12 @@ TEST_F(SshEnvironment, ARemoteCommandGetsExactlyItsEnvironmentInTheWorkspace) {
   ASSERT_NE(l, nullptr);
   auto done = test::run_in(*l, {"sh", "-c", "env | sort; pwd; id -un"}, {"SECRET_FREE=1", "HOME=/home/agent"});
   EXPECT_EQ(done.status.code, 0);
-  EXPECT_EQ(done.output, "HOME=/home/agent\nPATH=/usr/local/bin:/usr/bin:/bin\nPWD=" + l->workspace() +
-                             "\nSECRET_FREE=1\n" + l->workspace() + "\nagent\n");
+  // Beside them, the command's journal id (what a signal finds its processes by).
+  const std::regex id_line("TETHER_COMMAND_ID=c[0-9]{13}-[0-9a-f]{6}\n");
+  EXPECT_TRUE(std::regex_search(done.output, id_line)) << done.output;
+  EXPECT_EQ(std::regex_replace(done.output, id_line, ""), "HOME=/home/agent\nPATH=/usr/local/bin:/usr/bin:/bin\nPWD=" +
+                                                               l->workspace() + "\nSECRET_FREE=1\n" + l->workspace() +
+                                                               "\nagent\n");
   // A program that is not there: the shell's 127, journaled.
   EXPECT_EQ(test::run_in(*l, {"no-such-program-here"}).status.code, 127);
   (void)e->release(*l, release_mode::destroy);
@@ -319,6 +358,72 @@ TEST_F(SshEnvironment, AForwardedSocketReachesTheHostFromInsideTheLease) {
                        "shutdown($s, 1); print <$s>;",
                        *remote});
   EXPECT_EQ(done.output, "pong:ping");
+  (void)e->release(*l, release_mode::destroy);
+}
+
+// The model relay's way in: a TCP port here, reached from a port there.
+TEST_F(SshEnvironment, AForwardedPortReachesTheHostFromInsideTheLease) {
+  start();
+  auto e = make(server->options());
+  auto l = acquire(*e, "session-port");
+  ASSERT_NE(l, nullptr);
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  const int port = ntohs(addr.sin_port);
+  struct joined {
+    int fd;
+    std::thread t;
+    ~joined() {
+      ::shutdown(fd, SHUT_RDWR);
+      if (t.joinable()) t.join();
+      ::close(fd);
+    }
+  } answer{listener, {}};
+  answer.t = std::thread([listener] {
+    const int c = ::accept(listener, nullptr, nullptr);
+    if (c < 0) return;
+    const std::string reply = "from the host\n";
+    (void)::write(c, reply.data(), reply.size());
+    ::close(c);
+  });
+  auto there = l->forward_port("127.0.0.1", port);
+  ASSERT_TRUE(there) << there.error().describe();
+  ASSERT_EQ(there->rfind("127.0.0.1:", 0), 0U) << *there;
+  EXPECT_NE(*there, "127.0.0.1:" + std::to_string(port));  // a port of the host's, not this one
+  const auto remote_port = there->substr(10);
+  auto done = test::run_in(*l, {"perl", "-MIO::Socket::INET", "-e",
+                                "my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $ARGV[0]) "
+                                "or die $!; print <$s>;",
+                                remote_port});
+  EXPECT_EQ(done.output, "from the host\n");
+  EXPECT_EQ(l->forward_port("-oProxyCommand=x", port).error(), env_errc::invalid);
+  EXPECT_EQ(l->forward_port("127.0.0.1", 70000).error(), env_errc::invalid);
+  (void)e->release(*l, release_mode::destroy);
+}
+
+TEST_F(SshEnvironment, AFileIsPutWholeWithItsModeAndItsDirectoriesMade) {
+  start();
+  auto e = make(server->options());
+  auto l = acquire(*e, "session-put");
+  ASSERT_NE(l, nullptr);
+  const std::string big(300 * 1024, 'p');  // more than a command line holds
+  ASSERT_TRUE(l->put_file("deep/er/prompt.txt", big, 0600));
+  ASSERT_TRUE(l->put_file("deep/er/prompt.txt", "again 'quoted' $HOME\n", 0640));
+  const fs::path there = server->host_path(l->workspace()) / "deep/er/prompt.txt";
+  EXPECT_EQ(slurp(there), "again 'quoted' $HOME\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(there.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640U);
+  EXPECT_FALSE(fs::exists(there.string() + ".put"));
+  const auto home = fs::path(l->workspace()).parent_path() / "home/.config/x.json";
+  ASSERT_TRUE(l->put_file(home.string(), big, 0600));
+  EXPECT_EQ(slurp(server->host_path(home.string())), big);
   (void)e->release(*l, release_mode::destroy);
 }
 

@@ -149,6 +149,18 @@ result<void> sshd::launch() {
       "--ro-bind", (dir_ / "etc/ssh").string(), "/etc/ssh",
       "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/run", "--dir", "/run/sshd",
       "--bind", (dir_ / "home").string(), "/home"};
+  for (const auto& [here, inside] : o_.read_only) {
+    // Its directories made traversable for `agent` (bubblewrap makes them 0700).
+    std::vector<std::string> parents;
+    for (auto d = fs::path(inside).parent_path(); d.has_relative_path(); d = d.parent_path()) parents.push_back(d.string());
+    for (auto it = parents.rbegin(); it != parents.rend(); ++it) {
+      for (const char* a : {"--perms", "0755", "--dir"}) argv.emplace_back(a);
+      argv.push_back(*it);
+    }
+    argv.emplace_back("--ro-bind");
+    argv.push_back(here.string());
+    argv.push_back(inside);
+  }
   if (o_.small_disk_bytes > 0) {
     for (const char* a : {"--perms", "0777", "--size"}) argv.emplace_back(a);
     argv.push_back(std::to_string(o_.small_disk_bytes));

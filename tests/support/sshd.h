@@ -22,6 +22,8 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "env/ssh/ssh.h"
 #include "util/result.h"
@@ -30,6 +32,9 @@ namespace tether::test {
 
 struct sshd_options {
   std::size_t small_disk_bytes = 0;  // > 0: a tmpfs of that size at /home/agent/small
+  // More of this machine seen inside, read-only: (path here, path inside),
+  // e.g. the agent programs and `tether` for turns run there.
+  std::vector<std::pair<std::filesystem::path, std::string>> read_only;
 };
 
 class sshd {

@@ -1,5 +1,6 @@
 #include "env/daytona/daytona.h"
 
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -126,31 +127,13 @@ class daytona_lease final : public lease {
     auto bytes = api_->download(s_, tar);
     (void)api_->execute(s_, "rm -f " + quote(tar), 60s);
     if (!bytes) return bytes.error();
-    auto received = receiving_dir(local);
-    if (!received) return received.error();
-    const fs::path file = received->string() + ".tar";
-    {
-      std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    return receive_tree(local, [&](const fs::path& archive) -> result<void> {
+      std::ofstream out(archive, std::ios::binary | std::ios::trunc);
       out << *bytes;
-      if (!out) {
-        std::error_code ec;
-        fs::remove_all(*received, ec);
-        fs::remove(file, ec);
-        return error(env_errc::failed, "cannot write " + file.string());
-      }
-    }
-    auto unpacked = process::run_to_end(
-        {.argv = {"/usr/bin/tar", "-xf", file.string(), "--no-same-owner", "-C", received->string()},
-         .env = tool_environment()});
-    std::error_code ec;
-    fs::remove(file, ec);
-    if (!unpacked || !unpacked->status.success()) {
-      fs::remove_all(*received, ec);
-      return error(env_errc::failed, "unpacking the received workspace failed" +
-                                         (unpacked ? ": " + unpacked->output.substr(0, 500) : std::string()));
-    }
-    if (auto swapped = swap_in(*received, local); !swapped) return swapped.error();
-    return describe_tree(local);
+      out.close();
+      if (!out) return error(env_errc::failed, "cannot write " + archive.string());
+      return {};
+    });
   }
 
   result<file_stat> stat(const std::string& path) override {
@@ -168,6 +151,31 @@ class daytona_lease final : public lease {
 
   result<std::string> forward_socket(const fs::path&) override {
     return error(env_errc::invalid, "a Daytona sandbox has no Unix socket forwarding: it reaches Tether over HTTP");
+  }
+
+  result<void> put_file(const std::string& path, const std::string& content, unsigned mode) override {
+    const std::string p = !path.empty() && path[0] == '/' ? path : workspace_ + "/" + path;
+    const std::string dir = p.substr(0, p.rfind('/'));
+    char octal[8];
+    std::snprintf(octal, sizeof octal, "%o", mode & 07777);
+    auto made = must(*api_, s_, "making " + dir, "umask 077; mkdir -p -- " + quote(dir.empty() ? "/" : dir), 60s);
+    if (!made) return made.error();
+    if (auto up = api_->upload(s_, p + ".put", content); !up) return up.error();
+    auto placed = must(*api_, s_, "writing " + path,
+                       std::string("chmod ") + octal + " " + quote(p + ".put") + " && mv -f -- " + quote(p + ".put") +
+                           " " + quote(p),
+                       60s);
+    if (!placed) return placed.error();
+    return {};
+  }
+
+  result<std::string> forward_port(const std::string& host, int port) override {
+    if (o_.reach_host.empty()) {
+      return error(env_errc::invalid, "environment " + o_.name +
+                                          ": a sandbox cannot reach this machine (set reach_host to an address it can)");
+    }
+    (void)host;  // this machine's own address for it: the sandbox knows it as reach_host
+    return o_.reach_host + ":" + std::to_string(port);
   }
 
   result<void> check() override {

@@ -24,6 +24,8 @@
 // The workspace is /home/daytona/workspace; push and pull move it as one
 // tar through the toolbox's file routes. No socket forwarding (a sandbox
 // reaches Tether over HTTP, not a Unix socket): forward_socket is invalid.
+// A port is reached at reach_host, which the account's network must route
+// to this machine (forward_port is invalid without one).
 #pragma once
 
 #include <chrono>
@@ -47,6 +49,10 @@ struct daytona_options {
   std::int64_t cpu = 0, memory = 0, disk = 0;
   std::int64_t auto_stop = 15, auto_archive = 60, auto_delete = 7 * 24 * 60;  // minutes
   std::string ca_file;
+  // The name or address at which a sandbox reaches this machine (its
+  // forward_port answers REACH_HOST:PORT); "" when none can: a turn that
+  // needs the model relay there fails with that reason.
+  std::string reach_host;
   std::filesystem::path relay_program;  // the tether binary
   std::chrono::milliseconds start_timeout{120'000};  // for a sandbox to be started
 };

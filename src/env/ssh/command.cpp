@@ -82,6 +82,7 @@ result<std::string> remote_command(const remote_spec& spec) {
           " || { echo 126 > \"$J.exit\"; exit 126; }; ";
   line += "env -i --";
   for (const auto& v : spec.env) line += ' ' + quote(v);
+  line += " TETHER_COMMAND_ID=" + spec.id;  // an id is [A-Za-z0-9-]: a word as it is
   for (const auto& a : spec.argv) line += ' ' + quote(a);
   line += "; rc=$?; printf '%s\\n' \"$rc\" > \"$J.exit\"; exit \"$rc\"";
   return line;
@@ -101,10 +102,16 @@ result<std::string> signal_command(std::string_view journal, const std::string& 
   }
   if (!is_id(id)) return error(env_errc::invalid, "not a command id: " + id);
   const std::string pid_file = quote(std::string(journal) + "/" + id + ".pid");
+  // Its descendants are listed first (a child of any of their threads, in
+  // any process group or session: an agent's tool may start its own), and
+  // every process that carries its TETHER_COMMAND_ID (one left to init when
+  // its parent died); then its group and every one of them get the signal.
   return "[ -e " + pid_file + " ] || { echo tether:unknown; exit 0; }; read -r pid prog < " + pid_file +
-         "; kill -s " + name + " -- -\"$pid\" 2>/dev/null || { for c in $(cat /proc/\"$pid\"/task/\"$pid\"/children "
-         "2>/dev/null); do kill -s " + name + " \"$c\" 2>/dev/null; done; kill -s " + name +
-         " \"$pid\" 2>/dev/null; }; echo tether:sent";
+         "; all=; d=$pid; while [ -n \"$d\" ]; do n=; for p in $d; do n=\"$n $(cat /proc/$p/task/*/children "
+         "2>/dev/null)\"; done; d=$(echo $n); all=\"$all $d\"; done; all=\"$all $(grep -lzx "
+         "TETHER_COMMAND_ID=" + id + " /proc/[0-9]*/environ 2>/dev/null | sed 's#^/proc/##; s#/environ$##')\"; kill -s " +
+         name +
+         " -- -\"$pid\" 2>/dev/null; kill -s " + name + " \"$pid\" $all 2>/dev/null; echo tether:sent";
 }
 
 std::string free_kib(const std::string& path) {

@@ -35,7 +35,9 @@ struct remote_spec {
 
 // The line: records "$$ argv[0]" in JOURNAL/ID.pid (the shell sshd started
 // is its session's leader, so $$ is the process group to signal), changes to
-// cwd, runs argv under `env -i` with exactly `env`, and records the exit
+// cwd, runs argv under `env -i` with exactly `env` and TETHER_COMMAND_ID=ID
+// (every process it starts inherits it unless it clears its environment:
+// signal_command finds them by it), and records the exit
 // status in JOURNAL/ID.exit (also when the group got SIGTERM, SIGINT or
 // SIGHUP: the shell traps them, so it outlives the command and records
 // 128 + the signal; after SIGKILL of the group nothing is recorded, and the
@@ -77,9 +79,10 @@ class relays {
 // The records of journal_listing's output.
 std::vector<command_record> parse_journal(std::string_view listing);
 
-// The line that sends `sig` to a journaled command's process group (where
-// its shell leads one, as under sshd), else to the shell's children and the
-// shell (where a service started it in a group of its own); prints
+// The line that sends `sig` to a journaled command's process group, to
+// every descendant of its shell whatever group or session it put itself in
+// (listed before any is signalled), and to every process that carries its
+// TETHER_COMMAND_ID (one whose parent died before); prints
 // "tether:unknown" when the journal has no such command, "tether:sent"
 // otherwise. env_errc::invalid for an id outside [A-Za-z0-9-] or a signal
 // other than TERM, KILL, INT, HUP, QUIT, USR1, USR2.

@@ -3,13 +3,16 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -34,6 +37,29 @@ std::vector<std::string> local_environment() {
 }
 
 bool contains(std::string_view text, std::string_view what) { return text.find(what) != std::string_view::npos; }
+
+// A name or an IPv4 address that ssh's -R takes as it is: no ':', no option.
+bool forwardable_host(std::string_view h) {
+  if (h.empty() || h.size() > 253 || h[0] == '-') return false;
+  return std::all_of(h.begin(), h.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+  });
+}
+
+// The first line of `out` that is a port number (what `ssh -O forward -R 0:…` prints).
+std::optional<std::string> port_line(std::string_view out) {
+  std::size_t at = 0;
+  while (at < out.size()) {
+    auto end = out.find('\n', at);
+    if (end == std::string_view::npos) end = out.size();
+    const auto line = out.substr(at, end - at);
+    if (!line.empty() && line.size() <= 5 && line.find_first_not_of("0123456789") == std::string_view::npos) {
+      return std::string(line);
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
+}
 
 std::string trimmed(std::string_view s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.remove_suffix(1);
@@ -225,27 +251,17 @@ class ssh_lease final : public lease {
   }
 
   result<tree_report> pull(const fs::path& local) override {
-    auto received = receiving_dir(local);
-    if (!received) return received.error();
-    const fs::path& tmp = *received;
-    std::error_code ec;
     const std::string pack = "cd -- " + quote(workspace_) + " 2>/dev/null || { echo tether:lost >&2; exit 3; }; " +
                              "tar -cf - --numeric-owner .";
-    process::spawn_options s;
-    // The status of ssh comes out on fd 3, tar's is the pipeline's: both are checked.
-    s.argv = {"/bin/sh", "-c",
-              "s=$( { { \"$@\"; echo $? >&3; } | tar -xf - --no-same-owner -C \"$0\" >&2; } 3>&1 ); t=$?; "
-              "[ \"$s\" = 0 ] || exit \"$s\"; exit \"$t\"",
-              tmp.string()};
-    for (auto& a : c_.options({}, pack).argv) s.argv.push_back(std::move(a));
-    s.env = local_environment();
-    auto done = c_.finish("receiving the workspace", std::move(s), c_.opts().transfer_limit);
-    if (!done) {
-      fs::remove_all(tmp, ec);
-      return done.error();
-    }
-    if (auto swapped = swap_in(tmp, local); !swapped) return swapped.error();
-    return describe_tree(local);
+    return receive_tree(local, [&](const fs::path& archive) -> result<void> {
+      process::spawn_options s;
+      s.argv = {"/bin/sh", "-c", "exec \"$@\" > \"$0\"", archive.string()};
+      for (auto& a : c_.options({}, pack).argv) s.argv.push_back(std::move(a));
+      s.env = local_environment();
+      auto done = c_.finish("receiving the workspace", std::move(s), c_.opts().transfer_limit);
+      if (!done) return done.error();
+      return {};
+    });
   }
 
   result<file_stat> stat(const std::string& path) override {
@@ -277,6 +293,48 @@ class ssh_lease final : public lease {
                          c_.opts().command_limit);
     if (!out) return out.error();
     return remote;
+  }
+
+  result<void> put_file(const std::string& path, const std::string& content, unsigned mode) override {
+    const std::string p = !path.empty() && path[0] == '/' ? path : workspace_ + "/" + path;
+    const std::string dir = p.substr(0, p.rfind('/'));
+    char octal[8];
+    std::snprintf(octal, sizeof octal, "%o", mode & 07777);
+    // Through a private file here: ssh reads it as its stdin, so the content is never on a command line.
+    char local[] = "/tmp/tether-put-XXXXXX";
+    const int fd = ::mkstemp(local);
+    if (fd < 0) return error(env_errc::failed, "cannot make a temporary file for " + path);
+    const bool written = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+    ::close(fd);
+    struct removed {
+      const char* p;
+      ~removed() { ::unlink(p); }
+    } guard{local};
+    if (!written) return error(env_errc::failed, "cannot write a temporary file for " + path);
+    const std::string line = "umask 077; mkdir -p -- " + quote(dir.empty() ? "/" : dir) + " && cat > " + quote(p + ".put") +
+                             " && chmod " + octal + " " + quote(p + ".put") + " && mv -f -- " + quote(p + ".put") + " " +
+                             quote(p);
+    process::spawn_options s;
+    s.argv = {"/bin/sh", "-c", "exec \"$@\" < \"$0\"", local};
+    for (auto& a : c_.options({}, line).argv) s.argv.push_back(std::move(a));
+    s.env = local_environment();
+    auto done = c_.finish("writing " + path, std::move(s), c_.opts().command_limit);
+    if (!done) return done.error();
+    return {};
+  }
+
+  result<std::string> forward_port(const std::string& host, int port) override {
+    if (!forwardable_host(host) || port <= 0 || port > 65535) {
+      return error(env_errc::invalid, "cannot forward to " + host + ":" + std::to_string(port));
+    }
+    if (auto m = c_.ensure_master(); !m) return m.error();
+    // Port 0: the host picks one, and ssh prints it.
+    auto out = c_.finish("forwarding a port",
+                         c_.options({"-O", "forward", "-R", "127.0.0.1:0:" + host + ":" + std::to_string(port)}, ""),
+                         c_.opts().command_limit);
+    if (!out) return out.error();
+    if (auto p = port_line(*out)) return "127.0.0.1:" + *p;
+    return error(env_errc::failed, "forwarding a port: ssh named no port (" + out->substr(0, 200) + ")");
   }
 
   result<void> check() override {

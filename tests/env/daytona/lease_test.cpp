@@ -3,6 +3,8 @@
 // command through `tether env-relay daytona` with its input, output and
 // exit code, the journal and signals, a create that answered nothing, a
 // sandbox lost behind the lease's back.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -114,6 +116,69 @@ TEST_F(DaytonaLease, TheWorkspaceGoesUpACommandChangesItAndTheChangesComeBack) {
   ASSERT_TRUE(st);
   EXPECT_TRUE(st->exists);
   EXPECT_EQ(st->size, 6U);
+}
+
+TEST_F(DaytonaLease, APullMakesNoDeviceNodeAndKeepsNoSetIdBit) {
+  auto l = acquire("session-hostile");
+  ASSERT_NE(l, nullptr);
+  auto done = test::run_in(*l, {"sh", "-c", "echo run > tool && chmod 6755 tool && mkdir scratch && chmod 1777 scratch && mkfifo pipe"});
+  ASSERT_EQ(done.status.code, 0) << done.output;
+  const auto remote = fake.sandbox_root(provider_name("session-hostile")) / "home/daytona/workspace";
+  ASSERT_EQ(::mknod((remote / "disk").c_str(), S_IFBLK | 0666, makedev(7, 0)), 0);
+  temp_dir host;
+  auto back = l->pull(host.path / "ws");
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(back->dropped, 2U);
+  EXPECT_GE(back->cleared, 1U);  // scratch's sticky bit at least
+  struct stat st {};
+  ASSERT_EQ(::lstat((host.path / "ws/tool").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755U);
+  ASSERT_EQ(::lstat((host.path / "ws/scratch").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0777U);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(host.path / "ws/disk")));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(host.path / "ws/pipe")));
+  EXPECT_EQ(std::distance(fs::directory_iterator(host.path), fs::directory_iterator()), 1);
+}
+
+TEST_F(DaytonaLease, AFileIsPutWholeWithItsModeAndItsDirectoriesMade) {
+  auto l = acquire("session-put");
+  ASSERT_NE(l, nullptr);
+  ASSERT_TRUE(l->put_file("deep/er/prompt.txt", "the prompt 'quoted' $HOME\n", 0640));
+  const auto there =
+      fake.sandbox_root(provider_name("session-put")) / "home/daytona/workspace/deep/er/prompt.txt";
+  EXPECT_EQ(slurp(there), "the prompt 'quoted' $HOME\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(there.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640U);
+  EXPECT_FALSE(fs::exists(there.string() + ".put"));
+}
+
+TEST_F(DaytonaLease, APortIsReachedAtReachHostAndWithoutOneTheReasonIsSaid) {
+  auto l = acquire("session-port");
+  ASSERT_NE(l, nullptr);
+  auto none = l->forward_port("127.0.0.1", 4000);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error(), env_errc::invalid);
+  EXPECT_NE(none.error().message.find("reach_host"), std::string::npos);
+  daytona_options o;
+  o.name = "reachable";
+  o.api_url = fake.api_url();
+  o.api_key = "fake-daytona-key";
+  o.relay_program = TETHER_BINARY;
+  o.reach_host = "127.0.0.1";
+  auto e = make_environment(o);
+  ASSERT_TRUE(e);
+  auto again = (*e)->acquire({.key = "session-port"});
+  ASSERT_TRUE(again) << again.error().describe();
+  auto there = (*again)->forward_port("127.0.0.1", fake.port());
+  ASSERT_TRUE(there) << there.error().describe();
+  EXPECT_EQ(*there, "127.0.0.1:" + std::to_string(fake.port()));
+  // The sandbox reaches it: the fake's own API answers from inside.
+  auto done = test::run_in(**again, {"perl", "-MIO::Socket::INET", "-e",
+                                     "my $s = IO::Socket::INET->new(PeerAddr => $ARGV[0]) or die $!; "
+                                     "print $s \"GET /api/health HTTP/1.0\\r\\n\\r\\n\"; my $l = <$s>; print $l;",
+                                     *there});
+  EXPECT_EQ(done.output.rfind("HTTP/1.", 0), 0U) << done.output;
 }
 
 TEST_F(DaytonaLease, ARelayedCommandGetsItsInputAndTheJournalKnowsItsEnd) {

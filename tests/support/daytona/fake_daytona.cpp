@@ -315,7 +315,7 @@ struct fake_daytona::impl : http::routes {
       return answer(req, 200, body);
     }
     if (p.size() == 3 && m == bhttp::verb::post && p[2] == "start") {
-      if (auto r = s->ns.start(s->root); !r) return answer(req, 500, error_body(500, r.error().message, path));
+      if (auto r = s->ns.start(s->root, o.read_only); !r) return answer(req, 500, error_body(500, r.error().message, path));
       s->state = "started";
       return answer(req, 200, dto(*s));
     }
@@ -384,7 +384,7 @@ struct fake_daytona::impl : http::routes {
     fs::create_directories(s->root / "home/daytona", fec);
     fs::create_directories(s->root / "tmp", fec);
     if (fec) return answer(req, 500, error_body(500, "cannot make the sandbox: " + fec.message(), path));
-    if (auto r = s->ns.start(s->root); !r) return answer(req, 500, error_body(500, r.error().message, path));
+    if (auto r = s->ns.start(s->root, o.read_only); !r) return answer(req, 500, error_body(500, r.error().message, path));
     std::lock_guard lock(mu);
     if (find(s->name)) {
       fs::remove_all(s->root, fec);

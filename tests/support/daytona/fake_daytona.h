@@ -35,6 +35,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "util/result.h"
@@ -45,6 +46,9 @@ struct fake_options {
   std::string api_key = "fake-daytona-key";
   std::filesystem::path dir;  // where sandboxes live; empty: a temporary directory, removed at the end
   std::string listen = "127.0.0.1:0";
+  // More of this machine seen inside every sandbox, read-only: (path here,
+  // path inside), e.g. the agent programs and `tether` for turns run there.
+  std::vector<std::pair<std::filesystem::path, std::string>> read_only;
 };
 
 struct faults {

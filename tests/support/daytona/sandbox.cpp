@@ -13,15 +13,21 @@ namespace tether::test::daytona {
 
 namespace fs = std::filesystem;
 
-result<void> namespaces::start(const fs::path& root) {
+result<void> namespaces::start(const fs::path& root, const std::vector<std::pair<fs::path, std::string>>& read_only) {
   if (running()) return {};
   process::spawn_options o;
   o.argv = {"/usr/bin/bwrap", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
             "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
             "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--ro-bind", "/etc", "/etc",
             "--proc", "/proc", "--dev", "/dev",
-            "--bind", (root / "tmp").string(), "/tmp", "--bind", (root / "home").string(), "/home",
-            "/usr/bin/sleep", "infinity"};
+            "--bind", (root / "tmp").string(), "/tmp", "--bind", (root / "home").string(), "/home"};
+  for (const auto& [here, inside] : read_only) {
+    o.argv.emplace_back("--ro-bind");
+    o.argv.push_back(here.string());
+    o.argv.push_back(inside);
+  }
+  o.argv.emplace_back("/usr/bin/sleep");
+  o.argv.emplace_back("infinity");
   o.env = {"PATH=/usr/bin:/bin"};
   o.stdout_mode = process::output::null;
   o.stderr_mode = process::output::null;

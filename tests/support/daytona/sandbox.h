@@ -31,7 +31,9 @@ namespace tether::test::daytona {
 class namespaces {
  public:
   ~namespaces() { stop(); }
-  result<void> start(const std::filesystem::path& root);
+  // `read_only`: more of this machine seen inside (path here, path inside).
+  result<void> start(const std::filesystem::path& root,
+                     const std::vector<std::pair<std::filesystem::path, std::string>>& read_only = {});
   void stop();
   [[nodiscard]] bool running() const { return inner_ > 0; }
   // The argv that runs `command` (`sh -c`) in them, with exactly HOME, PATH
