@@ -209,6 +209,20 @@ json::object encode_one(const synthetic& p) { return {{"text", p.text}, {"reason
 json::object encode_one(const compaction_ended& p) {
   return {{"summary", p.summary}, {"kept_from_seq", p.kept_from_seq}};
 }
+json::object encode_one(const env_lease_requested& p) {
+  return {{"environment", p.environment}, {"key", p.key}, {"name", p.provider_name}, {"labels", p.labels}};
+}
+json::object encode_one(const env_lease_acquired& p) {
+  return {{"environment", p.environment}, {"provider_id", p.provider_id}, {"outcome", p.outcome},
+          {"warm", p.warm},               {"workspace", p.workspace}};
+}
+json::object encode_one(const env_lease_released& p) {
+  return {{"environment", p.environment}, {"provider_id", p.provider_id}, {"reason", p.reason}};
+}
+json::object encode_one(const env_workspace_synced& p) {
+  return {{"direction", p.direction}, {"tree_sha256", p.tree_sha256}, {"bytes", p.bytes},
+          {"entries", p.entries},     {"dropped", p.dropped},         {"cleared", p.cleared}};
+}
 
 json::object encode_one(const task_created& p) {
   json::object o{{"task_id", p.task.str()}, {"title", p.title},         {"description", p.description},
@@ -384,6 +398,42 @@ void decode_one(reader& r, synthetic& p) {
 void decode_one(reader& r, compaction_ended& p) {
   p.summary = r.str("summary");
   p.kept_from_seq = r.i64("kept_from_seq");
+}
+void decode_one(reader& r, env_lease_requested& p) {
+  p.environment = r.str("environment");
+  p.key = r.str("key");
+  p.provider_name = r.str("name");
+  auto labels = r.any("labels");
+  if (labels.is_object()) {
+    for (const auto& [k, v] : labels.as_object()) {
+      if (!v.is_string()) r.fail("labels", "a label that is not a string");
+    }
+    p.labels = std::move(labels.as_object());
+  } else if (!labels.is_null()) {
+    r.fail("labels", "not an object");
+  }
+}
+void decode_one(reader& r, env_lease_acquired& p) {
+  p.environment = r.str("environment");
+  p.provider_id = r.str("provider_id");
+  p.outcome = r.str("outcome");
+  if (p.outcome != "created" && p.outcome != "resumed" && p.outcome != "replaced") r.fail("outcome", "unknown");
+  p.warm = r.boolean("warm");
+  p.workspace = r.str("workspace", false);
+}
+void decode_one(reader& r, env_lease_released& p) {
+  p.environment = r.str("environment");
+  p.provider_id = r.str("provider_id");
+  p.reason = r.str("reason");
+}
+void decode_one(reader& r, env_workspace_synced& p) {
+  p.direction = r.str("direction");
+  if (p.direction != "up" && p.direction != "down") r.fail("direction", "neither up nor down");
+  p.tree_sha256 = r.str("tree_sha256");
+  p.bytes = r.i64("bytes");
+  p.entries = r.i64("entries");
+  p.dropped = r.i64("dropped", false);
+  p.cleared = r.i64("cleared", false);
 }
 template <class Enum>
 Enum enum_field(reader& r, std::string_view key, std::optional<Enum> (*parse)(std::string_view), Enum fallback) {

@@ -48,6 +48,16 @@
 //                                      no generation: see runtime_bound)
 //   synthetic              durable     text, reason
 //   compaction.ended       durable     summary, kept_from_seq
+//   env.lease.requested    durable     environment, key, name, labels: before
+//                                      the provider is called for a lease
+//   env.lease.acquired     durable     environment, provider_id, outcome
+//                                      (created | resumed | replaced), warm
+//                                      (kept from the session's last turn),
+//                                      workspace (its path there)
+//   env.lease.released     durable     environment, provider_id, reason (idle |
+//                                      broken | lost | shutdown)
+//   env.workspace.synced   durable     direction (up | down), tree_sha256,
+//                                      bytes, entries, dropped, cleared
 //
 // The work layer (model/task.h), in the log of the task's own session:
 //   task.created           durable     task_id, title, description, status,
@@ -282,6 +292,38 @@ struct compaction_ended { TETHER_EVENT("compaction.ended", 1, durable)
   std::int64_t kept_from_seq = 0;
 };
 
+// ---- environments (env/): where a session's turns run when not here ----
+struct env_lease_requested { TETHER_EVENT("env.lease.requested", 1, durable)
+  std::string environment;  // [environments.NAME]
+  std::string key;          // "session-<id>"
+  std::string provider_name;  // the provider-side name the key gives ("name" in the payload)
+  boost::json::object labels;
+  bool operator==(const env_lease_requested&) const = default;
+};
+struct env_lease_acquired { TETHER_EVENT("env.lease.acquired", 1, durable)
+  std::string environment;
+  std::string provider_id;
+  std::string outcome;  // created | resumed | replaced
+  bool warm = false;    // kept from the session's last turn: no acquire, a check
+  std::string workspace;
+  bool operator==(const env_lease_acquired&) const = default;
+};
+struct env_lease_released { TETHER_EVENT("env.lease.released", 1, durable)
+  std::string environment;
+  std::string provider_id;
+  std::string reason;  // idle | broken | lost | shutdown
+  bool operator==(const env_lease_released&) const = default;
+};
+struct env_workspace_synced { TETHER_EVENT("env.workspace.synced", 1, durable)
+  std::string direction;  // up: the host copy went to the lease; down: it came back
+  std::string tree_sha256;
+  std::int64_t bytes = 0;
+  std::int64_t entries = 0;
+  std::int64_t dropped = 0;  // down: device nodes, FIFOs, sockets not made here
+  std::int64_t cleared = 0;  // down: set-ID or sticky bits cleared
+  bool operator==(const env_workspace_synced&) const = default;
+};
+
 // ---- the work layer ----
 // `actor` says who acted: "user" (the API or the CLI), "agent" (the task's
 // agent, through its tools), "tether" (the work layer itself, e.g. the plan
@@ -345,7 +387,8 @@ using payload = std::variant<session_created, session_updated, session_reset, in
                              step_started, step_ended, step_failed, step_retry_scheduled, text_delta, text_ended,
                              reasoning_delta, reasoning_ended, tool_called, tool_progress, tool_succeeded,
                              tool_failed, interaction_requested, interaction_resolved, runtime_bound, synthetic,
-                             compaction_ended, task_created, task_updated, task_status_changed, task_commented,
+                             compaction_ended, env_lease_requested, env_lease_acquired, env_lease_released,
+                             env_workspace_synced, task_created, task_updated, task_status_changed, task_commented,
                              document_revised, document_accepted, task_prepared>;
 
 // Catalogue lookups over the variant above.

@@ -20,6 +20,7 @@
 #include "env/kinds.h"
 #include "mock/server.h"
 #include "node/data_dir.h"
+#include "node/leased_runtime.h"
 #include "node/masks.h"
 #include "process/records.h"
 #include "process/sandbox.h"
@@ -114,6 +115,9 @@ struct node::impl final : runtime::kind_host {
   work::agent_tools agent_work_tools;
   runtime::registry runtimes;  // every profile's runtime, built by its kind
   asio::io_context io;
+  // The session service's runtime: `runtimes`, with the turns of profiles
+  // that name an environment run in a lease of it (leased_runtime.h).
+  std::unique_ptr<leased_runtime> leased;
   std::optional<asio::executor_work_guard<asio::io_context::executor_type>> guard;
   std::vector<std::thread> threads;
   std::unique_ptr<session::session_service> service;
@@ -294,6 +298,14 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   const bool shared = i->store->shared();
   kill_leftovers(i->data / "run" / "procs");
 
+  i->leased = std::make_unique<leased_runtime>(i->runtimes, *i->store, i->io.get_executor(), i->data);
+  for (const auto& [name, prof] : profiles) {
+    if (prof.environment == "local" || !i->runtimes.has_profile(name)) continue;
+    const auto* k = runtime::find_kind(prof.runtime);
+    const auto e = i->settings.environments.find(prof.environment);
+    if (k == nullptr || e == i->settings.environments.end()) continue;  // config::load checked both
+    if (auto r = i->leased->place_profile(name, prof.runtime, k->placeable, e->second); !r) return r.error();
+  }
   i->guard.emplace(i->io.get_executor());
   for (int t = 0; t < std::max(1, o.threads); ++t) i->threads.emplace_back([io = &i->io] { io->run(); });
   session::session_options so;
@@ -304,7 +316,7 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   so.recovery_interval_ms = i->settings.leases.scan_ms > 0 ? i->settings.leases.scan_ms
                             : shared                       ? 1'000
                                                            : so.recovery_interval_ms;
-  i->service = std::make_unique<session::session_service>(i->io.get_executor(), *i->store, i->runtimes, real_clock(),
+  i->service = std::make_unique<session::session_service>(i->io.get_executor(), *i->store, *i->leased, real_clock(),
                                                           session::make_node_identity(node_name(o.name, shared)), so);
   work::work_options wo;
   wo.workspaces = i->data / "workspaces";

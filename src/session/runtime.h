@@ -104,6 +104,10 @@
 #include "store/types.h"
 #include "util/result.h"
 
+namespace tether::process {
+class spawner;
+}
+
 namespace tether::session {
 
 template <class T>
@@ -121,6 +125,38 @@ enum class turn_start {
   continuation,  // no new input: continue after a restart or an answer
 };
 
+// Where a turn's programs run when it is not this machine: a lease of an
+// environment (env/, given by the node for a profile that names one). A
+// runtime that can run there spawns its programs through spawner() — argv
+// found on the environment's PATH, cwd and paths as they are there, the
+// environment given whole (PATH left out: the environment's own) — in
+// workspace(), keeps its per-session state under home() there, writes its
+// files there with put_file(), and lets what runs there reach this
+// machine's services through reach_port() and reach_socket(). A runtime
+// that cannot run there fails such a turn with the reason.
+//
+// What takes a round trip to the environment is an awaitable that runs it
+// off the I/O threads; spawner()'s spawn only starts a local relay, and
+// signal() never blocks.
+class turn_place {
+ public:
+  virtual ~turn_place() = default;
+  [[nodiscard]] virtual const std::string& environment() const = 0;  // [environments.NAME]
+  virtual process::spawner& spawner() = 0;
+  [[nodiscard]] virtual const std::string& workspace() const = 0;
+  // A directory there for the session's agent state, kept with the lease.
+  [[nodiscard]] virtual const std::string& home() const = 0;
+  // `content` as the whole file at `path` there (its directories made).
+  virtual task<result<void>> put_file(std::string path, std::string content, unsigned mode) = 0;
+  // "HOST:PORT" there that reaches `host`:`port` here.
+  virtual task<result<std::string>> reach_port(std::string host, int port) = 0;
+  // A Unix socket path there that reaches `local` here.
+  virtual task<result<std::string>> reach_socket(std::string local) = 0;
+  // `sig` to the program whose local relay is `relay` (a child the spawner
+  // started), where it runs: sent in the background, never waited for.
+  virtual void signal(int relay, int sig) = 0;
+};
+
 struct turn_context {
   session_id session;
   execution_id execution;
@@ -133,6 +169,8 @@ struct turn_context {
   // absent after a reset, and never one of another generation.
   std::optional<store::runtime_binding> binding;
   turn_start start = turn_start::inputs;
+  // Where its programs run: null for this machine.
+  std::shared_ptr<turn_place> place;
 };
 
 struct boundary_result {

@@ -220,6 +220,10 @@ result<void> project(applying& a, model::step_ended&) { return set_open_step(a, 
 result<void> project(applying& a, model::step_failed&) { return set_open_step(a, std::nullopt); }
 result<void> project(applying&, model::step_retry_scheduled&) { return ok(); }
 result<void> project(applying&, model::reasoning_ended&) { return ok(); }
+result<void> project(applying&, model::env_lease_requested&) { return ok(); }
+result<void> project(applying&, model::env_lease_acquired&) { return ok(); }
+result<void> project(applying&, model::env_lease_released&) { return ok(); }
+result<void> project(applying&, model::env_workspace_synced&) { return ok(); }
 result<void> project(applying& a, model::compaction_ended& p) {
   if (p.kept_from_seq < 1 || p.kept_from_seq > a.seq)
     return reject("compaction.ended: kept_from_seq " + std::to_string(p.kept_from_seq) + " is not a seq of " +

@@ -69,7 +69,8 @@
 //                        (rejected without a generation, or for one ahead
 //                        of the session's)
 //   synthetic            notice message (id = the event id)
-//   step.retry_scheduled, reasoning.ended, compaction.ended: stored only
+//   step.retry_scheduled, reasoning.ended, compaction.ended, env.lease.*,
+//   env.workspace.synced: stored only
 //
 // The work layer (the session must be a task's, else rejected):
 //   task.created         inserts the task (rejected when the session already

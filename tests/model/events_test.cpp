@@ -72,6 +72,10 @@ bool same(const compaction_ended& a, const compaction_ended& b) {
   return a.summary == b.summary && a.kept_from_seq == b.kept_from_seq;
 }
 
+bool same(const env_lease_requested& a, const env_lease_requested& b) { return a == b; }
+bool same(const env_lease_acquired& a, const env_lease_acquired& b) { return a == b; }
+bool same(const env_lease_released& a, const env_lease_released& b) { return a == b; }
+bool same(const env_workspace_synced& a, const env_workspace_synced& b) { return a == b; }
 bool same(const task_created& a, const task_created& b) { return a == b; }
 bool same(const task_updated& a, const task_updated& b) { return a == b; }
 bool same(const task_status_changed& a, const task_status_changed& b) { return a == b; }
@@ -142,6 +146,22 @@ std::vector<payload> full_samples() {
                     .state = R"({"model":"gpt-5"})"},
       synthetic{.text = "Tether restarted; the previous turn was interrupted.", .reason = "restart"},
       compaction_ended{.summary = "so far: …", .kept_from_seq = 42},
+      env_lease_requested{.environment = "box",
+                          .key = "session-ses_1",
+                          .provider_name = "tether-session-ses_1-0a1b2c3d",
+                          .labels = json::parse(R"({"session":"ses_1"})").as_object()},
+      env_lease_acquired{.environment = "box",
+                         .provider_id = "ssh://agent@h:22/srv/tether/tether-session-ses_1-0a1b2c3d",
+                         .outcome = "resumed",
+                         .warm = true,
+                         .workspace = "/srv/tether/tether-session-ses_1-0a1b2c3d/workspace"},
+      env_lease_released{.environment = "box", .provider_id = "sbx-1", .reason = "idle"},
+      env_workspace_synced{.direction = "down",
+                           .tree_sha256 = std::string(64, 'a'),
+                           .bytes = 10485760,
+                           .entries = 72,
+                           .dropped = 1,
+                           .cleared = 2},
       task_created{.task = task_id::trusted("tsk_1"),
                    .title = "fix the build",
                    .description = "on arm64",
@@ -379,6 +399,12 @@ TEST(decode, missing_required_field_is_undecodable) {
       {"interaction.resolved", "status"},
       {"synthetic", "text"},
       {"compaction.ended", "kept_from_seq"},
+      {"env.lease.requested", "key"},
+      {"env.lease.acquired", "provider_id"},
+      {"env.lease.acquired", "outcome"},
+      {"env.lease.released", "reason"},
+      {"env.workspace.synced", "tree_sha256"},
+      {"env.workspace.synced", "direction"},
       {"session.updated", "title"},
   };
   for (const auto& [type, field] : required) {
@@ -563,6 +589,20 @@ TEST(catalogue, a_cost_past_a_doubles_range_is_refused_not_decoded_as_infinity) 
   auto fine = decode_usage(boost::json::parse(R"({"input_tokens": 1, "cost_usd": 0.25})"));
   ASSERT_TRUE(fine.has_value());
   EXPECT_EQ(*decode_usage(encode_usage(*fine)), *fine);
+}
+
+TEST(decode, a_lease_outcome_or_a_sync_direction_that_is_not_known_is_undecodable) {
+  auto acquired = encode(env_lease_acquired{.environment = "e", .provider_id = "p", .outcome = "created"});
+  acquired["outcome"] = "borrowed";
+  auto a = decode("env.lease.acquired", 1, acquired);
+  ASSERT_FALSE(a);
+  EXPECT_NE(a.error().message.find("outcome"), std::string::npos);
+  auto synced = encode(env_workspace_synced{.direction = "up", .tree_sha256 = "x"});
+  synced["direction"] = "sideways";
+  EXPECT_FALSE(decode("env.workspace.synced", 1, synced));
+  auto requested = encode(env_lease_requested{.environment = "e", .key = "k", .provider_name = "n"});
+  requested["labels"] = json::object{{"session", 7}};
+  EXPECT_FALSE(decode("env.lease.requested", 1, requested));
 }
 
 }  // namespace

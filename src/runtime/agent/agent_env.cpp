@@ -14,6 +14,7 @@
 #include "process/records.h"
 #include "runtime/agent/errors.h"
 #include "runtime/common/sandbox.h"
+#include "session/runtime.h"
 #include "util/beneath.h"
 
 extern char** environ;
@@ -137,6 +138,41 @@ result<std::unique_ptr<process::child>> spawn_agent(const boost::asio::any_io_ex
 }
 
 void forget_agent(const agent_options& o, pid_t pid) { process::forget_process(o.data_dir / "run" / "procs", pid); }
+
+result<std::unique_ptr<process::child>> spawn_placed_agent(const boost::asio::any_io_executor& ex,
+                                                           const agent_options& o, session::turn_place& place,
+                                                           const agent_dirs& dirs, launch l, const relay_ticket& relay,
+                                                           const std::string& prompt_file) {
+  const bool relayed = relay.open() && o.relay != nullptr;
+  process::spawn_options so;
+  so.argv = {"sh", "-c",
+             "h=$1 p=$2; shift 2; (umask 077 && mkdir -p \"$h/tmp\" \"$h/.config\" \"$h/.local/share\" "
+             "\"$h/.local/state\" \"$h/.cache\") && exec \"$@\" < \"$p\"",
+             "sh", dirs.home.string(), prompt_file};
+  for (auto& a : l.argv) so.argv.push_back(std::move(a));
+  auto env = agent_environment(o, dirs, l.env, relayed ? relay.token() : o.api_key);
+  // PATH, USER and LOGNAME are this machine's: the environment has its own.
+  std::erase_if(env, [](const std::string& kv) {
+    return kv.rfind("PATH=", 0) == 0 || kv.rfind("USER=", 0) == 0 || kv.rfind("LOGNAME=", 0) == 0;
+  });
+  so.env = std::move(env);
+  so.cwd = dirs.workspace;
+  so.stdin_mode = process::input::null;
+  so.grace = o.grace;  // ungated: nothing is recorded here before it runs
+  auto c = process::child::start(ex, so, place.spawner());
+  if (!c)
+    return tether::error(c.error().code, "cannot start " + o.program.string() + " in " + place.environment() + ": " +
+                                             c.error().message);
+  return c;
+}
+
+std::string with_authority(const std::string& url, const std::string& authority) {
+  const auto scheme = url.find("://");
+  if (scheme == std::string::npos) return url;
+  const auto start = scheme + 3;
+  const auto end = url.find('/', start);
+  return url.substr(0, start) + authority + (end == std::string::npos ? std::string() : url.substr(end));
+}
 
 namespace {
 constexpr std::size_t stderr_tail_lines = 20;

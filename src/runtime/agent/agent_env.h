@@ -25,6 +25,10 @@ namespace tether::process {
 class child;
 }
 
+namespace tether::session {
+class turn_place;
+}
+
 namespace tether::runtime::agent {
 
 struct agent_options;
@@ -66,6 +70,22 @@ relay_ticket open_relay(const agent_options& o, launch_input& in);
 result<std::unique_ptr<process::child>> spawn_agent(const boost::asio::any_io_executor& ex, const agent_options& o,
                                                     const agent_dirs& dirs, launch l, const relay_ticket& relay);
 void forget_agent(const agent_options& o, pid_t pid);
+
+// Starts the agent in an environment (a turn's session::turn_place): the
+// launch's argv through the place's spawner, in `dirs` (paths there: the
+// place's workspace and home), its home's directories made first and its
+// stdin the file `prompt_file` there (an environment need not pass an end
+// of input on). Its environment is agent_environment()'s without PATH,
+// USER and LOGNAME (the environment's own). No sandbox and no record in DATA/run/procs: the
+// environment is the isolation and journals its commands.
+result<std::unique_ptr<process::child>> spawn_placed_agent(const boost::asio::any_io_executor& ex,
+                                                           const agent_options& o, session::turn_place& place,
+                                                           const agent_dirs& dirs, launch l, const relay_ticket& relay,
+                                                           const std::string& prompt_file);
+
+// `url` ("http://127.0.0.1:P/path") with its host and port replaced by
+// `authority` ("HOST:PORT").
+std::string with_authority(const std::string& url, const std::string& authority);
 
 // The last lines of an agent's stderr, for failure messages: read() runs
 // until the stream ends; tail() is what it said last. drain() waits up to

@@ -93,7 +93,16 @@ struct launch_input {
   model_endpoint endpoint;
   const agent_settings* settings = nullptr;
   std::optional<mcp_server> mcp;
+  // A turn in an environment (session::turn_place): `home` is a path
+  // there, and the files a dialect writes under it are collected here
+  // (relative path, content) to be put there before the agent starts.
+  // Null: they are written here (write_private_file).
+  std::vector<std::pair<std::string, std::string>>* home_files = nullptr;
 };
+
+// What dialects write under in.home: written here beneath it, or collected
+// for the environment the turn runs in (launch_input::home_files).
+result<void> write_home_file(const launch_input& in, const std::string& rel, std::string content);
 
 struct launch {
   std::vector<std::string> argv;           // argv[0]: the program

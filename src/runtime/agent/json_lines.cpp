@@ -12,6 +12,7 @@
 #include <boost/json/parse.hpp>
 
 #include "util/json_finite.h"
+#include "runtime/agent/dialect.h"
 #include "runtime/agent/errors.h"
 #include "util/beneath.h"
 #include "util/text.h"
@@ -90,6 +91,14 @@ result<void> write_private_file(const std::filesystem::path& home, const std::fi
   auto w = beneath::replace_file(dir->get(), rel.filename().string(), content, 0600, rel.string());
   if (!w) return fail(w.error());
   return ok();
+}
+
+result<void> write_home_file(const launch_input& in, const std::string& rel, std::string content) {
+  if (in.home_files != nullptr) {
+    in.home_files->emplace_back(rel, std::move(content));
+    return ok();
+  }
+  return write_private_file(in.home, rel, content);
 }
 
 }  // namespace tether::runtime::agent

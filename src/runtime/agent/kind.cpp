@@ -58,15 +58,21 @@ template <class Dialect>
 result<std::unique_ptr<session::runtime>> build(const config::profile& prof, kind_host& host,
                                                 std::unique_ptr<Dialect> d) {
   const auto& settings = prof.kind_settings<agent_settings>();
-  auto program = find(d->program(), {.command = settings.command});
-  if (!program)
-    return make_error(util_errc::invalid_argument, "profile " + prof.name + ": " + program.error().message +
-                                                       " (scripts/install-agents installs it)");
   agent_options o;
+  if (prof.environment != "local") {
+    // Its turns run in an environment: the program is found there, on its PATH
+    // (or the profile's command, a path there).
+    o.program = settings.command.empty() ? std::string(d->program()) : settings.command;
+  } else {
+    auto program = find(d->program(), {.command = settings.command});
+    if (!program)
+      return make_error(util_errc::invalid_argument, "profile " + prof.name + ": " + program.error().message +
+                                                         " (scripts/install-agents installs it)");
+    o.program = program->path;
+  }
   o.kind = prof.runtime;
   o.profile = prof.name;
   o.settings = settings;
-  o.program = program->path;
   o.endpoint.model = prof.model;
   if (prof.scripted()) {
     auto base = host.scripted_base_url();  // ".../v1"
@@ -92,6 +98,11 @@ result<std::unique_ptr<session::runtime>> build(const config::profile& prof, kin
   if (!r) return make_error(util_errc::invalid_argument, "profile " + prof.name + ": " + r.error().message);
   o.relay = *r;
   o.upstream = upstream_client(prof);
+  o.io = host.executor();
+  if constexpr (std::is_same_v<Dialect, dialect>) {
+    // The environment is the agent's isolation: nothing of this machine's sandbox applies there.
+    if (prof.environment != "local") return make_per_turn_runtime(std::move(d), std::move(o));
+  }
   std::string why;
   o.bwrap = host.bubblewrap(why);
   if (!o.bwrap)
@@ -106,7 +117,6 @@ result<std::unique_ptr<session::runtime>> build(const config::profile& prof, kin
         "host's network",
         prof.name);
   contain_view(o, host);
-  o.io = host.executor();
   if constexpr (std::is_same_v<Dialect, warm_dialect>)
     return make_warm_runtime(std::move(d), std::move(o));
   else
@@ -117,7 +127,7 @@ result<std::unique_ptr<session::runtime>> build(const config::profile& prof, kin
 
 runtime::kind per_turn_kind(std::string_view name, std::unique_ptr<dialect> (*make)(), agent_kind_traits traits) {
   return {agent_keys(std::string(name), traits), std::string(make()->program()),
-          [make](const config::profile& p, kind_host& host) { return build(p, host, make()); }};
+          [make](const config::profile& p, kind_host& host) { return build(p, host, make()); }, true};
 }
 
 runtime::kind warm_kind(std::string_view name, std::unique_ptr<warm_dialect> (*make)(), agent_kind_traits traits) {

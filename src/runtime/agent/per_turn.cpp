@@ -14,6 +14,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "process/child.h"
+#include "runtime/agent/relay/model_relay.h"
 #include "runtime/agent/agent_env.h"
 #include "runtime/agent/agent_runtime.h"
 #include "runtime/agent/prompt.h"
@@ -42,6 +43,7 @@ struct turn_state {
   asio::any_io_executor executor;
   std::shared_ptr<turn_recorder> rec;
   std::unique_ptr<process::child> proc;
+  std::shared_ptr<session::turn_place> place;  // set when the agent runs in an environment
   std::chrono::milliseconds idle{600'000};
   std::chrono::steady_clock::time_point last_output = std::chrono::steady_clock::now();
   asio::steady_timer watchdog;
@@ -51,6 +53,18 @@ struct turn_state {
   stderr_tail err;
 };
 using state_ptr = std::shared_ptr<turn_state>;
+
+// `sig` to the agent. In an environment the program there gets it (the
+// local child is only its relay, which ends when it does); SIGKILL goes to
+// the relay too, so a turn never waits on an environment that stopped
+// answering.
+void signal_agent(turn_state& st, int sig) {
+  if (st.place) {
+    st.place->signal(st.proc->pid(), sig);
+    if (sig != SIGKILL) return;
+  }
+  st.proc->signal(sig);
+}
 
 // What is left of the turn after its agent was killed: a descendant that
 // escaped the group (and any sandbox) may still hold the output pipes open,
@@ -82,7 +96,7 @@ asio::awaitable<void> watch_idle(state_ptr st) {
     if (st->finished) break;
     if (std::chrono::steady_clock::now() - st->last_output >= st->idle) {
       st->timed_out = true;
-      st->proc->signal(SIGKILL);
+      signal_agent(*st, SIGKILL);
       end_reads_later(st);
       break;
     }
@@ -93,12 +107,12 @@ asio::awaitable<void> watch_idle(state_ptr st) {
 asio::awaitable<void> interrupt(state_ptr st, std::chrono::milliseconds grace) {
   if (st->finished || !st->proc) co_return;
   st->interrupted = true;
-  st->proc->signal(SIGTERM);
+  signal_agent(*st, SIGTERM);
   asio::steady_timer t(st->executor);
   t.expires_after(grace);
   co_await t.async_wait(use_tuple);
   if (st->finished) co_return;
-  st->proc->signal(SIGKILL);
+  signal_agent(*st, SIGKILL);
   end_reads_later(st);
 }
 
@@ -131,7 +145,11 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   st->idle = std::chrono::milliseconds(o_.settings.idle_timeout_ms);
   if (host->stop_token().stop_requested()) co_return rec->interrupted();
 
-  auto dirs = prepare_dirs(o_.data_dir, ctx.session, ctx.workspace);
+  // In an environment: its workspace and the session's home there.
+  const std::shared_ptr<session::turn_place> place = ctx.place;
+  st->place = place;
+  auto dirs = place ? result<agent_dirs>(agent_dirs{place->home(), place->workspace()})
+                    : prepare_dirs(o_.data_dir, ctx.session, ctx.workspace);
   if (!dirs) co_return co_await rec->fail(dirs.error().message, {});
   if (o_.work != nullptr) {
     auto t = co_await o_.work->task_of(ctx.session);
@@ -149,6 +167,14 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   in.endpoint = o_.endpoint;
   auto relay = open_relay(o_, in);  // the turn's grant: its token dies with the turn
   rec->meter(relay);
+  if (place && relay.open() && o_.relay != nullptr) {
+    auto there = co_await place->reach_port("127.0.0.1", o_.relay->port());
+    if (!there)
+      co_return co_await rec->fail("the model relay cannot be reached from " + place->environment() + ": " +
+                                       there.error().message,
+                                   {});
+    in.endpoint.base_url = with_authority(in.endpoint.base_url, *there);
+  }
   const auto settings = rec->settings_for(o_.settings);  // lives until the turn returns
   in.settings = &settings;
   if (o_.bridge != nullptr) {
@@ -159,14 +185,42 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
                                if (!r) co_return tool_reply{"this turn is over", true};
                                co_return co_await r->call(std::move(tool), std::move(args));
                              });
-    in.mcp =
-        mcp_server{o_.tether_program,
-                   {{"TETHER_TOOLS_SOCKET", o_.bridge->socket_path().string()}, {"TETHER_RUN_TOKEN", ticket.token()}}};
+    std::string socket = o_.bridge->socket_path().string();
+    std::filesystem::path tether = o_.tether_program;
+    bool tools = true;
+    if (place) {
+      // `tether` on the environment's PATH, through a socket forwarded there.
+      auto there = co_await place->reach_socket(socket);
+      if (there) {
+        socket = *there;
+        tether = "tether";
+      } else {
+        tools = false;
+        spdlog::warn("agent: {} turn of {} in {} runs without Tether's tools: {}", kind, ctx.session.str(),
+                     place->environment(), there.error().message);
+      }
+    }
+    if (tools) in.mcp = mcp_server{tether, {{"TETHER_TOOLS_SOCKET", socket}, {"TETHER_RUN_TOKEN", ticket.token()}}};
   }
+  std::vector<std::pair<std::string, std::string>> home_files;
+  if (place) in.home_files = &home_files;
   auto launched = dialect_->prepare(in);
   if (!launched) co_return co_await rec->fail(launched.error().message, {});
+  std::string prompt_file;
+  if (place) {
+    home_files.emplace_back("prompt-" + ctx.execution.str() + ".txt", in.prompt);
+    prompt_file = (dirs->home / home_files.back().first).string();
+    for (auto& [rel, content] : home_files) {
+      auto put = co_await place->put_file((dirs->home / rel).string(), std::move(content), 0600);
+      if (!put)
+        co_return co_await rec->fail("cannot write " + rel + " in " + place->environment() + ": " +
+                                         put.error().message,
+                                     {});
+    }
+  }
   {
-    auto proc = spawn_agent(ex, o_, *dirs, *launched, relay);
+    auto proc = place ? spawn_placed_agent(ex, o_, *place, *dirs, *launched, relay, prompt_file)
+                      : spawn_agent(ex, o_, *dirs, *launched, relay);
     if (!proc) co_return co_await rec->fail(proc.error().message, {});
     st->proc = std::move(proc).value();
   }
@@ -184,9 +238,11 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   });
   asio::co_spawn(ex, [st]() -> asio::awaitable<void> { co_await st->err.read(*st->proc); }, asio::detached);
   asio::co_spawn(ex, watch_idle(st), asio::detached);
-  if (auto w = co_await st->proc->write(in.prompt); !w)
-    spdlog::debug("agent: {} did not take its prompt: {}", kind, w.error().message);
-  st->proc->close_stdin();
+  if (!place) {  // in an environment it reads its prompt from prompt_file
+    if (auto w = co_await st->proc->write(in.prompt); !w)
+      spdlog::debug("agent: {} did not take its prompt: {}", kind, w.error().message);
+    st->proc->close_stdin();
+  }
 
   auto mapper = dialect_->mapper();
   std::optional<std::string> broken;  // output that is not the protocol
@@ -210,9 +266,9 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   // Garbage: it may be dying (a crash prints its reason to stderr as it
   // goes), so it gets a moment to exit on its own before it is stopped.
   if (broken) co_await st->proc->wait_exit(std::chrono::steady_clock::now() + garbage_grace);
-  if (record_failed) st->proc->signal(SIGKILL);
+  if (record_failed) signal_agent(*st, SIGKILL);
   const auto exit = co_await st->proc->stop();
-  forget_agent(o_, pid);
+  if (!place) forget_agent(o_, pid);
   st->finished = true;
   rec->finish();
   st->watchdog.cancel();

@@ -475,6 +475,12 @@ export async function renderSession(root, id) {
       case "compaction.ended":
         notice("compaction", "Earlier context was compacted into a summary.", ev.seq);
         break;
+      case "env.lease.acquired":
+        notice("environment", `Runs in ${d.environment}: lease ${d.outcome}${d.warm ? " (kept warm)" : ""}.`, ev.seq);
+        break;
+      case "env.lease.released":
+        notice("environment", `The lease in ${d.environment} was released (${d.reason}).`, ev.seq);
+        break;
       case "task.status_changed":
         notice("task", `Task: ${d.from} → ${d.to}${d.reason ? ` (${d.reason})` : ""}`, ev.seq);
         break;

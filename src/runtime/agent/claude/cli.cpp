@@ -153,7 +153,7 @@ result<launch> claude_launch(const launch_input& in, const std::vector<std::stri
                         {"env", std::move(env)}};
     const json::object config{{"mcpServers", json::object{{"tether", std::move(server)}}}};
     const auto path = in.home / "mcp.json";
-    TETHER_TRY(write_private_file(in.home, "mcp.json", json::serialize(config)));
+    TETHER_TRY(write_home_file(in, "mcp.json", json::serialize(config)));
     l.argv.insert(l.argv.end(), {"--mcp-config", path.string(), "--strict-mcp-config"});
   }
   return l;

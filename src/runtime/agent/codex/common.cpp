@@ -38,7 +38,7 @@ std::string codex_config_toml(const launch_input& in, std::string_view approval_
 
 result<std::filesystem::path> write_codex_home(const launch_input& in, std::string_view approval_policy) {
   auto codex_home = in.home / ".codex";
-  TETHER_TRY(write_private_file(in.home, ".codex/config.toml", codex_config_toml(in, approval_policy)));
+  TETHER_TRY(write_home_file(in, ".codex/config.toml", codex_config_toml(in, approval_policy)));
   return codex_home;
 }
 

@@ -58,7 +58,7 @@ json::object config(const launch_input& in) {
 
 result<std::map<std::string, std::string>> write_config(const launch_input& in) {
   const auto path = in.home / "opencode.json";
-  TETHER_TRY(write_private_file(in.home, "opencode.json", json::serialize(config(in))));
+  TETHER_TRY(write_home_file(in, "opencode.json", json::serialize(config(in))));
   return std::map<std::string, std::string>{{"OPENCODE_CONFIG", path.string()},
                                             {"OPENCODE_DISABLE_MODELS_FETCH", "1"},
                                             {"OPENCODE_DISABLE_AUTOUPDATE", "1"},

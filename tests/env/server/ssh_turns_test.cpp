@@ -1,0 +1,226 @@
+// Turns in an SSH environment, end to end: a real `tether serve` whose
+// profile (claude-print, one agent process per turn) names an environment
+// on the test's sshd, the agent program and `tether` seen there, the model
+// relay and the tool bridge forwarded over the lease's connection. Three
+// turns append to one file there: the lease is created, kept warm, and
+// after a SIGKILL of Tether found again (resumed) — one provider id — and
+// the host copy holds what the agent wrote.
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "env/environment.h"
+#include "server/harness.h"
+#include "support/agents.h"
+#include "support/files.h"
+#include "support/sshd.h"
+
+namespace tether::e2e {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+// The session's env.* events, in order: (type, data).
+std::vector<std::pair<std::string, json::object>> env_events(cluster& c, const std::string& s) {
+  auto r = c.call("GET", "/v1/sessions/" + s + "/events?limit=1000");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  std::vector<std::pair<std::string, json::object>> out;
+  for (const auto& e : r.json.at("events").as_array()) {
+    const std::string type(e.at("type").as_string());
+    if (type.rfind("env.", 0) == 0) out.emplace_back(type, e.at("data").as_object());
+  }
+  return out;
+}
+
+std::vector<json::object> of_type(const std::vector<std::pair<std::string, json::object>>& events,
+                                  const std::string& type) {
+  std::vector<json::object> out;
+  for (const auto& [t, d] : events)
+    if (t == type) out.push_back(d);
+  return out;
+}
+
+std::string config_for(const test::sshd& server, const fs::path& agents_bin) {
+  const auto o = server.options();
+  return "\n[environments.box]\nkind = \"ssh\"\nhost = \"" + o.host + "\"\nport = " + std::to_string(o.port) +
+         "\nuser = \"agent\"\nidentity_file = \"" + o.identity_file.string() + "\"\nknown_hosts = \"" +
+         o.known_hosts.string() + "\"\nremote_root = \"/home/agent/leases\"\ncontrol_dir = \"" +
+         o.control_dir.string() + "\"\nremote_path = \"/opt/tether/bin:" + agents_bin.string() +
+         ":/usr/bin:/bin\"\nkeep_warm_ms = 600000\n"
+         "\n[profiles.remote]\nruntime = \"claude-print\"\nenvironment = \"box\"\nbase_url = \"{mock}\"\n"
+         "model = \"scripted\"\nidle_timeout_ms = 120000\n";
+}
+
+TEST(SshTurns, ThreeTurnsOnOneLeaseCreatedKeptWarmAndFoundAgainAfterASigkill) {
+  TETHER_REQUIRE_AGENT(claude, "claude");
+  const fs::path agents_bin = claude.parent_path();   // …/node_modules/.bin
+  const fs::path modules = agents_bin.parent_path();  // …/node_modules
+  test::sshd_options so;
+  so.read_only = {{modules, modules.string()}, {tether_binary(), "/opt/tether/bin/tether"}};
+  auto server = test::sshd::start(so);
+  ASSERT_TRUE(server) << server.error().describe();
+  cluster c({}, config_for(**server, agents_bin));
+  auto created = c.call("POST", "/v1/sessions", json::object{{"profile", "remote"}});
+  ASSERT_EQ(created.status, 201u) << created.body;
+  const std::string s(created.json.at("session").at("id").as_string());
+  const auto lease_dir = "/home/agent/leases/" + env::provider_name("session-" + s);
+  const auto host_copy = c.dir() / "data" / "workspaces" / s;
+
+  c.send(s, "Append line T1-alpha to log.txt\nReply with exactly: ONE");
+  c.wait_idle(s, 120s);
+  EXPECT_EQ(c.last_answer(s), "ONE") << json::serialize(c.executions(s));
+  EXPECT_EQ(test::slurp(host_copy / "log.txt"), "T1-alpha\n");
+  EXPECT_EQ(test::slurp((*server)->host_path(lease_dir + "/workspace/log.txt")), "T1-alpha\n");
+  // The agent ran there: its home is the lease's.
+  EXPECT_TRUE(fs::is_directory((*server)->host_path(lease_dir + "/agent-home/.claude")));
+  auto events = env_events(c, s);
+  ASSERT_EQ(of_type(events, "env.lease.requested").size(), 1U) << events.size();
+  auto acquired = of_type(events, "env.lease.acquired");
+  ASSERT_EQ(acquired.size(), 1U);
+  EXPECT_EQ(acquired[0].at("outcome").as_string(), "created");
+  EXPECT_FALSE(acquired[0].at("warm").as_bool());
+  const std::string id(acquired[0].at("provider_id").as_string());
+  auto syncs = of_type(events, "env.workspace.synced");
+  ASSERT_EQ(syncs.size(), 2U);
+  EXPECT_EQ(syncs[0].at("direction").as_string(), "up");
+  EXPECT_EQ(syncs[1].at("direction").as_string(), "down");
+
+  c.send(s, "Append line T2-beta to log.txt\nReply with exactly: TWO");
+  c.wait_idle(s, 120s);
+  EXPECT_EQ(c.last_answer(s), "TWO") << json::serialize(c.executions(s));
+  events = env_events(c, s);
+  EXPECT_EQ(of_type(events, "env.lease.requested").size(), 1U);  // warm: no new request
+  acquired = of_type(events, "env.lease.acquired");
+  ASSERT_EQ(acquired.size(), 2U);
+  EXPECT_EQ(acquired[1].at("outcome").as_string(), "resumed");
+  EXPECT_TRUE(acquired[1].at("warm").as_bool());
+  EXPECT_EQ(acquired[1].at("provider_id").as_string(), id);
+  // Nothing changed here since the last sync: the workspace did not go up again.
+  syncs = of_type(events, "env.workspace.synced");
+  ASSERT_EQ(syncs.size(), 3U);
+  EXPECT_EQ(syncs[2].at("direction").as_string(), "down");
+
+  c.kill_server(SIGKILL);
+  c.start_server();
+  c.send(s, "Append line T3-gamma to log.txt\nReply with exactly: THREE");
+  c.wait_idle(s, 120s);
+  EXPECT_EQ(c.last_answer(s), "THREE") << json::serialize(c.executions(s));
+  EXPECT_EQ(test::slurp(host_copy / "log.txt"), "T1-alpha\nT2-beta\nT3-gamma\n");
+  events = env_events(c, s);
+  EXPECT_EQ(of_type(events, "env.lease.requested").size(), 2U);
+  acquired = of_type(events, "env.lease.acquired");
+  ASSERT_EQ(acquired.size(), 3U);
+  EXPECT_EQ(acquired[2].at("outcome").as_string(), "resumed");
+  EXPECT_FALSE(acquired[2].at("warm").as_bool());
+  EXPECT_EQ(acquired[2].at("provider_id").as_string(), id);
+  for (const auto& e : of_type(events, "env.lease.released")) ADD_FAILURE() << json::serialize(e);
+
+  // A clean stop stops the lease (its directory stays for the next turn).
+  c.kill_server(SIGTERM);
+  c.start_server();
+  events = env_events(c, s);
+  const auto released = of_type(events, "env.lease.released");
+  ASSERT_EQ(released.size(), 1U);
+  EXPECT_EQ(released[0].at("reason").as_string(), "shutdown");
+  EXPECT_TRUE(fs::exists((*server)->host_path(lease_dir + "/workspace/log.txt")));
+}
+
+// Processes of this machine (the sshd's namespace included) whose command line holds `needle`.
+std::vector<int> processes_with(const std::string& needle) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const auto name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = test::slurp(e.path() / "cmdline");
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (cmdline.find(needle) != std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// Tether killed while the agent's command runs there: the program it left
+// running is stopped before the next turn, the turn is told, and nothing
+// runs it again behind the agent's back.
+TEST(SshTurns, ASigkillMidTurnLeavesNothingRunningThereAndTheNextTurnIsTold) {
+  TETHER_REQUIRE_AGENT(claude, "claude");
+  const fs::path agents_bin = claude.parent_path();
+  const fs::path modules = agents_bin.parent_path();
+  test::sshd_options so;
+  so.read_only = {{modules, modules.string()}, {tether_binary(), "/opt/tether/bin/tether"}};
+  auto server = test::sshd::start(so);
+  ASSERT_TRUE(server) << server.error().describe();
+  cluster c({}, config_for(**server, agents_bin));
+  auto created = c.call("POST", "/v1/sessions", json::object{{"profile", "remote"}});
+  ASSERT_EQ(created.status, 201u) << created.body;
+  const std::string s(created.json.at("session").at("id").as_string());
+  const auto remote_ws =
+      (*server)->host_path("/home/agent/leases/" + env::provider_name("session-" + s) + "/workspace");
+  c.send(s, "Remember the phrase: blue kite\nReply with exactly: NOTED");
+  c.wait_idle(s, 120s);
+  ASSERT_EQ(c.last_answer(s), "NOTED") << json::serialize(c.executions(s));
+
+  const std::string loop = "while [ ! -e go-" + s + " ]; do sleep 0.2; done";
+  c.send(s, "Run: touch started && " + loop + "; echo once >> ran.txt\nReply with exactly: RAN");
+  const auto until = std::chrono::steady_clock::now() + 120s;
+  while (!fs::exists(remote_ws / "started") && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(fs::exists(remote_ws / "started"));
+  ASSERT_FALSE(processes_with(loop).empty());
+  c.kill_server(SIGKILL);
+  ASSERT_FALSE(processes_with(loop).empty());  // it outlived Tether, there
+
+  c.start_server();
+  c.send(s, "Recall the phrase.");
+  // Told before anything else ran there: then the loop is gone.
+  json::object notice;
+  const auto told_by = std::chrono::steady_clock::now() + 120s;
+  while (notice.empty() && std::chrono::steady_clock::now() < told_by) {
+    const auto page = c.call("GET", "/v1/sessions/" + s + "/events?limit=1000");
+    for (const auto& e : page.json.at("events").as_array())
+      if (e.at("type").as_string() == "synthetic" && e.at("data").at("reason").as_string() == "environment")
+        notice = e.at("data").as_object();
+    if (notice.empty()) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_FALSE(notice.empty());
+  EXPECT_NE(notice.at("text").as_string().find("was still running"), std::string::npos) << json::serialize(notice);
+  EXPECT_TRUE(processes_with(loop).empty());
+  // Now nothing is left to finish the loop; a command the agent issues again may.
+  std::ofstream(remote_ws / ("go-" + s)).put('x');
+  c.wait_idle(s, 120s);
+  EXPECT_EQ(c.last_answer(s), "blue kite") << json::serialize(c.executions(s));
+  const auto ran = test::slurp(c.dir() / "data" / "workspaces" / s / "ran.txt");
+  EXPECT_LE(std::count(ran.begin(), ran.end(), '\n'), 1) << ran;
+}
+
+TEST(SshTurns, AProfileWhoseRuntimeRunsOnlyHereIsRefusedWhenTheServerStarts) {
+  auto server = test::sshd::start();
+  ASSERT_TRUE(server) << server.error().describe();
+  std::string config = config_for(**server, "/nowhere");
+  config.replace(config.find("{mock}"), 6, "http://127.0.0.1:9");
+  config.replace(config.find("runtime = \"claude-print\""), std::string("runtime = \"claude-print\"").size(),
+                 "runtime = \"claude\"");
+  const auto dir = fs::temp_directory_path() / ("tether-env-refused-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "tether.toml") << config;
+  const auto done = run_to_exit({tether_binary(), "serve", "--config", (dir / "tether.toml").string(), "--data",
+                                 (dir / "data").string(), "--listen", "127.0.0.1:0"},
+                                dir / "serve.log");
+  EXPECT_NE(done.status, 0);
+  EXPECT_NE(done.log.find("runs on this machine only"), std::string::npos) << done.log;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+}  // namespace
+}  // namespace tether::e2e
