@@ -189,6 +189,10 @@ TEST(Work, APlanWaitingForApprovalSurvivesAKillAndIsApprovedAfterTheRestart) {
   const auto t = new_task(c, json::object{{"title", "survive"}, {"mode", "planning"}, {"message", script}});
   const std::string id = str(t, "id");
   const auto waiting = wait_confirmation(c, id);
+  // The turn has ended waiting (the interaction is recorded a moment before
+  // the turn returns; a kill in that moment is another case: the restart
+  // settles the call as interrupted).
+  c.wait_idle(str(t, "session"));
   c.kill_server(SIGKILL);
   c.start_server();
   const auto again = wait_confirmation(c, id);
