@@ -61,18 +61,28 @@ std::string config_for(const test::sshd& server, const fs::path& agents_bin) {
          "model = \"scripted\"\nidle_timeout_ms = 120000\n";
 }
 
-TEST(SshTurns, ThreeTurnsOnOneLeaseCreatedKeptWarmAndFoundAgainAfterASigkill) {
-  TETHER_REQUIRE_AGENT(claude, "claude");
-  const fs::path agents_bin = claude.parent_path();   // …/node_modules/.bin
+// The test's sshd, where the agent programs (beside `agents_bin`) and `tether` are seen at the paths the profile names.
+result<std::unique_ptr<test::sshd>> sshd_with_agents(const fs::path& agents_bin) {
   const fs::path modules = agents_bin.parent_path();  // …/node_modules
   test::sshd_options so;
   so.read_only = {{modules, modules.string()}, {tether_binary(), "/opt/tether/bin/tether"}};
-  auto server = test::sshd::start(so);
+  return test::sshd::start(so);
+}
+
+// A session of the profile that runs in the environment.
+std::string remote_session(cluster& c) {
+  auto created = c.call("POST", "/v1/sessions", json::object{{"profile", "remote"}});
+  EXPECT_EQ(created.status, 201u) << created.body;
+  return std::string(created.json.at("session").at("id").as_string());
+}
+
+TEST(SshTurns, ThreeTurnsOnOneLeaseCreatedKeptWarmAndFoundAgainAfterASigkill) {
+  TETHER_REQUIRE_AGENT(claude, "claude");
+  const fs::path agents_bin = claude.parent_path();  // …/node_modules/.bin
+  auto server = sshd_with_agents(agents_bin);
   ASSERT_TRUE(server) << server.error().describe();
   cluster c({}, config_for(**server, agents_bin));
-  auto created = c.call("POST", "/v1/sessions", json::object{{"profile", "remote"}});
-  ASSERT_EQ(created.status, 201u) << created.body;
-  const std::string s(created.json.at("session").at("id").as_string());
+  const std::string s = remote_session(c);
   const auto lease_dir = "/home/agent/leases/" + env::provider_name("session-" + s);
   const auto host_copy = c.dir() / "data" / "workspaces" / s;
 
@@ -154,16 +164,11 @@ std::vector<int> processes_with(const std::string& needle) {
 // runs it again behind the agent's back.
 TEST(SshTurns, ASigkillMidTurnLeavesNothingRunningThereAndTheNextTurnIsTold) {
   TETHER_REQUIRE_AGENT(claude, "claude");
-  const fs::path agents_bin = claude.parent_path();
-  const fs::path modules = agents_bin.parent_path();
-  test::sshd_options so;
-  so.read_only = {{modules, modules.string()}, {tether_binary(), "/opt/tether/bin/tether"}};
-  auto server = test::sshd::start(so);
+  const fs::path agents_bin = claude.parent_path();  // …/node_modules/.bin
+  auto server = sshd_with_agents(agents_bin);
   ASSERT_TRUE(server) << server.error().describe();
   cluster c({}, config_for(**server, agents_bin));
-  auto created = c.call("POST", "/v1/sessions", json::object{{"profile", "remote"}});
-  ASSERT_EQ(created.status, 201u) << created.body;
-  const std::string s(created.json.at("session").at("id").as_string());
+  const std::string s = remote_session(c);
   const auto remote_ws =
       (*server)->host_path("/home/agent/leases/" + env::provider_name("session-" + s) + "/workspace");
   c.send(s, "Remember the phrase: blue kite\nReply with exactly: NOTED");
