@@ -140,7 +140,9 @@ h.test("a cookie-authenticated POST needs the CSRF header; the bearer token need
   assert.equal(bearer.status, 201);
   // A GET with the cookie needs no CSRF header.
   assert.equal(await page.evaluate(() => fetch("/v1/sessions?limit=1").then((r) => r.status)), 200);
+  // The list is on the page before its first read answers: wait for the row itself.
   await page.reload();
-  await page.waitForSelector("[data-test=session-list]", { visible: true });
-  assert.match(await text_of(page, "[data-test=session-list]"), /csrf probe/);
+  const row = `[data-test=session-list] [data-test=session-row][data-session-id="${id}"]`;
+  await page.waitForSelector(row, { visible: true });
+  assert.match(await text_of(page, `${row} [data-test=session-title]`), /csrf probe/);
 });
