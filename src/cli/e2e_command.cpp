@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -32,6 +33,7 @@
 #include "e2e/run/campaign.h"
 #include "e2e/run/process.h"
 #include "e2e/suite.h"
+#include "runtime/agent/programs.h"
 
 namespace tether::cli {
 
@@ -67,6 +69,9 @@ int run(e2e_args a) {
   install_sigint_handler();
   std::error_code ec;
   if (a.run.tether_binary.empty()) a.run.tether_binary = fs::read_symlink("/proc/self/exe", ec).string();
+  // The prefix the cells' servers find the agent programs in (programs.h), seen by the ssh environment too.
+  const char* prefix = std::getenv("TETHER_AGENTS_PREFIX");
+  a.run.agents_prefix = prefix != nullptr && *prefix != '\0' ? fs::path(prefix) : runtime::agent::default_prefix();
   e2e::progress_sink progress;
   progress.style = ::isatty(STDOUT_FILENO) == 1 ? e2e::progress_style::terminal : e2e::progress_style::lines;
   progress.write = [](const std::string& s) {

@@ -28,6 +28,7 @@ json::object tally_json(const suite_tally& t, bool with_id) {
   o["failed"] = t.failed;
   o["incomplete"] = t.incomplete;
   o["notApplicable"] = t.not_applicable;
+  o["skipped"] = t.skipped;
   o["retries"] = t.retries;
   return o;
 }
@@ -39,6 +40,7 @@ void read_tally(json_reader& r, suite_tally& t, bool with_id) {
   t.failed = static_cast<int>(r.integer("failed"));
   t.incomplete = static_cast<int>(r.integer("incomplete"));
   t.not_applicable = static_cast<int>(r.integer("notApplicable", 0));  // absent before not_applicable existed
+  t.skipped = static_cast<int>(r.integer("skipped", 0));
   t.retries = static_cast<int>(r.integer("retries", 0));
 }
 
@@ -161,6 +163,10 @@ campaign summarize(std::string id, const std::vector<cell_result>& results) {
       ++s.not_applicable;
       continue;
     }
+    if (ref.status == cell_status::skipped && !r.skipped_reason.empty()) {
+      ++s.skipped;  // what it needs is not here: like not_applicable, neither a pass nor a failure
+      continue;
+    }
     ++s.selected;
     switch (ref.status) {
       case cell_status::passed:
@@ -183,6 +189,7 @@ campaign summarize(std::string id, const std::vector<cell_result>& results) {
     c.totals.failed += s.failed;
     c.totals.incomplete += s.incomplete;
     c.totals.not_applicable += s.not_applicable;
+    c.totals.skipped += s.skipped;
     c.totals.retries += s.retries;
   }
   return c;

@@ -39,8 +39,46 @@ json::object runtime_json(const runtime_billing& b) {
   o["provider"] = b.provider;
   o["durationMs"] = b.duration_ms;
   o["agentTimeMs"] = b.agent_time_ms;
+  o["agentRunDurationMs"] = b.agent_time_ms;
+  o["leaseDurationMs"] = or_null(b.lease_duration_ms);
+  o["leaseCount"] = b.lease_count;
+  o["cpuCores"] = or_null(b.cpu_cores);
+  o["memoryGiB"] = or_null(b.memory_gib);
+  o["diskGiB"] = or_null(b.disk_gib);
+  o["estimatedListCostUsd"] = or_null(b.estimated_cost_usd);
   o["costStatus"] = b.cost_status;
+  o["costSource"] = b.cost_source;
+  o["pricingAsOf"] = b.price ? json::value(b.price->date) : json::value(nullptr);
+  o["pricingUrl"] = b.price && !b.price->url.empty() ? json::value(b.price->url) : json::value(nullptr);
+  if (b.price)
+    o["price"] = json::object{{"cpuHourUsd", b.price->cpu_hour},
+                              {"memoryGiBHourUsd", b.price->memory_gib_hour},
+                              {"diskGiBHourUsd", b.price->disk_gib_hour}};
   return o;
+}
+
+void read_runtime(json_reader& rt, runtime_billing& b) {
+  b.provider = rt.opt_str("provider", "local");
+  b.duration_ms = rt.integer("durationMs", 0);
+  b.agent_time_ms = rt.integer("agentTimeMs", 0);
+  b.lease_duration_ms = rt.opt_integer("leaseDurationMs");
+  b.lease_count = rt.integer("leaseCount", 0);
+  b.cpu_cores = rt.opt_integer("cpuCores");
+  b.memory_gib = rt.opt_integer("memoryGiB");
+  b.disk_gib = rt.opt_integer("diskGiB");
+  b.estimated_cost_usd = rt.opt_number("estimatedListCostUsd");
+  b.cost_status = rt.opt_str("costStatus", "not_metered");
+  b.cost_source = rt.opt_str("costSource", "local_not_metered");
+  if (auto p = rt.object("price", optional_field)) {
+    environment_price price;
+    price.cpu_hour = p->opt_number("cpuHourUsd").value_or(0);
+    price.memory_gib_hour = p->opt_number("memoryGiBHourUsd").value_or(0);
+    price.disk_gib_hour = p->opt_number("diskGiBHourUsd").value_or(0);
+    price.source = b.cost_source;
+    price.date = rt.opt_str("pricingAsOf");
+    price.url = rt.opt_str("pricingUrl");
+    b.price = std::move(price);
+  }
 }
 
 }  // namespace
@@ -145,12 +183,36 @@ void compute_billing(cell_result& r) {
     b.cost_status = "unavailable";
   r.llm = std::move(b);
 
-  runtime_billing rt;
+  // The environment's provider, resources and price were set before; the rest is measured.
+  runtime_billing& rt = r.runtime_cost;
   rt.duration_ms = r.duration_ms;
   double agent = 0;
   for (const auto& t : r.turns) agent += t.run_duration_ms.value_or(0);
   rt.agent_time_ms = static_cast<std::int64_t>(std::llround(agent));
-  r.runtime_cost = std::move(rt);
+  rt.estimated_cost_usd.reset();
+  const bool ran = r.status != cell_status::skipped && r.status != cell_status::not_applicable;
+  if (rt.provider == "local" || rt.provider == "postgres-2node" || !ran) {
+    rt.lease_duration_ms.reset();
+    rt.lease_count = 0;
+    rt.cost_status = "not_metered";
+    rt.cost_source = ran ? "local_not_metered" : "not_run";
+    return;
+  }
+  std::int64_t leased = 0;
+  for (const auto& l : r.leases) leased += l.duration_ms;
+  rt.lease_duration_ms = leased;
+  rt.lease_count = static_cast<std::int64_t>(r.leases.size());
+  if (!rt.price) {
+    rt.cost_status = "unpriced";
+    rt.cost_source = rt.provider + "_unpriced";
+    return;
+  }
+  const double hours = static_cast<double>(leased) / 3'600'000.0;
+  rt.estimated_cost_usd = hours * (static_cast<double>(rt.cpu_cores.value_or(0)) * rt.price->cpu_hour +
+                                   static_cast<double>(rt.memory_gib.value_or(0)) * rt.price->memory_gib_hour +
+                                   static_cast<double>(rt.disk_gib.value_or(0)) * rt.price->disk_gib_hour);
+  rt.cost_status = "estimated";
+  rt.cost_source = rt.price->source;
 }
 
 // ---------------------------------------------------------------- cell_result
@@ -189,7 +251,9 @@ json::value to_json(const cell_result& r) {
                                     {"inputId", t.input_id},
                                     {"schedulerLatencyMs", or_null(t.scheduler_latency_ms)},
                                     {"runDurationMs", or_null(t.run_duration_ms)},
-                                    {"responseMs", or_null(t.response_ms)}});
+                                    {"responseMs", or_null(t.response_ms)},
+                                    {"leaseOutcome", string_or_null(t.lease_outcome)},
+                                    {"leaseDurationMs", or_null(t.lease_duration_ms)}});
   o["turns"] = std::move(turns);
   json::array usage;
   for (const auto& u : r.usage) {
@@ -217,9 +281,18 @@ json::value to_json(const cell_result& r) {
   o["failureClass"] = r.failure ? json::value(to_string(*r.failure)) : json::value(nullptr);
   o["error"] = string_or_null(r.error);
   o["notApplicableReason"] = string_or_null(r.not_applicable_reason);
+  o["skippedReason"] = string_or_null(r.skipped_reason);
   o["cleanup"] =
       json::object{{"status", r.cleanup_passed ? "passed" : "failed"}, {"details", string_or_null(r.cleanup_details)}};
-  o["billing"] = json::object{{"llm", llm_json(r.llm)}, {"runtime", runtime_json(r.runtime_cost)}};
+  const double reported = r.llm.reported_cost_usd.value_or(0);
+  const double estimated = r.runtime_cost.estimated_cost_usd.value_or(0);
+  o["billing"] = json::object{
+      {"llm", llm_json(r.llm)},
+      {"runtime", runtime_json(r.runtime_cost)},
+      {"reportedCostUsd", reported},
+      {"estimatedRuntimeCostUsd", estimated},
+      {"observedAndEstimatedCostUsd", reported + estimated},
+      {"complete", r.llm.cost_status == "reported" && r.runtime_cost.cost_status != "unpriced"}};
   o["artifacts"] = string_or_null(r.artifacts);
   return o;
 }
@@ -262,6 +335,11 @@ result<cell_result> cell_result_from_json(const json::value& v) {
     t.scheduler_latency_ms = e.opt_number("schedulerLatencyMs");
     t.run_duration_ms = e.opt_number("runDurationMs");
     t.response_ms = e.opt_number("responseMs");
+    t.lease_outcome = e.opt_str("leaseOutcome");
+    t.lease_duration_ms = e.opt_number("leaseDurationMs");
+    if (!t.lease_outcome.empty())
+      c.leases.push_back({t.run_id, t.lease_outcome,
+                          static_cast<std::int64_t>(std::llround(t.lease_duration_ms.value_or(0)))});
     c.turns.push_back(std::move(t));
   });
   r.each("usage", [&](json_reader& e) {
@@ -288,6 +366,7 @@ result<cell_result> cell_result_from_json(const json::value& v) {
   c.failure = r.enumeration("failureClass", parse_failure_class, optional_field);
   c.error = r.opt_str("error");
   c.not_applicable_reason = r.opt_str("notApplicableReason");
+  c.skipped_reason = r.opt_str("skippedReason");
   if (auto cl = r.object("cleanup", optional_field)) {
     c.cleanup_passed = cl->opt_str("status") != "failed";
     c.cleanup_details = cl->opt_str("details");
@@ -306,12 +385,7 @@ result<cell_result> cell_result_from_json(const json::value& v) {
       c.llm.reported_cost_usd = l->opt_number("reportedCostUsd");
       c.llm.cost_status = l->opt_str("costStatus", "unavailable");
     }
-    if (auto rt = b->object("runtime", optional_field)) {
-      c.runtime_cost.provider = rt->opt_str("provider", "local");
-      c.runtime_cost.duration_ms = rt->integer("durationMs", 0);
-      c.runtime_cost.agent_time_ms = rt->integer("agentTimeMs", 0);
-      c.runtime_cost.cost_status = rt->opt_str("costStatus", "not_metered");
-    }
+    if (auto rt = b->object("runtime", optional_field)) read_runtime(*rt, c.runtime_cost);
   }
   if (!r.ok()) return r.failure();
   return c;

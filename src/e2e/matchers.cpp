@@ -89,7 +89,7 @@ matcher_result& pass(matcher_result& r) {
 
 // A spec with a template that did not expand (each of its strings is shown as written).
 matcher_result not_expanded(const matcher_spec& spec, const tether::error& e) {
-  std::string raw = spec.kind == matcher_kind::file_exact ? spec.path + ": " + spec.content : spec.text + spec.value;
+  std::string raw = spec.kind == matcher_kind::file_exact || spec.kind == matcher_kind::file_absent ? spec.path + ": " + spec.content : spec.text + spec.value;
   for (const auto& t : spec.texts) raw += (raw.empty() ? "" : " · ") + t;
   auto r = start(spec, fmt::format("{} {}", to_string(spec.kind), in_quotes(raw)));
   r.expected = trim_for_display(raw);
@@ -403,6 +403,10 @@ matcher_result judge(const matcher_spec& raw, const observation& o, const templa
     case matcher_kind::context_absent:
     case matcher_kind::workspace_files:
       return judge_work(spec, o);
+    case matcher_kind::file_absent:
+    case matcher_kind::lease_outcomes:
+    case matcher_kind::same_lease:
+      return judge_env(spec, o);
   }
   auto r = start(spec, "unknown matcher");
   return fail(r, "unknown matcher kind");
@@ -444,7 +448,7 @@ std::vector<matcher_result> evaluate(const std::vector<matcher_spec>& matchers, 
 std::vector<std::string> files_to_collect(const std::vector<matcher_spec>& matchers, const template_values& values) {
   std::vector<std::string> out;
   for (const auto& m : matchers) {
-    if (m.kind != matcher_kind::file_exact) continue;
+    if (m.kind != matcher_kind::file_exact && m.kind != matcher_kind::file_absent) continue;
     auto path = expand(m.path, values);  // one that does not expand fails its matcher instead
     if (path && std::find(out.begin(), out.end(), *path) == out.end()) out.push_back(std::move(*path));
   }

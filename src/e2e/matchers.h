@@ -52,6 +52,14 @@
 //   context_absent      no model request made after the plan was approved
 //                       carries `text` (the scripted model's request log;
 //                       fails when no approval or no log was observed)
+//   file_absent         the workspace file `path` does not exist (after the
+//                       last turn's sync, in a leased environment)
+//   lease_outcomes      the session's leases, one per turn placed in an
+//                       environment (env.lease.acquired, in order), had the
+//                       `outcomes` exactly (created | resumed | replaced)
+//   same_lease          every lease the session acquired (at least one) has
+//                       one provider id: its turns ran in one sandbox or host
+//                       directory
 //   new_agent_process   the last run was served by an agent process whose
 //                       pid differs from that of every earlier run's
 //                       process (earlier runs without one are skipped; it
@@ -108,6 +116,19 @@ struct observed_run {
   std::optional<observed_process> agent_process;  // nullopt: none (native, or not reported)
 };
 
+// One env.lease.acquired of the session: a turn placed in an environment,
+// from its acquisition to the end of its use (the turn's sync down, the
+// lease's release, or the next acquisition; 0 when none was seen).
+struct observed_lease {
+  std::string environment;
+  std::string provider_id;
+  std::string outcome;  // created | resumed | replaced
+  bool warm = false;    // taken from this node's warm pool (no request)
+  std::int64_t acquired_ms = 0;
+  std::int64_t done_ms = 0;
+  std::string run_id;  // the run it served ("" when none had started)
+};
+
 struct observed_interaction {
   std::string id;
   std::string status;  // pending | answered | …
@@ -135,6 +156,7 @@ struct observation {
   std::string runtime;  // what ran the session's latest execution (the session view's), not the profile's
 
   std::string environment;
+  std::vector<observed_lease> leases;  // the session's, in order
   // workspace file → bytes, for the files the matchers name (absent: missing)
   std::map<std::string, std::string> files;
   observed_work work;
@@ -152,6 +174,8 @@ struct matcher_result {
 
 // The work matchers (matchers_work.cpp).
 matcher_result judge_work(const matcher_spec& spec, const observation& o);
+// The environment matchers (matchers_env.cpp): file_absent, lease_outcomes, same_lease.
+matcher_result judge_env(const matcher_spec& spec, const observation& o);
 // The checkout directories the matchers' workspace_repos name.
 std::vector<std::string> repos_to_check(const std::vector<matcher_spec>& matchers);
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "e2e/matchers.h"
+#include "e2e/matchers_internal.h"
 
 namespace tether::e2e {
 
@@ -13,25 +14,9 @@ namespace {
 
 namespace json = boost::json;
 
-matcher_result begin(const matcher_spec& spec, std::string description, std::string expected) {
-  matcher_result r;
-  r.kind = std::string(to_string(spec.kind));
-  r.description = std::move(description);
-  r.expected = std::move(expected);
-  return r;
-}
-
-matcher_result& verdict(matcher_result& r, bool passed, std::string why) {
-  r.passed = passed;
-  r.why = passed ? std::string() : std::move(why);
-  return r;
-}
-
-std::string joined(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out.empty() ? "(none)" : out;
-}
+using detail::begin;
+using detail::joined;
+using detail::verdict;
 
 std::string text_of(const json::value& v, std::string_view key) {
   const auto* o = v.if_object();

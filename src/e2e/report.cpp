@@ -118,8 +118,14 @@ enum class verdict { pass, fail, incomplete, not_applicable };
 verdict verdict_of(const cell_result& r) {
   if (r.status == cell_status::passed) return r.cleanup_passed ? verdict::pass : verdict::fail;
   if (r.status == cell_status::failed) return verdict::fail;
-  if (r.status == cell_status::not_applicable) return verdict::not_applicable;
+  // Not run for a missing credential: neither a pass nor a failure, shown like not applicable.
+  if (r.status == cell_status::not_applicable || (r.status == cell_status::skipped && !r.skipped_reason.empty()))
+    return verdict::not_applicable;
   return verdict::incomplete;
+}
+// Why a cell was not run ("" when it was).
+const std::string& reason_not_run(const cell_result& r) {
+  return r.status == cell_status::skipped ? r.skipped_reason : r.not_applicable_reason;
 }
 std::string_view css(verdict v) {
   switch (v) {
@@ -153,9 +159,10 @@ std::string status_label(const cell_result& r) {
   if (r.status == cell_status::not_applicable) return "not applicable";
   return std::string(to_string(r.status));
 }
-// " · 3 not applicable", or "" when every selected cell applied.
+// " · 3 not applicable · 2 skipped", or "" when every selected cell applied and ran.
 std::string not_applicable_note(const suite_tally& t) {
-  return t.not_applicable > 0 ? fmt::format(" · {} not applicable", t.not_applicable) : "";
+  return (t.not_applicable > 0 ? fmt::format(" · {} not applicable", t.not_applicable) : "") +
+         (t.skipped > 0 ? fmt::format(" · {} skipped (what they need is not here)", t.skipped) : "");
 }
 
 // "2026-11-30 09:01:02 UTC"
@@ -188,7 +195,17 @@ std::string usage_tiles(const html::usage_sum& u) {
   if (status == "unavailable") why = "no run reported usage";
   s += tile("Cost", escape(html::cost(u.cost_usd, status == "partial" ? "reported" : status)), why,
             u.cost_usd ? "" : "muted");
-  s += tile("Agent time", html::duration(u.agent_time_ms), "sum of run durations");
+  if (u.leases == 0) {
+    s += tile("Agent time", html::duration(u.agent_time_ms), "sum of run durations");
+    return s;
+  }
+  s += tile("Agent time", html::duration(u.agent_time_ms),
+            fmt::format("sum of run durations · {} lease ({} leases)", html::duration(u.lease_ms), u.leases));
+  std::string lease_why = "lease time × the environment's list price";
+  if (u.unpriced_leased_cells > 0)
+    lease_why = fmt::format("{} leased cell(s) without a list price not included", u.unpriced_leased_cells);
+  s += tile("Runtime cost", u.runtime_cost_usd ? escape(html::cost(u.runtime_cost_usd, "reported")) + " est." : "unpriced",
+            lease_why, u.runtime_cost_usd ? "" : "muted");
   return s;
 }
 
@@ -290,7 +307,7 @@ std::string grid(const std::vector<const cell_result*>& finals) {
       const cell_result& r = *it->second;
       const verdict v = verdict_of(r);
       const std::string title = v == verdict::not_applicable
-                                    ? r.case_title + " — not applicable: " + r.not_applicable_reason
+                                    ? r.case_title + " — " + status_label(r) + ": " + reason_not_run(r)
                                     : r.case_title + " — " + status_label(r);
       s += fmt::format(R"(<td><a class="chip {}" href="#{}" title="{}">{}{}</a></td>)", css(v), escape(anchor(r)),
                        escape(title), mark(v), r.attempt > 1 ? R"(<span class="retry">↻</span>)" : "");
@@ -371,16 +388,36 @@ std::string matcher_table(const cell_result& r) {
   return s + "</tbody></table>";
 }
 
+// "3m 30s · 3 leases · $0.0156 est." (or "unpriced").
+std::string lease_summary(const runtime_billing& b) {
+  std::string s = html::duration(b.lease_duration_ms.value_or(0)) + " · " + std::to_string(b.lease_count) +
+                  (b.lease_count == 1 ? " lease" : " leases") + " · ";
+  if (b.estimated_cost_usd)
+    s += escape(html::cost(b.estimated_cost_usd, "reported")) + " est. (" + escape(b.cost_source) +
+         (b.price ? ", " + escape(b.price->date) : "") + ")";
+  else
+    s += escape(b.cost_status);
+  return s;
+}
+
 std::string turn_table(const cell_result& r) {
   if (r.turns.empty()) return R"(<p class="muted">No turn was timed.</p>)";
-  std::string s =
-      "<table><thead><tr><th>run</th><th>input</th><th>scheduler latency</th><th>run duration</th>"
-      "<th>response time</th></tr></thead><tbody>";
-  for (const auto& t : r.turns)
-    s += fmt::format(R"(<tr><td><code>{}</code></td><td><code>{}</code></td><td class="num">{}</td>)"
-                     R"(<td class="num">{}</td><td class="num">{}</td></tr>)",
-                     escape(t.run_id), escape(t.input_id), opt_ms(t.scheduler_latency_ms), opt_ms(t.run_duration_ms),
-                     opt_ms(t.response_ms));
+  const bool leased = std::any_of(r.turns.begin(), r.turns.end(), [](const turn_timing& t) {
+    return !t.lease_outcome.empty();
+  });
+  std::string s = "<table><thead><tr><th>turn</th><th>run</th><th>input</th>";
+  if (leased) s += "<th>lease</th><th>lease time</th>";
+  s += "<th>scheduler latency</th><th>run duration</th><th>response time</th></tr></thead><tbody>";
+  int n = 0;
+  for (const auto& t : r.turns) {
+    s += fmt::format(R"(<tr><td class="num">{}</td><td><code>{}</code></td><td><code>{}</code></td>)", ++n,
+                     escape(t.run_id), escape(t.input_id));
+    if (leased)
+      s += fmt::format(R"(<td data-test="lease-outcome">{}</td><td class="num">{}</td>)",
+                       t.lease_outcome.empty() ? "—" : escape(t.lease_outcome), opt_ms(t.lease_duration_ms));
+    s += fmt::format(R"(<td class="num">{}</td><td class="num">{}</td><td class="num">{}</td></tr>)",
+                     opt_ms(t.scheduler_latency_ms), opt_ms(t.run_duration_ms), opt_ms(t.response_ms));
+  }
   return s + "</tbody></table>";
 }
 
@@ -437,7 +474,10 @@ std::string cell_details(const cell_result& r, bool final_attempt, const std::ve
   facts += fact("cost", escape(html::cost(r.llm.reported_cost_usd, r.llm.cost_status)));
   facts += fact("artifacts", artifact_links(files));
   if (v == verdict::not_applicable)
-    facts += fact("not applicable", fmt::format(R"(<span class="na">{}</span>)", escape(r.not_applicable_reason)));
+    facts += fact(r.status == cell_status::skipped ? "skipped" : "not applicable",
+                  fmt::format(R"(<span class="na">{}</span>)", escape(reason_not_run(r))));
+  if (r.runtime_cost.lease_duration_ms && v != verdict::not_applicable)
+    facts += fact("environment lease", lease_summary(r.runtime_cost));
   std::string attempt = "attempt " + std::to_string(r.attempt);
   if (!final_attempt) attempt += ", retried";
   return fmt::format(
@@ -448,7 +488,7 @@ std::string cell_details(const cell_result& r, bool final_attempt, const std::ve
       R"(</details></div></details>)",
       css(v), escape(anchor(r)),
       v != verdict::pass && v != verdict::not_applicable && final_attempt ? " open" : "", css(v),
-      escape(r.not_applicable_reason), mark(v), escape(status_label(r)), escape(r.cell), escape(r.case_title), attempt,
+      escape(reason_not_run(r)), mark(v), escape(status_label(r)), escape(r.cell), escape(r.case_title), attempt,
       html::duration(r.duration_ms), facts, matcher_table(r), turn_table(r), usage_table(r),
       escape(pretty_json(usage)));
 }
@@ -567,7 +607,8 @@ std::string suite_section(const report_data& d, const suite_tally& t, const std:
             fmt::format(R"(<span class="pass">{}</span> / <span class="fail">{}</span> / )"
                         R"(<span class="incomplete">{}</span> / <span class="na">{}</span>)",
                         t.passed, t.failed, t.incomplete, t.not_applicable),
-            "passed / failed / incomplete / not applicable");
+            "passed / failed / incomplete / not applicable" +
+                (t.skipped > 0 ? fmt::format(" · {} skipped", t.skipped) : std::string()));
   s += tile("Retries", std::to_string(t.retries));
   s += usage_tiles(u);
   s += "</div>" + grid(final_cells);

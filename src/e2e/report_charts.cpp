@@ -88,6 +88,12 @@ void usage_sum::add(const cell_result& r) {
   output_tokens += r.llm.output_tokens;
   cached_input_tokens += r.llm.cached_input_tokens;
   agent_time_ms += r.runtime_cost.agent_time_ms;
+  lease_ms += r.runtime_cost.lease_duration_ms.value_or(0);
+  leases += r.runtime_cost.lease_count;
+  if (r.runtime_cost.estimated_cost_usd)
+    runtime_cost_usd = runtime_cost_usd.value_or(0) + *r.runtime_cost.estimated_cost_usd;
+  else if (r.runtime_cost.lease_count > 0)
+    ++unpriced_leased_cells;
   if (r.llm.reported_cost_usd) cost_usd = cost_usd.value_or(0) + *r.llm.reported_cost_usd;
 }
 

@@ -40,6 +40,11 @@ struct usage_sum {
   std::int64_t cached_input_tokens = 0;
   std::int64_t agent_time_ms = 0;
   std::optional<double> cost_usd;
+  // leased environments: lease time and count, and the estimated runtime cost of the priced ones
+  std::int64_t lease_ms = 0;
+  std::int64_t leases = 0;
+  std::int64_t unpriced_leased_cells = 0;
+  std::optional<double> runtime_cost_usd;
   void add(const cell_result& r);
   // reported | partial | unpriced | unavailable, by the billing rules.
   [[nodiscard]] std::string cost_status() const;

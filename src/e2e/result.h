@@ -20,7 +20,9 @@
 //   profileId, environmentId, caseId, caseTitle, runtime, provider (null for
 //   an agent-program runtime: it picks its own wire protocol), model, sessionId,
 //   runIds [..], nonce, startedAt, finishedAt (ISO 8601 UTC), durationMs,
-//   turns [{runId, inputId, schedulerLatencyMs, runDurationMs, responseMs}],
+//   turns [{runId, inputId, schedulerLatencyMs, runDurationMs, responseMs,
+//           leaseOutcome (created | resumed | replaced; null: the turn ran
+//           in no lease), leaseDurationMs}],
 //   usage [{runId, outcome, inputTokens, outputTokens, cachedInputTokens,
 //           totalTokens, costUsd, costStatus}],
 //   matcherResults [{kind, description, passed, expected, actual, why}],
@@ -30,7 +32,16 @@
 //   billing {llm {runCount, runsWithTokenUsage, runsWithReportedCost,
 //                 inputTokens, outputTokens, cachedInputTokens, totalTokens,
 //                 reportedCostUsd, costStatus},
-//            runtime {provider, durationMs, agentTimeMs, costStatus}},
+//            runtime {provider (the environment's kind), durationMs,
+//                     agentTimeMs and agentRunDurationMs (the runs' time),
+//                     leaseDurationMs (null without a lease), leaseCount,
+//                     cpuCores, memoryGiB, diskGiB (null: not known),
+//                     estimatedListCostUsd (null: unpriced), costStatus
+//                     (not_metered | estimated | unpriced), costSource,
+//                     pricingAsOf, pricingUrl},
+//            reportedCostUsd (the models'), estimatedRuntimeCostUsd,
+//            observedAndEstimatedCostUsd (their sum), complete (every run's
+//            model cost reported and the runtime's known)},
 //   artifacts (directory, relative to the result file)
 //
 // Failure classes and retries: candidate_failure (a matcher failed: Tether's
@@ -41,6 +52,13 @@
 // cleanup_failure (a process would not stop, a directory would not go).
 // Only the transient classes (transient_infrastructure, provider_variance)
 // are retried, at most once, in a fresh cell (new nonce, data, ports).
+//
+// skipped: the cell was not run because something it needs is not here
+// (skippedReason says what, e.g. the Daytona cells without DAYTONA_API_KEY)
+// or the campaign was interrupted before it (error "interrupted before it
+// started"). A cell skipped for a missing credential is, like
+// not_applicable, neither a pass nor a failure; an interrupted one is
+// incomplete.
 //
 // not_applicable: the case declared that it cannot apply to the profile's
 // runtime kind (suite.h), so the cell was not run. It is its own state, not
@@ -85,6 +103,15 @@ struct turn_timing {
   std::optional<double> scheduler_latency_ms;  // input admitted → model request received
   std::optional<double> run_duration_ms;       // execution started → finished
   std::optional<double> response_ms;           // input sent → its run finished
+  std::string lease_outcome;                   // "" when the turn ran in no lease
+  std::optional<double> lease_duration_ms;     // its lease's acquisition → the turn's sync down
+};
+
+// One turn's lease (observed_lease, kept in the record's turns and billing).
+struct lease_use {
+  std::string run_id;  // the run it served ("" when none was matched)
+  std::string outcome;
+  std::int64_t duration_ms = 0;
 };
 
 struct run_usage {
@@ -109,11 +136,20 @@ struct llm_billing {
   std::string cost_status = "unavailable";  // reported | partial | unpriced | unavailable
 };
 
+// What the cell's environment costs: lease time × its list price. The
+// provider, resources and price come from the environment's definition
+// (before compute_billing); the rest compute_billing fills.
 struct runtime_billing {
   std::string provider = "local";
   std::int64_t duration_ms = 0;    // the cell's wall time
   std::int64_t agent_time_ms = 0;  // sum of run durations
-  std::string cost_status = "not_metered";
+  std::optional<std::int64_t> lease_duration_ms;  // nullopt: the environment leases nothing
+  std::int64_t lease_count = 0;
+  std::optional<std::int64_t> cpu_cores, memory_gib, disk_gib;
+  std::optional<environment_price> price;
+  std::optional<double> estimated_cost_usd;
+  std::string cost_status = "not_metered";  // not_metered | estimated | unpriced
+  std::string cost_source = "local_not_metered";
 };
 
 struct cell_result {
@@ -146,6 +182,8 @@ struct cell_result {
   std::optional<failure_class> failure;
   std::string error;                  // one line, "" when none
   std::string not_applicable_reason;  // the case's reason; "" unless status is not_applicable
+  std::string skipped_reason;         // what the cell needs that is not here; "" unless skipped for it
+  std::vector<lease_use> leases;      // the turns' leases, in order (a leased environment)
   bool cleanup_passed = true;
   std::string cleanup_details;
   llm_billing llm;
@@ -173,6 +211,7 @@ struct suite_tally {
   int failed = 0;
   int incomplete = 0;      // error or skipped
   int not_applicable = 0;  // selected but not applicable to their runtime; not in `selected`
+  int skipped = 0;         // not run for a missing credential (skipped_reason); not in `selected`
   int retries = 0;
 };
 

@@ -221,6 +221,12 @@ key_list matcher_keys(matcher_kind k) {
       return {"kind", "run", "session", "workspace", "reasons"};
     case matcher_kind::context_absent:
       return {"kind", "text"};
+    case matcher_kind::file_absent:
+      return {"kind", "path"};
+    case matcher_kind::lease_outcomes:
+      return {"kind", "outcomes"};
+    case matcher_kind::same_lease:
+      return {"kind"};
   }
   return {"kind"};
 }
@@ -234,6 +240,15 @@ using detail::matcher_keys;
 result<void> read_templates(const table_reader& r, matcher_spec& m) {
   TETHER_TRY(assign(m.texts, r.texts("texts")));
   for (const auto& t : m.texts) TETHER_TRY(r.known_templates("texts", t));
+  return ok();
+}
+
+// lease_outcomes: one outcome per leased turn, each created | resumed | replaced.
+result<void> read_outcomes(const table_reader& r, matcher_spec& m) {
+  TETHER_TRY(assign(m.texts, r.texts("outcomes")));
+  for (const auto& o : m.texts)
+    if (o != "created" && o != "resumed" && o != "replaced")
+      return r.fail(fmt::format("\"outcomes\": \"{}\" is not created, resumed or replaced", o));
   return ok();
 }
 
@@ -251,6 +266,7 @@ result<void> read_matcher_field(const table_reader& r, std::string_view key, mat
   if (key == "texts") return read_templates(r, m);
   if (key == "repos") return assign(m.texts, r.texts(key));                 // "api@main"
   if (key == "reasons") return assign(m.texts, r.texts(key, true));  // category names; [] when none changed
+  if (key == "outcomes") return read_outcomes(r, m);
   if (key == "count") return assign(m.count, r.integer(key, 0));
   if (key == "path") return assign(m.path, r.path(key));
   if (key == "status") return assign(m.status, r.text(key));
@@ -447,15 +463,53 @@ result<profile_def> read_profile(const std::string& id, const toml::table& t, co
   return p;
 }
 
+result<environment_price> read_price(const table_reader& env) {
+  const auto* t = env.table("price");
+  if (t == nullptr) return env.fail("\"price\" must be a table");
+  const table_reader r(*t, env.where() + " price");
+  TETHER_TRY(r.only({"cpu_hour", "memory_gib_hour", "disk_gib_hour", "source", "date", "url"}));
+  environment_price p;
+  TETHER_TRY(assign(p.cpu_hour, r.number("cpu_hour")));
+  TETHER_TRY(assign(p.memory_gib_hour, r.number("memory_gib_hour")));
+  TETHER_TRY(assign(p.disk_gib_hour, r.number("disk_gib_hour")));
+  TETHER_TRY(assign(p.source, r.text("source")));
+  TETHER_TRY(assign(p.date, r.text("date")));
+  TETHER_TRY(assign(p.url, r.text_or("url", "")));
+  return p;
+}
+
+// The keys of a leased kind: warm time, resources, price, and Daytona's own.
+result<void> read_lease_keys(const table_reader& r, environment_def& e) {
+  if (r.has("keep_warm_ms")) TETHER_TRY(assign(e.keep_warm_ms, as_optional(r.integer("keep_warm_ms", 0))));
+  TETHER_TRY(assign(e.cpu, r.integer_or("cpu", 0, 0)));
+  TETHER_TRY(assign(e.memory_gib, r.integer_or("memory_gib", 0, 0)));
+  TETHER_TRY(assign(e.disk_gib, r.integer_or("disk_gib", 0, 0)));
+  if (r.has("price")) TETHER_TRY(assign(e.price, as_optional(read_price(r))));
+  if (e.kind != "daytona") return ok();
+  TETHER_TRY(assign(e.api_url, r.text_or("api_url", "https://app.daytona.io/api")));
+  TETHER_TRY(assign(e.api_key_env, r.text_or("api_key_env", e.api_key_env)));
+  for (auto [key, field] : {std::pair{"target", &e.target}, std::pair{"image", &e.image},
+                            std::pair{"snapshot", &e.snapshot}, std::pair{"reach_host", &e.reach_host}})
+    TETHER_TRY(assign(*field, r.text_or(key, "")));
+  return ok();
+}
+
 result<environment_def> read_environment(const std::string& id, const toml::table& t, const std::string& origin) {
   const table_reader r(t, fmt::format("{}: environment \"{}\"", origin, id));
   if (!is_id(id)) return r.fail("the environment id is not [a-z0-9-]+");
-  TETHER_TRY(r.only({"title", "kind"}));
-  static constexpr std::array kinds{std::string_view("local"), std::string_view("postgres-2node")};
+  static constexpr std::array kinds{std::string_view("local"), std::string_view("postgres-2node"),
+                                    std::string_view("ssh"), std::string_view("daytona")};
   environment_def e;
   e.id = id;
-  TETHER_TRY(assign(e.title, r.text("title")));
   TETHER_TRY(assign(e.kind, r.one_of("kind", e.kind, kinds)));
+  key_list keys{"title", "kind"};
+  if (is_leased_environment(e.kind))
+    for (const char* k : {"keep_warm_ms", "cpu", "memory_gib", "disk_gib", "price"}) keys.emplace_back(k);
+  if (e.kind == "daytona")
+    for (const char* k : {"api_url", "api_key_env", "target", "image", "snapshot", "reach_host"}) keys.emplace_back(k);
+  TETHER_TRY(r.only(keys, fmt::format("a {} environment", e.kind)));
+  TETHER_TRY(assign(e.title, r.text("title")));
+  if (is_leased_environment(e.kind)) TETHER_TRY(read_lease_keys(r, e));
   return e;
 }
 
@@ -511,6 +565,8 @@ bool is_warm_runtime(std::string_view kind) {
 // ---- names ----
 
 std::string_view to_string(step_kind k) { return name_of(k, step_names); }
+bool is_leased_environment(std::string_view kind) { return kind == "ssh" || kind == "daytona"; }
+
 std::string_view to_string(matcher_kind k) { return name_of(k, matcher_names); }
 std::string_view to_string(wait_target t) { return name_of(t, wait_names); }
 

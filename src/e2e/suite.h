@@ -29,7 +29,7 @@
 //   sleep ms
 //
 // Templates: `{marker}`, `{nonce}`, `{phrase}`, `{marker1}`…`{marker9}`,
-// `{cell}`, `{runtime}` expand per cell in every string of a step or a
+// `{cell}`, `{runtime}`, `{environment}` expand per cell in every string of a step or a
 // matcher, paths included (see expand()); `{{` and `}}` are
 // literal braces. Any other `{name}` is a load error naming the file, the
 // case and the field.
@@ -45,7 +45,8 @@
 //   texts · message_absent text · file_exact path, content · run_status
 //   status, run (optional) · run_count count · session_status status · interaction_status
 //   status · runtime value · environment value · usage_reported ·
-//   same_agent_process runs (optional) · new_agent_process
+//   same_agent_process runs (optional) · new_agent_process · file_absent
+//   path · lease_outcomes outcomes · same_lease
 // (`value` is a template: `runtime = "{runtime}"` checks that what ran is the
 // cell's profile's runtime, so one case serves every runtime kind.)
 //
@@ -167,14 +168,18 @@ enum class matcher_kind {
   freshness_decision,
   context_absent,
   workspace_files,
+  // environments (leases)
+  file_absent,
+  lease_outcomes,
+  same_lease,
 };
 
 struct matcher_spec {
   matcher_kind kind = matcher_kind::message_exact;
   std::string text;                // message_exact, message_occurrences, message_absent (template)
-  std::vector<std::string> texts;  // message_ordered (templates)
+  std::vector<std::string> texts;  // message_ordered (templates); lease_outcomes (created | resumed | replaced)
   std::int64_t count = 0;          // message_occurrences, run_count
-  std::string path;                // file_exact (relative to the workspace)
+  std::string path;                // file_exact, file_absent (relative to the workspace)
   std::string content;             // file_exact (template; exact bytes)
   std::string status;              // run_status, session_status, interaction_status
   std::int64_t run = 0;            // run_status: the 1-based run it judges; 0 (omitted): every run
@@ -246,11 +251,44 @@ struct profile_def {
 // SQLite), or "postgres-2node" (two nodes on one throwaway PostgreSQL
 // database; a restart step stops the serving node and continues on the
 // other; native runtimes only, see run/cluster.cpp).
+// An environment's list price (its `price` table), USD; a leased cell's
+// estimated runtime cost is lease time × (cpu × cpu_hour + memory_gib ×
+// memory_gib_hour + disk_gib × disk_gib_hour).
+struct environment_price {
+  double cpu_hour = 0;
+  double memory_gib_hour = 0;
+  double disk_gib_hour = 0;
+  std::string source;  // e.g. "daytona_public_list_price"
+  std::string date;    // when it was read, YYYY-MM-DD
+  std::string url;     // where ("" when none)
+};
+
+// kind: local (this machine) · postgres-2node (two nodes, one database) ·
+// ssh (a real sshd the cell starts on this machine, in its own namespaces;
+// the profile's turns run there) · daytona (the Daytona service at
+// `api_url`, with the key in `api_key_env`; without it its cells are
+// skipped, saying so).
 struct environment_def {
   std::string id;
   std::string title;
   std::string kind = "local";
+  // ssh, daytona: the lease's warm time and resources (0: not known), and its price
+  std::optional<std::int64_t> keep_warm_ms;
+  std::int64_t cpu = 0;
+  std::int64_t memory_gib = 0;
+  std::int64_t disk_gib = 0;
+  std::optional<environment_price> price;
+  // daytona
+  std::string api_url;
+  std::string api_key_env = "DAYTONA_API_KEY";
+  std::string target;
+  std::string image;
+  std::string snapshot;
+  std::string reach_host;  // the name a sandbox reaches this machine by (the model relay, the tool bridge)
 };
+
+// The leased kinds (ssh, daytona): a profile's turns run in a lease there.
+bool is_leased_environment(std::string_view kind);
 
 struct catalogue {
   std::vector<suite_def> suites;
@@ -276,9 +314,11 @@ struct template_values {
   std::string cell;     // suite.profile.environment.case
   std::string runtime;  // the cell's profile's runtime kind, e.g. "codex-exec"
   std::string repos;    // where the cell's repositories are (create_repositories), an absolute path
+  std::string environment;  // the cell's environment's id, e.g. "ssh"
 };
 // {nonce} → nonce; {marker} → "MARK-" + nonce; {markerN} → "MARK<N>-" + nonce;
 // {phrase} → "phrase-" + nonce; {cell} → cell; {runtime} → runtime;
+// {environment} → the environment's id;
 // {repos} → repos (the directory holding the cell's NAME.git repositories);
 // {{ → {, }} → }.
 // A `{` starts a name that runs to the next `}`; when another `{` or the end

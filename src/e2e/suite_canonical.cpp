@@ -95,7 +95,7 @@ json::object matcher_json(const matcher_spec& m) {
     if (key == "value") o["value"] = m.value;
     if (key == "run") o["run"] = m.run;
     if (key == "runs") o["runs"] = json::array(m.runs.begin(), m.runs.end());
-    if (key == "repos" || key == "reasons") o[key] = json::array(m.texts.begin(), m.texts.end());
+    if (key == "repos" || key == "reasons" || key == "outcomes") o[key] = json::array(m.texts.begin(), m.texts.end());
     if (key == "of") o["of"] = m.of;
     if (key == "session") o["session"] = m.session;
     if (key == "workspace") o["workspace"] = m.workspace;

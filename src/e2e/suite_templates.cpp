@@ -44,6 +44,7 @@ std::optional<std::string> template_value(std::string_view name, const template_
   if (name == "phrase") return "phrase-" + v.nonce;
   if (name == "cell") return v.cell;
   if (name == "runtime") return v.runtime;
+  if (name == "environment") return v.environment;
   if (name == "repos") return v.repos;
   if (name.size() == 7 && name.starts_with("marker") && name[6] >= '1' && name[6] <= '9')
     return "MARK" + std::string(1, name[6]) + "-" + v.nonce;

@@ -48,7 +48,7 @@ inline constexpr std::array<names<wait_target>, 7> wait_names{{{wait_target::idl
                                                                {wait_target::file, "file"},
                                                                {wait_target::task, "task"},
                                                                {wait_target::children, "children"}}};
-inline constexpr std::array<names<matcher_kind>, 21> matcher_names{
+inline constexpr std::array<names<matcher_kind>, 24> matcher_names{
     {{matcher_kind::message_exact, "message_exact"},
      {matcher_kind::message_occurrences, "message_occurrences"},
      {matcher_kind::message_ordered, "message_ordered"},
@@ -69,7 +69,10 @@ inline constexpr std::array<names<matcher_kind>, 21> matcher_names{
      {matcher_kind::workspace_repos, "workspace_repos"},
      {matcher_kind::freshness_decision, "freshness_decision"},
      {matcher_kind::context_absent, "context_absent"},
-     {matcher_kind::workspace_files, "workspace_files"}}};
+     {matcher_kind::workspace_files, "workspace_files"},
+     {matcher_kind::file_absent, "file_absent"},
+     {matcher_kind::lease_outcomes, "lease_outcomes"},
+     {matcher_kind::same_lease, "same_lease"}}};
 inline constexpr std::array providers{std::string_view("openai-chat"), std::string_view("openai-responses"),
                                       std::string_view("anthropic")};
 
@@ -203,6 +206,23 @@ class table_reader {
     return v;
   }
 
+  // A number (integer or float) of at least 0.
+  [[nodiscard]] result<double> number(std::string_view key) const {
+    const auto* node = t_.get(key);
+    if (node == nullptr) return fail(fmt::format("missing \"{}\"", key));
+    if (!node->is_number()) return fail(fmt::format("\"{}\" must be a number", key));
+    const auto v = node->value<double>().value_or(-1);
+    if (v < 0) return fail(fmt::format("\"{}\" must not be negative", key));
+    return v;
+  }
+
+  // The sub-table `key` (nullptr when absent or not a table).
+  [[nodiscard]] const toml::table* table(std::string_view key) const {
+    const auto* node = t_.get(key);
+    return node != nullptr ? node->as_table() : nullptr;
+  }
+  [[nodiscard]] const std::string& where() const { return where_; }
+
   [[nodiscard]] result<std::int64_t> integer_or(std::string_view key, std::int64_t fallback, std::int64_t min) const {
     return has(key) ? integer(key, min) : result<std::int64_t>(fallback);
   }
@@ -248,7 +268,7 @@ class table_reader {
     for (const auto& n : unknown) braced.push_back("{" + n + "}");
     return fail(
         fmt::format("\"{}\" uses unknown template {} (known: {{nonce}}, {{marker}}, {{marker1}}…{{marker9}}, "
-                    "{{phrase}}, {{cell}}, {{runtime}}; write {{{{ and }}}} for literal braces)",
+                    "{{phrase}}, {{cell}}, {{runtime}}, {{environment}}; write {{{{ and }}}} for literal braces)",
                     key, join(braced)));
   }
 

@@ -153,6 +153,46 @@ TEST(not_applicable, other_runtimes_run_the_case) {
   EXPECT_TRUE(r.not_applicable_reason.empty());
 }
 
+// ---- leased environments ----
+
+TEST(environments, a_leased_environment_runs_the_per_turn_agent_kinds_only) {
+  scratch_dir dir;
+  for (const char* runtime : {"native", "claude", "codex", "acp-claude"}) {
+    na_fixture f(dir.path(), runtime);
+    f.plan.environment = {"ssh", "SSH host", "ssh"};
+    const auto reason = not_applicable_reason(f.plan);
+    ASSERT_TRUE(reason) << runtime;
+    EXPECT_NE(reason->find("runs on Tether's own machine only"), std::string::npos) << *reason;
+  }
+  na_fixture f(dir.path(), "opencode-run");
+  f.plan.environment = {"ssh", "SSH host", "ssh"};
+  EXPECT_FALSE(not_applicable_reason(f.plan));
+}
+
+TEST(environments, a_daytona_cell_without_its_key_is_skipped_saying_why_and_starts_nothing) {
+  scratch_dir dir;
+  na_fixture f(dir.path(), "opencode-run");
+  f.plan.environment = {"daytona", "Daytona sandbox", "daytona"};
+  f.plan.environment.api_key_env = "TETHER_E2E_TEST_DAYTONA_KEY_UNSET";
+  ::unsetenv("TETHER_E2E_TEST_DAYTONA_KEY_UNSET");
+  const auto why = skip_reason(f.plan);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("$TETHER_E2E_TEST_DAYTONA_KEY_UNSET is not set"), std::string::npos) << *why;
+  const cell_result r = run_cell(f.plan, nullptr);
+  EXPECT_EQ(r.status, cell_status::skipped);
+  EXPECT_EQ(r.skipped_reason, *why);
+  EXPECT_FALSE(r.failure);
+  EXPECT_EQ(r.runtime_cost.provider, "daytona");
+  EXPECT_FALSE(fs::exists(f.plan.scratch_root));  // nothing was set up
+  // With the key it would run.
+  ::setenv("TETHER_E2E_TEST_DAYTONA_KEY_UNSET", "dtn-test", 1);
+  EXPECT_FALSE(skip_reason(f.plan));
+  ::unsetenv("TETHER_E2E_TEST_DAYTONA_KEY_UNSET");
+  // An environment that is not Daytona's needs no key.
+  f.plan.environment = {"ssh", "SSH host", "ssh"};
+  EXPECT_FALSE(skip_reason(f.plan));
+}
+
 // A suites directory whose one case applies to no agent program.
 fs::path agent_only_suites(const fs::path& dir) {
   const fs::path suites = dir / "suites";

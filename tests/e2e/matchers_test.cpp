@@ -617,5 +617,79 @@ TEST(evaluate, returns_one_result_per_matcher_in_order) {
   EXPECT_FALSE(results[2].why.empty());
 }
 
+// ---- the environment matchers ----
+
+observed_lease lease(std::string outcome, std::string provider_id = "ssh://agent@127.0.0.9:22/l/tether-session-1") {
+  observed_lease l;
+  l.environment = "box";
+  l.provider_id = std::move(provider_id);
+  l.outcome = std::move(outcome);
+  return l;
+}
+
+matcher_spec outcomes_spec(std::vector<std::string> outcomes) {
+  auto m = spec(matcher_kind::lease_outcomes);
+  m.texts = std::move(outcomes);
+  return m;
+}
+
+TEST(lease_outcomes, passes_on_exactly_those_outcomes_in_order) {
+  observation o;
+  o.leases = {lease("created"), lease("resumed"), lease("resumed")};
+  const auto r = judge(outcomes_spec({"created", "resumed", "resumed"}), o);
+  EXPECT_TRUE(r.passed) << r.why;
+  EXPECT_EQ(r.actual, "created, resumed, resumed");
+}
+
+TEST(lease_outcomes, fails_on_another_order_another_count_or_no_lease) {
+  observation o;
+  o.leases = {lease("created"), lease("created"), lease("resumed")};
+  auto r = judge(outcomes_spec({"created", "resumed", "resumed"}), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "lease 2 was created, not resumed")) << r.why;
+  o.leases = {lease("created"), lease("resumed")};
+  r = judge(outcomes_spec({"created", "resumed", "resumed"}), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "2 lease(s) were acquired, not 3")) << r.why;
+  o.leases.clear();
+  r = judge(outcomes_spec({"created"}), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.actual, "(none)");
+}
+
+TEST(same_lease, passes_when_every_lease_has_one_provider_id) {
+  observation o;
+  o.leases = {lease("created"), lease("resumed"), lease("resumed")};
+  EXPECT_TRUE(judge(spec(matcher_kind::same_lease), o).passed);
+}
+
+TEST(same_lease, fails_on_two_provider_ids_or_none) {
+  observation o;
+  o.leases = {lease("created"), lease("replaced", "ssh://agent@127.0.0.9:22/l/other")};
+  auto r = judge(spec(matcher_kind::same_lease), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "2 provider ids")) << r.why;
+  EXPECT_TRUE(mentions(r.actual, "/l/other")) << r.actual;
+  o.leases.clear();
+  r = judge(spec(matcher_kind::same_lease), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.why, "no lease was acquired");
+}
+
+TEST(file_absent, passes_only_when_the_file_was_not_found) {
+  auto m = spec(matcher_kind::file_absent);
+  m.path = "ran-{nonce}.txt";
+  observation o;
+  auto r = judge(m, o);
+  EXPECT_TRUE(r.passed) << r.why;
+  EXPECT_EQ(r.description, "file_absent \"ran-a1b2c3d4e5f6-1.txt\"");
+  o.files["ran-a1b2c3d4e5f6-1.txt"] = "once\n";
+  r = judge(m, o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.actual, "present (5 bytes)");
+  // The runner collects it like file_exact's.
+  EXPECT_EQ(files_to_collect({m}, values), std::vector<std::string>{"ran-a1b2c3d4e5f6-1.txt"});
+}
+
 }  // namespace
 }  // namespace tether::e2e

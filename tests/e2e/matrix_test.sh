@@ -51,10 +51,14 @@ t = camp["totals"]
 # 4 suites with 3 + 2 + 5 + 7 cases on 3 profiles, the 2 + 5 of session-integrity
 # and persistent-chat also on postgres-2node (two nodes on one database);
 # warm-continuity does not apply to native (no agent process): 66 cells run,
-# 6 (3 per environment) are not applicable
-assert t["selected"] == 66 and t["passed"] == 66 and t["notApplicable"] == 6, t
+# 6 (3 per environment) are not applicable; the 17 cases on ssh and daytona
+# and daytona-warm-continuity's 2 (on both) do not apply either (a native
+# turn runs on Tether's machine only): 102 + 12 more
+assert t["selected"] == 66 and t["passed"] == 66 and t["notApplicable"] == 120, t
+assert t.get("skipped", 0) == 0, t
 suites = {s["suiteId"] for s in camp["suites"]}
-assert suites == {"core-compatibility", "session-integrity", "persistent-chat", "task-work"}, suites
+assert suites == {"core-compatibility", "session-integrity", "persistent-chat", "task-work",
+                  "daytona-warm-continuity"}, suites
 # The binary that ran, with its revision; the suites' checkout revision.
 assert camp["binary"]["version"].startswith("tether ") and "(revision " in camp["binary"]["version"], camp["binary"]
 assert camp["source"]["sha"] and len(camp["source"]["sha"]) == 40, camp["source"]
@@ -69,7 +73,10 @@ for ref in camp["cells"]:
     r = json.loads((camp_dir / ref["result"]).read_text())
     assert r["schema"] == "tether.e2e.result/v1"
     if r["status"] == "not_applicable":
-        assert r["caseId"] == "warm-continuity" and r["notApplicableReason"] == "no agent process", r
+        if r["environmentId"] in ("ssh", "daytona"):
+            assert "runs on Tether's own machine only" in r["notApplicableReason"], r
+        else:
+            assert r["caseId"] == "warm-continuity" and r["notApplicableReason"] == "no agent process", r
         continue
     assert r["status"] == "passed", (r["cell"], r["matcherResults"])
     assert r["cleanup"]["status"] == "passed", r["cleanup"]
@@ -144,7 +151,7 @@ exec "$tether" "\$@"
 SH
 chmod +x "$dir/flaky-tether"
 set +e
-"$tether" e2e run --suites "$suites" --suite core-compatibility --profile native-openai-chat --case basic-reply \
+"$tether" e2e run --suites "$suites" --suite core-compatibility --profile native-openai-chat --env local --case basic-reply \
   --tether "$dir/flaky-tether" --out "$dir/flaky-out" >"$dir/flaky.out" 2>&1
 rc=$?
 set -e

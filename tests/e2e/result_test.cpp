@@ -169,6 +169,90 @@ TEST(Result, RuntimeBillingIsLocalWallTimeAndSummedRunDurations) {
   EXPECT_EQ(v.at("billing").at("runtime").at("costStatus"), "not_metered");
 }
 
+// A leased cell's runtime cost: lease time × the environment's list price
+// (the figures of a published Daytona result: 209,923 ms on 4 vCPU, 4 GiB
+// of memory and 10 GiB of disk cost $0.0155972789 at Daytona's list price).
+TEST(Result, ALeasedCellsRuntimeCostIsLeaseTimeTimesTheListPrice) {
+  cell_result r = sample_cell("warm", "codex", "three");
+  r.environment_id = "daytona";
+  r.runtime_cost.provider = "daytona";
+  r.runtime_cost.cpu_cores = 4;
+  r.runtime_cost.memory_gib = 4;
+  r.runtime_cost.disk_gib = 10;
+  r.runtime_cost.price = environment_price{0.0504, 0.0162, 0.000108, "daytona_public_list_price", "2026-08-27",
+                                           "https://www.daytona.io/pricing"};
+  r.leases = {{"run_1", "created", 100'000}, {"run_2", "resumed", 109'923}};
+  r.turns[0].lease_outcome = "created";
+  r.turns[0].lease_duration_ms = 100'000;
+  r.turns[1].lease_outcome = "resumed";
+  r.turns[1].lease_duration_ms = 109'923;
+  compute_billing(r);
+  EXPECT_EQ(r.runtime_cost.lease_duration_ms, 209'923);
+  EXPECT_EQ(r.runtime_cost.lease_count, 2);
+  ASSERT_TRUE(r.runtime_cost.estimated_cost_usd);
+  EXPECT_NEAR(*r.runtime_cost.estimated_cost_usd, 0.0155972789, 1e-9);
+  EXPECT_EQ(r.runtime_cost.cost_status, "estimated");
+  const json::value v = to_json(r);
+  const auto& rt = v.at("billing").at("runtime");
+  EXPECT_EQ(rt.at("provider"), "daytona");
+  EXPECT_EQ(rt.at("leaseDurationMs"), 209923);
+  EXPECT_EQ(rt.at("leaseCount"), 2);
+  EXPECT_EQ(rt.at("cpuCores"), 4);
+  EXPECT_EQ(rt.at("costSource"), "daytona_public_list_price");
+  EXPECT_EQ(rt.at("pricingAsOf"), "2026-08-27");
+  EXPECT_EQ(rt.at("pricingUrl"), "https://www.daytona.io/pricing");
+  EXPECT_NEAR(v.at("billing").at("estimatedRuntimeCostUsd").as_double(), 0.0155972789, 1e-9);
+  EXPECT_NEAR(v.at("billing").at("observedAndEstimatedCostUsd").as_double(), 0.005 + 0.0155972789, 1e-9);
+  EXPECT_EQ(v.at("billing").at("complete"), true);  // every run's model cost, and the runtime's estimate
+  EXPECT_EQ(v.at("turns").at(1).at("leaseOutcome"), "resumed");
+  auto back = cell_result_from_json(v);
+  ASSERT_TRUE(back) << back.error().describe();
+  EXPECT_EQ(back->leases.size(), 2U);
+  EXPECT_EQ(back->runtime_cost.lease_duration_ms, 209'923);
+  EXPECT_NEAR(back->runtime_cost.estimated_cost_usd.value_or(0), 0.0155972789, 1e-9);
+  EXPECT_EQ(to_json(*back), v);
+}
+
+TEST(Result, ALeasedCellWithoutAPriceIsUnpricedNeverZero) {
+  cell_result r = sample_cell("warm", "codex", "three");
+  r.runtime_cost.provider = "ssh";
+  r.leases = {{"run_1", "created", 1'200}};
+  compute_billing(r);
+  EXPECT_EQ(r.runtime_cost.cost_status, "unpriced");
+  EXPECT_FALSE(r.runtime_cost.estimated_cost_usd);
+  const json::value v = to_json(r);
+  EXPECT_TRUE(v.at("billing").at("runtime").at("estimatedListCostUsd").is_null());
+  EXPECT_EQ(v.at("billing").at("runtime").at("leaseDurationMs"), 1200);
+  EXPECT_EQ(v.at("billing").at("complete"), false);
+  // A local cell leases nothing: no lease time at all.
+  cell_result local = sample_cell("chat", "mock", "hello");
+  EXPECT_TRUE(to_json(local).at("billing").at("runtime").at("leaseDurationMs").is_null());
+  EXPECT_TRUE(to_json(local).at("turns").at(0).at("leaseOutcome").is_null());
+}
+
+TEST(Result, ACellSkippedForAMissingCredentialIsCountedApart) {
+  cell_result skipped = sample_cell("warm", "codex", "three");
+  skipped.status = cell_status::skipped;
+  skipped.skipped_reason = "$DAYTONA_API_KEY is not set";
+  skipped.run_ids.clear();
+  const campaign c = summarize("c1", {sample_cell("chat", "mock", "hello"), skipped});
+  EXPECT_EQ(c.totals.selected, 1);
+  EXPECT_EQ(c.totals.skipped, 1);
+  EXPECT_EQ(c.totals.incomplete, 0);
+  EXPECT_TRUE(c.green());
+  EXPECT_EQ(to_json(c).at("totals").at("skipped"), 1);
+  auto back = cell_result_from_json(to_json(skipped));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->skipped_reason, "$DAYTONA_API_KEY is not set");
+  // Interrupted before it started is still incomplete.
+  cell_result interrupted = skipped;
+  interrupted.skipped_reason.clear();
+  interrupted.error = "interrupted before it started";
+  const campaign d = summarize("c2", {sample_cell("chat", "mock", "hello"), interrupted});
+  EXPECT_EQ(d.totals.incomplete, 1);
+  EXPECT_FALSE(d.green());
+}
+
 TEST(Result, OnlyTransientFailuresAreRetryable) {
   EXPECT_TRUE(retryable(failure_class::transient_infrastructure));
   EXPECT_TRUE(retryable(failure_class::provider_variance));

@@ -410,6 +410,23 @@ const invalid_case invalid_cases[] = {
     {"not_applicable_reason_not_a_string",
      with_case(steps("{ do = \"stop\" }") + "\nnot_applicable = { \"codex-exec\" = true }"),
      {"case \"c\"", "\"codex-exec\"", "non-empty string"}},
+    {"ssh_environment_with_a_daytona_key",
+     "[environments.e]\ntitle = \"E\"\nkind = \"ssh\"\napi_url = \"https://x\"",
+     {"environment \"e\"", "\"api_url\" does not belong to a ssh environment"}},
+    {"local_environment_with_a_price",
+     "[environments.e]\ntitle = \"E\"\nprice = { cpu_hour = 1 }",
+     {"environment \"e\"", "\"price\""}},
+    {"price_without_its_date",
+     "[environments.e]\ntitle = \"E\"\nkind = \"daytona\"\n[environments.e.price]\ncpu_hour = 0.05\n"
+     "memory_gib_hour = 0.01\ndisk_gib_hour = 0\nsource = \"list\"",
+     {"environment \"e\" price", "missing \"date\""}},
+    {"negative_price",
+     "[environments.e]\ntitle = \"E\"\nkind = \"daytona\"\n[environments.e.price]\ncpu_hour = -1\n"
+     "memory_gib_hour = 0\ndisk_gib_hour = 0\nsource = \"s\"\ndate = \"2026-01-01\"",
+     {"\"cpu_hour\" must not be negative"}},
+    {"unknown_lease_outcome",
+     with_case(matcher(R"({ kind = "lease_outcomes", outcomes = ["created", "warm"] })")),
+     {"matcher 1", "\"warm\" is not created, resumed or replaced"}},
     {"runtime_matcher_unknown_template",
      with_case(matcher(R"({ kind = "runtime", value = "{runtme}" })")),
      {"matcher 1", "{runtme}", "{runtime}"}},
@@ -832,6 +849,77 @@ TEST(templates, runtime_is_the_cells_profiles_runtime_kind) {
   ASSERT_TRUE(e) << e.error().describe();
   EXPECT_EQ(*e, "ran codex-exec");
   EXPECT_TRUE(unknown_template_names("{runtime}").empty());
+}
+
+TEST(templates, environment_is_the_cells_environment_id) {
+  template_values v = values;
+  v.environment = "ssh";
+  auto e = expand("{environment}", v);
+  ASSERT_TRUE(e) << e.error().describe();
+  EXPECT_EQ(*e, "ssh");
+}
+
+TEST(environments, the_leased_kinds_read_their_warm_time_resources_price_and_keys) {
+  auto cat = parse_catalogue(R"toml(
+[environments.box]
+title = "SSH host"
+kind = "ssh"
+keep_warm_ms = 600000
+[environments.cloud]
+title = "Daytona"
+kind = "daytona"
+api_key_env = "MY_DAYTONA_KEY"
+target = "eu"
+image = "debian:12"
+reach_host = "runner.example.test"
+cpu = 4
+memory_gib = 4
+disk_gib = 10
+[environments.cloud.price]
+cpu_hour = 0.0504
+memory_gib_hour = 0.0162
+disk_gib_hour = 0.000108
+source = "daytona_public_list_price"
+date = "2026-08-27"
+url = "https://www.daytona.io/pricing"
+)toml",
+                             "x.toml");
+  ASSERT_TRUE(cat) << cat.error().describe();
+  const auto& box = cat->environments.at("box");
+  EXPECT_EQ(box.kind, "ssh");
+  EXPECT_EQ(box.keep_warm_ms, 600000);
+  EXPECT_FALSE(box.price);
+  EXPECT_EQ(box.cpu, 0);
+  const auto& cloud = cat->environments.at("cloud");
+  EXPECT_EQ(cloud.kind, "daytona");
+  EXPECT_EQ(cloud.api_url, "https://app.daytona.io/api");
+  EXPECT_EQ(cloud.api_key_env, "MY_DAYTONA_KEY");
+  EXPECT_EQ(cloud.target, "eu");
+  EXPECT_EQ(cloud.image, "debian:12");
+  EXPECT_EQ(cloud.reach_host, "runner.example.test");
+  EXPECT_EQ(cloud.cpu, 4);
+  EXPECT_EQ(cloud.memory_gib, 4);
+  EXPECT_EQ(cloud.disk_gib, 10);
+  ASSERT_TRUE(cloud.price);
+  EXPECT_DOUBLE_EQ(cloud.price->cpu_hour, 0.0504);
+  EXPECT_DOUBLE_EQ(cloud.price->disk_gib_hour, 0.000108);
+  EXPECT_EQ(cloud.price->source, "daytona_public_list_price");
+  EXPECT_EQ(cloud.price->url, "https://www.daytona.io/pricing");
+  EXPECT_TRUE(is_leased_environment("ssh"));
+  EXPECT_TRUE(is_leased_environment("daytona"));
+  EXPECT_FALSE(is_leased_environment("local"));
+  EXPECT_FALSE(is_leased_environment("postgres-2node"));
+}
+
+TEST(environments, the_lease_matchers_read_and_hash) {
+  const auto s = only_suite(with_case(matcher(
+      R"({ kind = "lease_outcomes", outcomes = ["created", "resumed"] }, { kind = "same_lease" }, { kind = "file_absent", path = "ran-{nonce}.txt" })")));
+  ASSERT_EQ(s.cases.size(), 1U);
+  ASSERT_EQ(s.cases[0].matchers.size(), 3U);
+  EXPECT_EQ(s.cases[0].matchers[0].kind, matcher_kind::lease_outcomes);
+  EXPECT_EQ(s.cases[0].matchers[0].texts, (std::vector<std::string>{"created", "resumed"}));
+  EXPECT_EQ(s.cases[0].matchers[2].path, "ran-{nonce}.txt");
+  EXPECT_NE(canonical_json(s).find(R"("outcomes":["created","resumed"])"), std::string::npos) << canonical_json(s);
 }
 
 TEST(templates, unknown_names_are_listed_once_in_order) {

@@ -152,6 +152,8 @@ class scheduler {
         r = skipped(plan);
       } else if (auto reason = not_applicable_reason(plan)) {
         r = not_applicable_record(plan, std::move(*reason));
+      } else if (auto why = skip_reason(plan)) {
+        r = skipped_record(plan, std::move(*why));
       } else {
         say("start " + cell_name(plan) + (plan.attempt > 1 ? " (retry)" : ""));
         r = run_cell(plan, cancelled_);
@@ -182,6 +184,7 @@ class scheduler {
     if (r.failure) line += " [" + std::string(to_string(*r.failure)) + "]";
     if (!r.error.empty()) line += ": " + r.error;
     if (!r.not_applicable_reason.empty()) line += ": " + r.not_applicable_reason;
+    if (!r.skipped_reason.empty()) line += ": " + r.skipped_reason;
     for (const auto& m : r.matchers)
       if (!m.passed) line += "\n    " + m.description + ": " + m.why;
     line += " (" + std::to_string(r.duration_ms) + " ms)";
@@ -267,6 +270,7 @@ result<campaign> run_campaign(const campaign_options& o, const progress_sink& pr
     p.tether_binary = o.tether_binary;
     p.scratch_root = scratch;
     p.pg_cluster = pg_cluster;
+    p.agents_prefix = o.agents_prefix;
   }
   const auto dir = o.out / "campaigns" / id;
   const std::int64_t started = real_clock().now();

@@ -45,6 +45,7 @@ struct campaign_options {
   std::string kase;
   int jobs = 2;
   std::string tether_binary;
+  std::filesystem::path agents_prefix;  // the agent programs' npm prefix, for the ssh environment
   std::filesystem::path scratch_root;  // "" → the system's temp directory
 };
 

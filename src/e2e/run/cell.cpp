@@ -2,6 +2,8 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -28,8 +30,6 @@ std::string cell_name(const cell_plan& p) {
   return p.suite->id + "." + p.profile.id + "." + p.environment.id + "." + p.kase->id;
 }
 
-namespace {
-
 std::string toml_string(std::string_view s) {
   std::string out = "\"";
   for (const char c : s) {
@@ -38,6 +38,8 @@ std::string toml_string(std::string_view s) {
   }
   return out + "\"";
 }
+
+namespace {
 
 std::string key_variable(const profile_def& p) { return p.api_key_env.empty() ? "TETHER_E2E_API_KEY" : p.api_key_env; }
 
@@ -58,6 +60,7 @@ result<void> write_config(const cell_env& env) {
   if (env.model_override) p.model = *env.model_override;
   std::string text = server_config(p, env.mock_url, env.workspace, env.values.cell);
   if (env.instructions) text += "instructions = " + toml_string(*env.instructions) + "\n";
+  text += environment_config(env);
   // Top-level keys come before the first table: the store goes first.
   text = cluster_config(env) + text;
   std::ofstream f(env.dir / "config.toml");
@@ -101,6 +104,8 @@ result<void> set_up(cell_env& env) {
     if (auto r = start_mock(env); !r) return r;
   if (two_nodes(env))
     if (auto r = start_database(env); !r) return r;
+  if (leased(env))
+    if (auto r = start_environment(env); !r) return r;
   if (auto r = write_config(env); !r) return r;
   if (auto r = start_server(env); !r) return r;
   return two_nodes(env) ? start_standby(env) : ok();
@@ -127,6 +132,7 @@ std::string tear_down(cell_env& env) {
     problems += "the server did not exit within 10 s of SIGTERM; ";
   if (env.standby && !stop_standby(env)) problems += "the standby node did not exit within 10 s of SIGTERM; ";
   if (env.database) stop_database(env);
+  stop_environment(env);
   if (env.mock) {
     env.mock->signal(SIGTERM);
     if (!env.mock->wait(10s)) problems += "the scripted model did not exit within 10 s of SIGTERM; ";
@@ -222,6 +228,18 @@ result<void> drive(cell_env& env, cell_result& r) {
   for (const auto& u : r.usage) r.run_ids.push_back(u.run_id);
   auto seen = observe(env, *env.plan->kase, *runs);
   if (!seen) return seen.error();
+  auto leases = observe_leases(env, *runs);
+  if (!leases) return leases.error();
+  seen->leases = std::move(*leases);
+  for (const auto& l : seen->leases) {
+    const auto ms = l.done_ms > l.acquired_ms ? l.done_ms - l.acquired_ms : 0;
+    r.leases.push_back({l.run_id, l.outcome, ms});
+    for (auto& t : r.turns)
+      if (!l.run_id.empty() && t.run_id == l.run_id) {
+        t.lease_outcome = l.outcome;
+        t.lease_duration_ms = static_cast<double>(ms);
+      }
+  }
   r.config_freshness = config_freshness(seen->work.preparations);
   r.matchers = evaluate(env.plan->kase->matchers, *seen, env.values);
   judge(r, *env.plan);
@@ -260,9 +278,34 @@ std::optional<std::string> not_applicable_reason(const cell_plan& plan) {
     return std::string(
         "an agent program keeps its conversation in files of the node that ran it: another node taking the session "
         "over cannot resume it (two nodes qualify the native runtime)");
+  const auto& per_turn = per_turn_runtime_kinds;
+  if (is_leased_environment(plan.environment.kind) &&
+      std::find(per_turn.begin(), per_turn.end(), plan.profile.runtime) == per_turn.end())
+    return "the " + plan.profile.runtime +
+           " runtime runs on Tether's own machine only: a turn runs in a lease for the per-turn agent kinds "
+           "(codex-exec, claude-print, opencode-run)";
   const auto it = plan.kase->not_applicable.find(plan.profile.runtime);
   if (it == plan.kase->not_applicable.end()) return std::nullopt;
   return it->second;
+}
+
+std::optional<std::string> skip_reason(const cell_plan& plan) {
+  const auto& e = plan.environment;
+  if (e.kind != "daytona") return std::nullopt;
+  const char* key = std::getenv(e.api_key_env.c_str());
+  if (key != nullptr && *key != '\0') return std::nullopt;
+  return "$" + e.api_key_env + " is not set: the Daytona cells run against the real Daytona service (" + e.api_url +
+         ") with an account's API key";
+}
+
+cell_result skipped_record(const cell_plan& plan, std::string reason) {
+  cell_result r = cell_record(plan, "");
+  r.artifacts.clear();
+  r.status = cell_status::skipped;
+  r.skipped_reason = std::move(reason);
+  r.finished_at_ms = r.started_at_ms;
+  compute_billing(r);
+  return r;
 }
 
 cell_result not_applicable_record(const cell_plan& plan, std::string reason) {
@@ -296,12 +339,23 @@ cell_result cell_record(const cell_plan& plan, const std::string& nonce) {
   r.nonce = nonce;
   r.artifacts = plan.artifacts_dir.filename().string();
   r.started_at_ms = real_clock().now();
+  // What the environment costs comes of its kind, resources and price (compute_billing).
+  const auto& e = plan.environment;
+  r.runtime_cost.provider = e.kind;
+  if (is_leased_environment(e.kind)) {
+    auto known = [](std::int64_t v) { return v > 0 ? std::optional<std::int64_t>(v) : std::nullopt; };
+    r.runtime_cost.cpu_cores = known(e.cpu);
+    r.runtime_cost.memory_gib = known(e.memory_gib);
+    r.runtime_cost.disk_gib = known(e.disk_gib);
+    r.runtime_cost.price = e.price;
+  }
   return r;
 }
 
 result<std::pair<std::unique_ptr<child_process>, std::string>> start_node(cell_env& env, const std::string& node) {
-  const std::map<std::string, std::string> vars{{"TETHER_TOKEN", env.token},
-                                                {key_variable(env.plan->profile), env.api_key}};
+  auto vars = environment_variables(env);
+  vars["TETHER_TOKEN"] = env.token;
+  vars[key_variable(env.plan->profile)] = env.api_key;
   std::vector<std::string> argv{
       env.plan->tether_binary,           "serve", "--data", env.data.string(), "--listen", "127.0.0.1:0", "--config",
       (env.dir / "config.toml").string()};
@@ -395,12 +449,14 @@ std::vector<turn_timing> turn_timings(cell_env& env, const json::array& executio
 
 cell_result run_cell(const cell_plan& plan, const std::function<bool()>& cancelled) {
   if (auto reason = not_applicable_reason(plan)) return not_applicable_record(plan, std::move(*reason));
+  if (auto reason = skip_reason(plan)) return skipped_record(plan, std::move(*reason));
   cell_env env;
   env.plan = &plan;
   env.cancelled = cancelled ? cancelled : [] { return false; };
   env.values.nonce = make_nonce(plan.attempt);
   env.values.cell = cell_name(plan);
   env.values.runtime = plan.profile.runtime;
+  env.values.environment = plan.environment.id;
   cell_result r = cell_record(plan, env.values.nonce);
   if (auto driven = drive(env, r); !driven) classify_error(r, driven.error());
   keep_transcript(env);

@@ -78,6 +78,9 @@ struct cell_plan {
   // directory, or $TETHER_PG_CLUSTER)
   std::shared_ptr<database_server> database;
   std::filesystem::path pg_cluster;
+  // ssh: the agent programs' npm prefix (its node_modules is seen at the
+  // same path inside the host, its .bin on the remote PATH); "" for none
+  std::filesystem::path agents_prefix;
   std::filesystem::path artifacts_dir;  // created; kept
   std::filesystem::path scratch_root;   // where the temporary directory goes
 };
@@ -93,6 +96,11 @@ cell_result cell_record(const cell_plan& plan, const std::string& nonce);
 std::optional<std::string> not_applicable_reason(const cell_plan& plan);
 // cell_record with status not_applicable, the reason, no artifacts, no time.
 cell_result not_applicable_record(const cell_plan& plan, std::string reason);
+// Why the cell cannot run here (a Daytona environment whose api_key_env is
+// unset or empty); nullopt when it can.
+std::optional<std::string> skip_reason(const cell_plan& plan);
+// cell_record with status skipped and the reason, no artifacts, no time.
+cell_result skipped_record(const cell_plan& plan, std::string reason);
 
 // The cell server's config.toml for `p` (mock_url "" for a real model server).
 std::string server_config(const profile_def& p, const std::string& mock_url, const std::filesystem::path& workspace,

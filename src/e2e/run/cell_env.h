@@ -18,6 +18,7 @@
 #include "e2e/matchers.h"
 #include "e2e/run/cell.h"
 #include "e2e/run/process.h"
+#include "e2e/run/ssh_host.h"
 
 namespace tether::e2e {
 
@@ -61,7 +62,16 @@ struct cell_env {
   std::string serving = "node-a";
   std::unique_ptr<child_process> standby;
   std::string standby_url;
+  // ssh (leased.cpp): the host the profile's turns run on
+  std::unique_ptr<ssh_host> ssh;
 };
+
+// A JSON string's text ("" when absent or not a string); a number as an
+// integer (0 when absent or not a number).
+std::string str(const boost::json::value* v);
+std::int64_t num(const boost::json::value* v);
+// `s` as a TOML basic string, quoted.
+std::string toml_string(std::string_view s);
 
 std::int64_t steady_us_now();
 
@@ -89,6 +99,22 @@ bool stop_standby(cell_env& env);
 // Starts `tether serve` named `node` on its own data directory: the process
 // and its address.
 result<std::pair<std::unique_ptr<child_process>, std::string>> start_node(cell_env& env, const std::string& node);
+
+// leased.cpp: the leased environments (ssh, daytona). The profile's turns
+// run in a lease there: the cell starts the ssh host (agent programs and
+// `tether` seen inside, read-only) or reaches Daytona with the key in the
+// environment's api_key_env.
+bool leased(const cell_env& env);
+result<void> start_environment(cell_env& env);
+void stop_environment(cell_env& env);
+// The profile's `environment` line and the [environments.ID] tables (""
+// for an environment that leases nothing); written after the profile's keys.
+std::string environment_config(const cell_env& env);
+// What the server's process needs besides the token and the model's key (Daytona's key).
+std::map<std::string, std::string> environment_variables(const cell_env& env);
+// The session's leases (env.lease.* and env.workspace.synced events), each
+// with the run it served (the last run started before it).
+result<std::vector<observed_lease>> observe_leases(cell_env& env, const boost::json::array& executions);
 
 // steps.cpp
 // Runs one step with every template of it expanded (expand_step).

@@ -16,10 +16,6 @@ namespace json = boost::json;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-namespace {
-
-error api_error(const std::string& what, const error& e) { return make_error(e2e_errc::api, what + ": " + e.message); }
-
 std::string str(const json::value* v) { return v != nullptr && v->is_string() ? std::string(v->as_string()) : ""; }
 std::int64_t num(const json::value* v) {
   if (v == nullptr) return 0;
@@ -28,6 +24,10 @@ std::int64_t num(const json::value* v) {
   if (v->is_double()) return static_cast<std::int64_t>(v->as_double());
   return 0;
 }
+
+namespace {
+
+error api_error(const std::string& what, const error& e) { return make_error(e2e_errc::api, what + ": " + e.message); }
 
 std::string session_path(const cell_env& env, std::string_view leaf = {}) {
   std::string p = "/v1/sessions/" + env.session;
