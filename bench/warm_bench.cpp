@@ -14,6 +14,11 @@
 // fake_acp_agent.js as the `acp` agent, which answers at once: its turn
 // time is Tether's scheduling, recording and the ACP round trip over a
 // node process, an upper bound of what Tether adds to a warm turn.
+// Then the kinds that run in an environment, on a warm lease of a real sshd
+// on loopback (e2e/run/ssh_host.h; "@ssh"): admit->model there is Tether's
+// scheduling, the lease taken from the warm pool and, for the per-turn
+// kinds, the agent's start over ssh; the workspace's sync down after each
+// turn is in the turn time.
 //
 //   tether_warm_bench [--turns 10] [--out FILE.json]
 #include <algorithm>
@@ -26,6 +31,7 @@
 
 #include <boost/json.hpp>
 
+#include "e2e/run/ssh_host.h"
 #include "runtime/agent/programs.h"
 #include "server/harness.h"
 
@@ -77,17 +83,29 @@ long agent_rss_kib(const fs::path& agents) {
   return total;
 }
 
-json::object run_case(const bench_case& bc, int turns) {
-  json::object out{{"runtime", bc.kind}};
+// The profile's environment on `host` ("" for this machine).
+std::string environment_config(const tether::e2e::ssh_host* host) {
+  if (host == nullptr) return "";
+  const auto bin = agent::default_prefix() / "node_modules" / ".bin";
+  return "environment = \"box\"\n\n[environments.box]\nkind = \"ssh\"\nhost = \"" + host->address() +
+         "\"\nport = " + std::to_string(host->port()) + "\nuser = \"agent\"\nidentity_file = \"" +
+         host->identity_file().string() + "\"\nknown_hosts = \"" + host->known_hosts().string() +
+         "\"\nremote_root = \"/home/agent/leases\"\ncontrol_dir = \"" + (host->dir() / "c").string() +
+         "\"\nremote_path = \"/opt/tether/bin:" + bin.string() + ":/usr/bin:/bin\"\nkeep_warm_ms = 600000\n";
+}
+
+json::object run_case(const bench_case& bc, int turns, const tether::e2e::ssh_host* host = nullptr) {
+  const std::string label = bc.kind + (host != nullptr ? " @ssh" : "");
+  json::object out{{"runtime", bc.kind}, {"environment", host != nullptr ? "ssh" : "local"}};
   if (bc.program != "fake") {
     if (auto found = agent::find(bc.program); !found) {
-      std::printf("%-14s not installed\n", bc.kind.c_str());
+      std::printf("%-18s not installed\n", label.c_str());
       out["skipped"] = found.error().message;
       return out;
     }
   }
   const std::string config = "\n[profiles.bench]\nruntime = \"" + bc.kind + "\"\nbase_url = \"{mock}" + bc.base +
-                             "\"\nmodel = \"" + bc.model + "\"\n" + bc.extra;
+                             "\"\nmodel = \"" + bc.model + "\"\n" + bc.extra + environment_config(host);
   tether::e2e::cluster c({}, config);
   auto created = c.call("POST", "/v1/sessions", json::object{{"profile", "bench"}});
   const std::string s(created.json.at("session").at("id").as_string());
@@ -120,7 +138,7 @@ json::object run_case(const bench_case& bc, int turns) {
     if (const auto* p = x.as_object().if_contains("agent_process"); p != nullptr && p->is_object())
       pids.insert(p->at("pid").as_int64());
   }
-  std::printf("%-14s %7.1f %7.1f   %7.1f %7.1f   %8.1f   %4zu %5d\n", bc.kind.c_str(), quantile(turn_ms, 0.5),
+  std::printf("%-18s %7.1f %7.1f   %7.1f %7.1f   %8.1f   %4zu %5d\n", label.c_str(), quantile(turn_ms, 0.5),
               quantile(turn_ms, 0.95), quantile(first_ms, 0.5), quantile(first_ms, 0.95),
               static_cast<double>(rss) / 1024.0, pids.size(), failed);
   std::fflush(stdout);
@@ -166,11 +184,22 @@ int main(int argc, char** argv) {
   };
   std::printf("tether_warm_bench: %d turns per runtime, one session each, against tether mock-llm\n", turns);
   std::printf("(acp = the fake ACP agent, which answers at once: Tether's own share of a warm turn)\n\n");
-  std::printf("%-14s %15s   %15s   %8s   %4s %5s\n", "", "turn", "admit->model", "agent", "", "");
-  std::printf("%-14s %7s %7s   %7s %7s   %8s   %4s %5s\n", "runtime (ms)", "p50", "p95", "p50", "p95", "RSS MiB",
+  std::printf("%-18s %15s   %15s   %8s   %4s %5s\n", "", "turn", "admit->model", "agent", "", "");
+  std::printf("%-18s %7s %7s   %7s %7s   %8s   %4s %5s\n", "runtime (ms)", "p50", "p95", "p50", "p95", "RSS MiB",
               "pids", "fails");
   json::array results;
   for (const auto& bc : cases) results.push_back(run_case(bc, turns));
+  // In an environment: a real sshd here, the agent programs and tether seen inside.
+  const auto modules = agent::default_prefix() / "node_modules";
+  tether::e2e::ssh_host_options so;
+  so.read_only = {{modules, modules.string()}, {tether::e2e::tether_binary(), "/opt/tether/bin/tether"}};
+  auto host = tether::e2e::ssh_host::start(so);
+  if (!host) {
+    std::printf("(no sshd: %s)\n", host.error().message.c_str());
+  } else {
+    for (const auto& bc : cases)
+      if (bc.kind != "acp" && bc.kind != "opencode") results.push_back(run_case(bc, turns, host->get()));
+  }
   if (!out.empty()) std::ofstream(out) << json::serialize(json::object{{"warm", std::move(results)}}) << "\n";
   return 0;
 }

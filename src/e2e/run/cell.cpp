@@ -278,12 +278,16 @@ std::optional<std::string> not_applicable_reason(const cell_plan& plan) {
     return std::string(
         "an agent program keeps its conversation in files of the node that ran it: another node taking the session "
         "over cannot resume it (two nodes qualify the native runtime)");
-  const auto& per_turn = per_turn_runtime_kinds;
-  if (is_leased_environment(plan.environment.kind) &&
-      std::find(per_turn.begin(), per_turn.end(), plan.profile.runtime) == per_turn.end())
-    return "the " + plan.profile.runtime +
-           " runtime runs on Tether's own machine only: a turn runs in a lease for the per-turn agent kinds "
-           "(codex-exec, claude-print, opencode-run)";
+  if (is_leased_environment(plan.environment.kind)) {
+    if (plan.profile.runtime == "native")
+      return std::string(
+          "the native runtime runs on Tether's own machine only: its tools act on this machine's copy of the "
+          "workspace (the agent programs' kinds run in a lease)");
+    if (plan.profile.runtime == "opencode")
+      return std::string(
+          "opencode serve is reached over a port of Tether's own machine: it runs there only (opencode-run and "
+          "acp-opencode run in a lease)");
+  }
   const auto it = plan.kase->not_applicable.find(plan.profile.runtime);
   if (it == plan.kase->not_applicable.end()) return std::nullopt;
   return it->second;

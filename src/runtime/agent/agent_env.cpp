@@ -145,10 +145,12 @@ result<std::unique_ptr<process::child>> spawn_placed_agent(const boost::asio::an
                                                            const std::string& prompt_file) {
   const bool relayed = relay.open() && o.relay != nullptr;
   process::spawn_options so;
+  // With a prompt file, stdin is that file; without one (a warm agent), the pipe.
+  const std::string run = prompt_file.empty() ? "exec \"$@\"" : "exec \"$@\" < \"$p\"";
   so.argv = {"sh", "-c",
              "h=$1 p=$2; shift 2; (umask 077 && mkdir -p \"$h/tmp\" \"$h/.config\" \"$h/.local/share\" "
-             "\"$h/.local/state\" \"$h/.cache\") && exec \"$@\" < \"$p\"",
-             "sh", dirs.home.string(), prompt_file};
+             "\"$h/.local/state\" \"$h/.cache\") && " + run,
+             "sh", dirs.home.string(), prompt_file.empty() ? std::string("-") : prompt_file};
   for (auto& a : l.argv) so.argv.push_back(std::move(a));
   auto env = agent_environment(o, dirs, l.env, relayed ? relay.token() : o.api_key);
   // PATH, USER and LOGNAME are this machine's: the environment has its own.
@@ -157,7 +159,7 @@ result<std::unique_ptr<process::child>> spawn_placed_agent(const boost::asio::an
   });
   so.env = std::move(env);
   so.cwd = dirs.workspace;
-  so.stdin_mode = process::input::null;
+  so.stdin_mode = prompt_file.empty() ? process::input::pipe : process::input::null;
   so.grace = o.grace;  // ungated: nothing is recorded here before it runs
   auto c = process::child::start(ex, so, place.spawner());
   if (!c)

@@ -99,9 +99,12 @@ result<std::unique_ptr<session::runtime>> build(const config::profile& prof, kin
   o.relay = *r;
   o.upstream = upstream_client(prof);
   o.io = host.executor();
-  if constexpr (std::is_same_v<Dialect, dialect>) {
-    // The environment is the agent's isolation: nothing of this machine's sandbox applies there.
-    if (prof.environment != "local") return make_per_turn_runtime(std::move(d), std::move(o));
+  // The environment is the agent's isolation: nothing of this machine's sandbox applies there.
+  if (prof.environment != "local") {
+    if constexpr (std::is_same_v<Dialect, warm_dialect>)
+      return make_warm_runtime(std::move(d), std::move(o));
+    else
+      return make_per_turn_runtime(std::move(d), std::move(o));
   }
   std::string why;
   o.bwrap = host.bubblewrap(why);
@@ -132,12 +135,14 @@ runtime::kind per_turn_kind(std::string_view name, std::unique_ptr<dialect> (*ma
 
 runtime::kind warm_kind(std::string_view name, std::unique_ptr<warm_dialect> (*make)(), agent_kind_traits traits) {
   return {agent_keys(std::string(name), traits), std::string(make()->program()),
-          [make](const config::profile& p, kind_host& host) { return build(p, host, make()); }};
+          [make](const config::profile& p, kind_host& host) { return build(p, host, make()); },
+          make()->speaks_over_stdio()};
 }
 
 runtime::kind acp_kind(std::string_view name, acp_agent agent, agent_kind_traits traits) {
   return {agent_keys(std::string(name), traits), std::string(make_acp(agent)->program()),
-          [agent](const config::profile& p, kind_host& host) { return build(p, host, make_acp(agent)); }};
+          [agent](const config::profile& p, kind_host& host) { return build(p, host, make_acp(agent)); },
+          make_acp(agent)->speaks_over_stdio()};
 }
 
 }  // namespace tether::runtime::agent

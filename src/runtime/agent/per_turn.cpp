@@ -17,6 +17,7 @@
 #include "runtime/agent/relay/model_relay.h"
 #include "runtime/agent/agent_env.h"
 #include "runtime/agent/agent_runtime.h"
+#include "runtime/agent/placed.h"
 #include "runtime/agent/prompt.h"
 #include "runtime/agent/bridge/tool_bridge.h"
 #include "runtime/agent/turn_recorder.h"
@@ -167,13 +168,9 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   in.endpoint = o_.endpoint;
   auto relay = open_relay(o_, in);  // the turn's grant: its token dies with the turn
   rec->meter(relay);
-  if (place && relay.open() && o_.relay != nullptr) {
-    auto there = co_await place->reach_port("127.0.0.1", o_.relay->port());
-    if (!there)
-      co_return co_await rec->fail("the model relay cannot be reached from " + place->environment() + ": " +
-                                       there.error().message,
-                                   {});
-    in.endpoint.base_url = with_authority(in.endpoint.base_url, *there);
+  if (place) {
+    auto reached = co_await reach_relay(place, &o_, relay.open(), &in);
+    if (!reached) co_return co_await rec->fail(reached.error().message, {});
   }
   const auto settings = rec->settings_for(o_.settings);  // lives until the turn returns
   in.settings = &settings;
@@ -185,22 +182,15 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
                                if (!r) co_return tool_reply{"this turn is over", true};
                                co_return co_await r->call(std::move(tool), std::move(args));
                              });
-    std::string socket = o_.bridge->socket_path().string();
-    std::filesystem::path tether = o_.tether_program;
-    bool tools = true;
     if (place) {
-      // `tether` on the environment's PATH, through a socket forwarded there.
-      auto there = co_await place->reach_socket(socket);
-      if (there) {
-        socket = *there;
-        tether = "tether";
-      } else {
-        tools = false;
-        spdlog::warn("agent: {} turn of {} in {} runs without Tether's tools: {}", kind, ctx.session.str(),
-                     place->environment(), there.error().message);
-      }
+      std::string who = kind + " turn of " + ctx.session.str();
+      std::string token = ticket.token();
+      in.mcp = co_await placed_tools(place, &o_, std::move(token), std::move(who));
+    } else {
+      in.mcp = mcp_server{o_.tether_program,
+                          {{"TETHER_TOOLS_SOCKET", o_.bridge->socket_path().string()},
+                           {"TETHER_RUN_TOKEN", ticket.token()}}};
     }
-    if (tools) in.mcp = mcp_server{tether, {{"TETHER_TOOLS_SOCKET", socket}, {"TETHER_RUN_TOKEN", ticket.token()}}};
   }
   std::vector<std::pair<std::string, std::string>> home_files;
   if (place) in.home_files = &home_files;
@@ -210,13 +200,9 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   if (place) {
     home_files.emplace_back("prompt-" + ctx.execution.str() + ".txt", in.prompt);
     prompt_file = (dirs->home / home_files.back().first).string();
-    for (auto& [rel, content] : home_files) {
-      auto put = co_await place->put_file((dirs->home / rel).string(), std::move(content), 0600);
-      if (!put)
-        co_return co_await rec->fail("cannot write " + rel + " in " + place->environment() + ": " +
-                                         put.error().message,
-                                     {});
-    }
+    const std::filesystem::path home = dirs->home;
+    auto put = co_await put_home_files(place, home, std::move(home_files));
+    if (!put) co_return co_await rec->fail(put.error().message, {});
   }
   {
     auto proc = place ? spawn_placed_agent(ex, o_, *place, *dirs, *launched, relay, prompt_file)

@@ -70,6 +70,10 @@ struct connect_options {
   // What prepare() set in the process's environment (launch::env): a secret
   // the connection shares with the process (opencode serve's password).
   std::map<std::string, std::string> env;
+  // The command line prepare() gave it (launch::argv): what the process was
+  // told to open (claude's --session-id), also when it runs in an
+  // environment, where this machine's process is only its local relay.
+  std::vector<std::string> argv;
   std::size_t max_line_bytes = 8U << 20U;
 };
 
@@ -118,6 +122,10 @@ class warm_dialect {
   // an agent that writes its session down lazily, which a SIGKILL of Tether
   // during the wait would cut short. The answer's turn resumes the session.
   [[nodiscard]] virtual bool close_while_waiting() const { return false; }
+  // Whether Tether speaks to it over its stdin and stdout alone, so it can
+  // run in an environment (session::turn_place); opencode serve is reached
+  // over a port of this machine's loopback instead.
+  [[nodiscard]] virtual bool speaks_over_stdio() const { return true; }
   // Writes the agent's configuration under in.home; the command line.
   // in.prompt is empty; in.resume is the session the process will open.
   virtual result<launch> prepare(const launch_input& in) const = 0;

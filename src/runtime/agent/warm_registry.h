@@ -58,6 +58,11 @@ struct warm_process {
   run_ticket ticket;           // Tether's tools for this process (`tether mcp`)
   relay_ticket relay;          // its model requests through the relay (model_relay.h)
   std::string agent_session;   // the agent's own session, once opened
+  // In an environment: where it runs ("ENV:WORKSPACE"; "" here), and the
+  // place of the turn it serves now (its signals reach the program there;
+  // a place is closed when its turn ends, and later signals go nowhere).
+  std::string place_key;
+  std::shared_ptr<session::turn_place> place;
   bool resume_refused = false; // the agent did not know the session it was asked to resume
   stderr_tail err;
   bool reading_stderr = false;

@@ -19,6 +19,7 @@
 
 #include "process/child.h"
 #include "runtime/agent/errors.h"
+#include "runtime/agent/placed.h"
 #include "runtime/agent/prompt.h"
 #include "runtime/agent/turn_recorder.h"
 #include "work/agent_tools.h"
@@ -79,8 +80,15 @@ struct turn_link {
 };
 using link_ptr = std::shared_ptr<turn_link>;
 
+// SIGKILL to the process, and where it runs in an environment, to the program there.
+void kill_now(warm_process& p) {
+  if (!p.proc || p.closing) return;
+  if (p.place) p.place->signal(p.proc->pid(), SIGKILL);
+  p.proc->signal(SIGKILL);
+}
+
 asio::awaitable<void> kill(process_ptr p) {
-  if (p->proc && !p->closing) p->proc->signal(SIGKILL);
+  kill_now(*p);
   co_return;
 }
 
@@ -122,7 +130,7 @@ asio::awaitable<void> cancel_turn(link_ptr l, process_ptr p, std::chrono::millis
   co_await t.async_wait(use_tuple);
   if (!l->finished && p->proc && !p->closing) {
     spdlog::debug("agent: the turn of {} did not end within the grace: killing pid {}", p->session.str(), p->pid);
-    p->proc->signal(SIGKILL);
+    kill_now(*p);
   }
 }
 
@@ -150,8 +158,10 @@ class warm_runtime final : public session::runtime {
   // `tools`: what the process's `tether mcp` lists for its whole life (the
   // work tools of the session's task by its mode; a plan's acceptance
   // resets the session, which ends the process).
+  // In an environment (`place` not null): the relay and the tools forwarded
+  // there, the dialect's home files put there, the program started there.
   asio::awaitable<result<void>> start(process_ptr p, agent_dirs dirs, std::optional<std::string> resume,
-                                      std::vector<tool_spec> tools);
+                                      std::vector<tool_spec> tools, std::shared_ptr<session::turn_place> place);
   asio::awaitable<void> deliver_steers(link_ptr l, std::shared_ptr<turn_recorder> rec, process_ptr p);
   asio::awaitable<turn_result> end(link_ptr l, std::shared_ptr<turn_recorder> rec, process_ptr p,
                                    std::optional<tether::error> broken, bool record_failed);
@@ -162,7 +172,8 @@ class warm_runtime final : public session::runtime {
 };
 
 asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs, std::optional<std::string> resume,
-                                                  std::vector<tool_spec> tools) {
+                                                  std::vector<tool_spec> tools,
+                                                  std::shared_ptr<session::turn_place> place) {
   launch_input in;
   in.program = o_.program;
   in.home = dirs.home;
@@ -171,6 +182,10 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
   in.endpoint = o_.endpoint;
   in.settings = &p->settings;
   p->relay = open_relay(o_, in);  // the process's grant: its token dies with the process
+  if (place) {
+    auto reached = co_await reach_relay(place, &o_, p->relay.open(), &in);
+    if (!reached) co_return reached.error();
+  }
   if (o_.bridge != nullptr) {
     std::weak_ptr<warm_process> weak = p;
     p->ticket = o_.bridge->open(p->strand, std::move(tools),
@@ -186,13 +201,27 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
                                   };
                                   co_return co_await asio::co_spawn(ex, std::move(ask), asio::use_awaitable);
                                 });
-    in.mcp = mcp_server{o_.tether_program,
-                        {{"TETHER_TOOLS_SOCKET", o_.bridge->socket_path().string()},
-                         {"TETHER_RUN_TOKEN", p->ticket.token()}}};
+    if (place) {
+      std::string who = o_.kind + " process of " + p->session.str();
+      std::string token = p->ticket.token();
+      in.mcp = co_await placed_tools(place, &o_, std::move(token), std::move(who));
+    } else {
+      in.mcp = mcp_server{o_.tether_program,
+                          {{"TETHER_TOOLS_SOCKET", o_.bridge->socket_path().string()},
+                           {"TETHER_RUN_TOKEN", p->ticket.token()}}};
+    }
   }
+  std::vector<std::pair<std::string, std::string>> home_files;
+  if (place) in.home_files = &home_files;
   auto launched = dialect_->prepare(in);
   if (!launched) co_return launched.error();
-  auto proc = spawn_agent(p->strand, o_, dirs, *launched, p->relay);
+  if (place) {
+    const std::filesystem::path home = dirs.home;
+    auto put = co_await put_home_files(place, home, std::move(home_files));
+    if (!put) co_return put.error();
+  }
+  auto proc = place ? spawn_placed_agent(p->strand, o_, *place, dirs, *launched, p->relay, "")
+                    : spawn_agent(p->strand, o_, dirs, *launched, p->relay);
   if (!proc) co_return proc.error();
   p->proc = std::move(proc).value();
   p->pid = p->proc->pid();
@@ -207,6 +236,7 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
   co.mcp = in.mcp;
   co.max_line_bytes = o_.max_line_bytes;
   co.env = launched->env;  // what the connection shares with the process (opencode serve's password)
+  co.argv = launched->argv;
   p->conn = dialect_->connect(p->strand, *p->proc, std::move(co));
   // Named, not a temporary in the co_await: GCC 12 destroys such
   // temporaries twice in a coroutine.
@@ -254,8 +284,12 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
       ex, host, turn_facts{kind, std::string(dialect_->program()), o_.api_key, o_.endpoint.model, &o_.prices,
                            last_seq(ctx).value, {}});
   if (host->stop_token().stop_requested()) co_return rec->interrupted();
-  auto dirs = prepare_dirs(o_.data_dir, ctx.session, ctx.workspace);
+  // In an environment: its workspace and the session's home there.
+  const std::shared_ptr<session::turn_place> place = ctx.place;
+  auto dirs = place ? result<agent_dirs>(agent_dirs{place->home(), place->workspace()})
+                    : prepare_dirs(o_.data_dir, ctx.session, ctx.workspace);
   if (!dirs) co_return co_await rec->fail(dirs.error().message, {});
+  const std::string place_key = place ? place->environment() + ":" + place->workspace() : std::string();
   if (o_.work != nullptr) {
     auto t = co_await o_.work->task_of(ctx.session);
     if (!t) co_return co_await rec->fail("reading the session's task: " + t.error().message, {});
@@ -266,6 +300,11 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
   const auto idle = std::chrono::milliseconds(o_.settings.idle_timeout_ms);
   const auto start_limit = std::chrono::milliseconds(o_.settings.start_timeout_ms);
   auto p = registry_->take(ctx.session, ctx.generation);
+  if (p && p->place_key != place_key) {
+    // The warm process runs where the session's last turn did: another place (or here) gets a new one.
+    registry_->retire(p);
+    p = nullptr;
+  }
   const bool fresh = !p;
   if (fresh) {
     l->starting = true;
@@ -275,8 +314,10 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
     if (can_resume(ctx, kind)) resume = ctx.binding->external_session_id;
     watch(ex, l, p, idle, start_limit);
     p->settings = rec->settings_for(o_.settings);
-    auto launch = [this, p, d = *dirs, resume, tools = rec->tool_specs()](warm_process&) {
-      return start(p, d, resume, tools);
+    p->place_key = place_key;
+    p->place = place;
+    auto launch = [this, p, d = *dirs, resume, tools = rec->tool_specs(), place](warm_process&) {
+      return start(p, d, resume, tools, place);
     };
     auto started = co_await on_process(p, std::move(launch));
     if (!started && resume && started.error() == agent_errc::resume_refused) {
@@ -287,8 +328,10 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
       if (!p) co_return rec->interrupted();
       watch(ex, l, p, idle, start_limit);
       p->settings = rec->settings_for(o_.settings);
-      auto relaunch = [this, p, d = *dirs, tools = rec->tool_specs()](warm_process&) {
-        return start(p, d, std::nullopt, tools);
+      p->place_key = place_key;
+      p->place = place;
+      auto relaunch = [this, p, d = *dirs, tools = rec->tool_specs(), place](warm_process&) {
+        return start(p, d, std::nullopt, tools, place);
       };
       started = co_await on_process(p, std::move(relaunch));
     }
@@ -297,6 +340,13 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
     l->starting = false;
     l->watchdog.cancel();  // re-armed with the idle limit
   } else {
+    // This turn's place: the program's signals go through it while the turn runs.
+    // NOLINTNEXTLINE(cppcoreguidelines-avoid-reference-coroutine-parameters): on_process awaits it at once, holding the process
+    auto here = [place](warm_process& w) -> asio::awaitable<void> {
+      w.place = place;
+      co_return;
+    };
+    co_await on_process(p, std::move(here));
     watch(ex, l, p, idle, start_limit);
   }
 

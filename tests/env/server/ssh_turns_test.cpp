@@ -208,13 +208,70 @@ TEST(SshTurns, ASigkillMidTurnLeavesNothingRunningThereAndTheNextTurnIsTold) {
   EXPECT_LE(std::count(ran.begin(), ran.end(), '\n'), 1) << ran;
 }
 
+// A warm agent kind there: one process there serves the session's turns
+// while the lease stays warm (the same pid each turn, started once), the
+// files it writes come back after each turn, and a stop reaches it there.
+TEST(SshTurns, AWarmAgentThereServesEveryTurnFromOneProcessAndAStopReachesIt) {
+  TETHER_REQUIRE_AGENT(claude, "claude");
+  const fs::path agents_bin = claude.parent_path();
+  auto server = sshd_with_agents(agents_bin);
+  ASSERT_TRUE(server) << server.error().describe();
+  std::string config = config_for(**server, agents_bin);
+  config.replace(config.find("runtime = \"claude-print\""), std::string("runtime = \"claude-print\"").size(),
+                 "runtime = \"claude\"");
+  cluster c({}, config);
+  const std::string s = remote_session(c);
+  const auto host_copy = c.dir() / "data" / "workspaces" / s;
+  for (const char* n : {"1", "2", "3"}) {
+    c.send(s, std::string("Append line T") + n + " to log.txt\nReply with exactly: R" + n);
+    c.wait_idle(s, 120s);
+    EXPECT_EQ(c.last_answer(s), std::string("R") + n) << json::serialize(c.executions(s));
+  }
+  EXPECT_EQ(test::slurp(host_copy / "log.txt"), "T1\nT2\nT3\n");
+  std::vector<std::int64_t> pids;
+  for (const auto& x : c.executions(s)) {
+    const auto* p = x.as_object().if_contains("agent_process");
+    ASSERT_TRUE(p != nullptr && p->is_object()) << json::serialize(x);
+    pids.push_back(p->at("pid").as_int64());
+  }
+  ASSERT_EQ(pids.size(), 3U);
+  EXPECT_EQ(pids[0], pids[1]);
+  EXPECT_EQ(pids[1], pids[2]);
+  // The agent's own state is in the lease's home there, not this machine's.
+  const auto lease_dir = "/home/agent/leases/" + env::provider_name("session-" + s);
+  EXPECT_TRUE(fs::is_directory((*server)->host_path(lease_dir + "/agent-home/.claude")));
+  EXPECT_FALSE(fs::exists(c.dir() / "data" / "agents" / s));
+  auto acquired = of_type(env_events(c, s), "env.lease.acquired");
+  ASSERT_EQ(acquired.size(), 3U);
+  EXPECT_EQ(acquired[1].at("outcome").as_string(), "resumed");
+  EXPECT_TRUE(acquired[2].at("warm").as_bool());
+
+  // A stop while its command runs there: the turn ends interrupted, and the command is gone there.
+  const std::string loop = "while [ ! -e never-" + s + " ]; do sleep 0.2; done";
+  c.send(s, "Run: touch started && " + loop + "\nReply with exactly: NEVER");
+  const auto remote_ws = (*server)->host_path(lease_dir + "/workspace");
+  const auto until = std::chrono::steady_clock::now() + 120s;
+  while (!fs::exists(remote_ws / "started") && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(fs::exists(remote_ws / "started"));
+  EXPECT_EQ(c.call("POST", "/v1/sessions/" + s + "/interrupt").status, 200u);
+  c.wait_idle(s, 120s);
+  const auto xs = c.executions(s);
+  EXPECT_EQ(xs.back().at("outcome").as_string(), "interrupted") << json::serialize(xs.back());
+  const auto gone_by = std::chrono::steady_clock::now() + 30s;
+  while (!processes_with(loop).empty() && std::chrono::steady_clock::now() < gone_by)
+    std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(processes_with(loop).empty());
+}
+
 TEST(SshTurns, AProfileWhoseRuntimeRunsOnlyHereIsRefusedWhenTheServerStarts) {
   auto server = test::sshd::start();
   ASSERT_TRUE(server) << server.error().describe();
   std::string config = config_for(**server, "/nowhere");
   config.replace(config.find("{mock}"), 6, "http://127.0.0.1:9");
+  // opencode serve is reached over this machine's loopback: it cannot run there.
   config.replace(config.find("runtime = \"claude-print\""), std::string("runtime = \"claude-print\"").size(),
-                 "runtime = \"claude\"");
+                 "runtime = \"opencode\"");
   const auto dir = fs::temp_directory_path() / ("tether-env-refused-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "tether.toml") << config;

@@ -74,17 +74,8 @@ std::string new_uuid() {
   return out;
 }
 
-// The value after --session-id or --resume in the process's argv.
-std::optional<std::string> session_in_cmdline(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-  const std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<std::string> args;
-  for (std::size_t at = 0; at < all.size();) {
-    const auto end = all.find('\0', at);
-    args.push_back(all.substr(at, end - at));
-    if (end == std::string::npos) break;
-    at = end + 1;
-  }
+// The value after --session-id or --resume in the command line it was given.
+std::optional<std::string> session_in_argv(const std::vector<std::string>& args) {
   for (std::size_t i = 0; i + 1 < args.size(); ++i)
     if (args[i] == "--session-id" || args[i] == "--resume") return args[i + 1];
   return std::nullopt;
@@ -233,7 +224,7 @@ task<result<std::string>> claude_connection::open(session_open o) {
   if (opened_) co_return session_;
   if (o.resume) {
     session_ = *o.resume;
-  } else if (auto id = session_in_cmdline(proc_.pid())) {
+  } else if (auto id = session_in_argv(o_.argv)) {
     session_ = std::move(*id);
   } else {
     co_return make_error(agent_errc::protocol, "claude was started without --session-id (see prepare())");

@@ -396,6 +396,8 @@ class opencode_serve final : public warm_dialect {
     return std::string(root) + "/v1";
   }
   [[nodiscard]] bool can_steer() const override { return true; }
+  // Its HTTP server listens on this machine's loopback: not in an environment.
+  [[nodiscard]] bool speaks_over_stdio() const override { return false; }
 
   result<launch> prepare(const launch_input& in) const override {
     auto env = opencode::write_config(in);

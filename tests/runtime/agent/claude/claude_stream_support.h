@@ -124,7 +124,7 @@ class warm_fixture : public testing::Test {
   std::unique_ptr<warm_agent> start(const warm_dialect& d, std::vector<std::string> argv, std::vector<std::string> env,
                                     const std::string& model = "scripted") {
     process::spawn_options so;
-    so.argv = std::move(argv);
+    so.argv = argv;
     so.env = std::move(env);
     so.cwd = dirs().workspace;
     so.stdin_mode = process::input::pipe;
@@ -135,7 +135,9 @@ class warm_fixture : public testing::Test {
     }
     auto a = std::make_unique<warm_agent>();
     a->proc = std::move(*child);
-    a->conn = d.connect(strand_, *a->proc, connect_options{&settings_, dirs().workspace, model, std::nullopt});
+    connect_options co{&settings_, dirs().workspace, model, std::nullopt};
+    co.argv = std::move(argv);  // what the process was told to open, as warm_runtime passes it
+    a->conn = d.connect(strand_, *a->proc, std::move(co));
     live_.push_back(a->proc.get());
     return a;
   }
