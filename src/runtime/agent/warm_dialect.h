@@ -74,6 +74,10 @@ struct connect_options {
   // told to open (claude's --session-id), also when it runs in an
   // environment, where this machine's process is only its local relay.
   std::vector<std::string> argv;
+  // Its home is on this machine (false in an environment: its files are
+  // there, and what Tether reads of them here, claude's session file before
+  // a turn is reported done, is not waited for).
+  bool home_here = true;
   std::size_t max_line_bytes = 8U << 20U;
 };
 

@@ -155,6 +155,7 @@ rpc_handlers handlers(const state_ptr& st) {
 // The CLAUDE_CONFIG_DIR of an agent that runs claude (claude-agent-acp), or
 // empty: its session file is claude's, written in batches (claude_cli.h).
 std::string claude_record(const acp_state& st) {
+  if (!st.o.home_here) return {};  // in an environment: the file is there
   const auto it = st.o.env.find("CLAUDE_CONFIG_DIR");
   return it == st.o.env.end() ? std::string() : it->second;
 }

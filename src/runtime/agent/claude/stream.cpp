@@ -186,7 +186,7 @@ class claude_connection final : public agent_connection {
 
 task<void> claude_connection::written_down() {
   const auto it = o_.env.find("CLAUDE_CONFIG_DIR");
-  if (it == o_.env.end() || last_uuid_.empty() || session_.empty()) co_return;
+  if (!o_.home_here || it == o_.env.end() || last_uuid_.empty() || session_.empty()) co_return;
   co_await claude_session_written(it->second, session_, last_uuid_);
 }
 
