@@ -155,18 +155,23 @@ TEST(not_applicable, other_runtimes_run_the_case) {
 
 // ---- leased environments ----
 
-TEST(environments, a_leased_environment_runs_the_per_turn_agent_kinds_only) {
+TEST(environments, a_leased_environment_runs_the_agent_kinds_but_opencode_serve) {
   scratch_dir dir;
-  for (const char* runtime : {"native", "claude", "codex", "acp-claude"}) {
+  for (const char* runtime : {"native", "opencode"}) {
     na_fixture f(dir.path(), runtime);
     f.plan.environment = {"ssh", "SSH host", "ssh"};
     const auto reason = not_applicable_reason(f.plan);
     ASSERT_TRUE(reason) << runtime;
-    EXPECT_NE(reason->find("runs on Tether's own machine only"), std::string::npos) << *reason;
+    EXPECT_NE(reason->find("own machine"), std::string::npos) << *reason;
+    // Here they run.
+    f.plan.environment = {"local", "Local", "local"};
+    EXPECT_FALSE(not_applicable_reason(f.plan)) << runtime;
   }
-  na_fixture f(dir.path(), "opencode-run");
-  f.plan.environment = {"ssh", "SSH host", "ssh"};
-  EXPECT_FALSE(not_applicable_reason(f.plan));
+  for (const char* runtime : {"opencode-run", "claude", "codex", "acp-claude", "acp-opencode"}) {
+    na_fixture f(dir.path(), runtime);
+    f.plan.environment = {"ssh", "SSH host", "ssh"};
+    EXPECT_FALSE(not_applicable_reason(f.plan)) << runtime;
+  }
 }
 
 TEST(environments, a_daytona_cell_without_its_key_is_skipped_saying_why_and_starts_nothing) {
