@@ -145,8 +145,9 @@ result<std::unique_ptr<process::child>> spawn_placed_agent(const boost::asio::an
                                                            const std::string& prompt_file) {
   const bool relayed = relay.open() && o.relay != nullptr;
   process::spawn_options so;
-  // With a prompt file, stdin is that file; without one (a warm agent), the pipe.
-  const std::string run = prompt_file.empty() ? "exec \"$@\"" : "exec \"$@\" < \"$p\"";
+  // With a prompt file, stdin is that file, removed once open (a turn's
+  // prompt is not left behind there); without one (a warm agent), the pipe.
+  const std::string run = prompt_file.empty() ? "exec \"$@\"" : "exec < \"$p\" && rm -f \"$p\" && exec \"$@\"";
   so.argv = {"sh", "-c",
              "h=$1 p=$2; shift 2; (umask 077 && mkdir -p \"$h/tmp\" \"$h/.config\" \"$h/.local/share\" "
              "\"$h/.local/state\" \"$h/.cache\") && " + run,

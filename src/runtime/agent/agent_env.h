@@ -75,7 +75,8 @@ void forget_agent(const agent_options& o, pid_t pid);
 // launch's argv through the place's spawner, in `dirs` (paths there: the
 // place's workspace and home), its home's directories made first and its
 // stdin the file `prompt_file` there (an environment need not pass an end
-// of input on), or with `prompt_file` "" a pipe (a warm agent's protocol).
+// of input on; the file is removed once open), or with `prompt_file` "" a
+// pipe (a warm agent's protocol).
 // Its environment is agent_environment()'s without PATH,
 // USER and LOGNAME (the environment's own). No sandbox and no record in DATA/run/procs: the
 // environment is the isolation and journals its commands.

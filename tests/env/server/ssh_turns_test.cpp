@@ -91,8 +91,10 @@ TEST(SshTurns, ThreeTurnsOnOneLeaseCreatedKeptWarmAndFoundAgainAfterASigkill) {
   EXPECT_EQ(c.last_answer(s), "ONE") << json::serialize(c.executions(s));
   EXPECT_EQ(test::slurp(host_copy / "log.txt"), "T1-alpha\n");
   EXPECT_EQ(test::slurp((*server)->host_path(lease_dir + "/workspace/log.txt")), "T1-alpha\n");
-  // The agent ran there: its home is the lease's.
+  // The agent ran there: its home is the lease's, and the turn's prompt file is not left in it.
   EXPECT_TRUE(fs::is_directory((*server)->host_path(lease_dir + "/agent-home/.claude")));
+  for (const auto& e : fs::directory_iterator((*server)->host_path(lease_dir + "/agent-home")))
+    EXPECT_NE(e.path().filename().string().rfind("prompt-", 0), 0U) << e.path();
   auto events = env_events(c, s);
   ASSERT_EQ(of_type(events, "env.lease.requested").size(), 1U) << events.size();
   auto acquired = of_type(events, "env.lease.acquired");
