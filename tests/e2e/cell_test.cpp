@@ -174,6 +174,45 @@ TEST(environments, a_leased_environment_runs_the_agent_kinds_but_opencode_serve)
   }
 }
 
+TEST(environments, a_daytona_cells_config_names_the_environment_with_its_keys_resources_and_price) {
+  scratch_dir dir;
+  na_fixture f(dir.path(), "claude-print");
+  environment_def e{"cloud", "Daytona sandbox", "daytona"};
+  e.api_key_env = "MY_DAYTONA_KEY";
+  e.api_url = "https://daytona.example.test/api";
+  e.target = "eu";
+  e.reach_host = "runner.example.test";
+  e.cpu = 4;
+  e.memory_gib = 4;
+  e.keep_warm_ms = 600000;
+  e.price = environment_price{0.0504, 0.0162, 0.000108, "daytona_public_list_price", "2026-08-27", ""};
+  f.plan.environment = e;
+  cell_env env;
+  env.plan = &f.plan;
+  EXPECT_TRUE(leased(env));
+  const auto text = environment_config(env);
+  // The profile's line first (it follows the profile's keys), then the tables.
+  EXPECT_EQ(text.rfind("environment = \"cloud\"\n", 0), 0U) << text;
+  for (const char* line :
+       {"[environments.cloud]", "kind = \"daytona\"", "api_url = \"https://daytona.example.test/api\"",
+        "api_key_env = \"MY_DAYTONA_KEY\"", "target = \"eu\"", "reach_host = \"runner.example.test\"", "cpu = 4",
+        "memory_gib = 4", "keep_warm_ms = 600000", "[environments.cloud.price]", "cpu_hour = 5.04E-2",
+        "source = \"daytona_public_list_price\"", "date = \"2026-08-27\""})
+    EXPECT_TRUE(has_line(text, line)) << line << " in\n" << text;
+  EXPECT_EQ(text.find("\ndisk_gib = "), std::string::npos) << "an unknown resource is left to the kind's default";
+  // The key itself reaches the server's environment, from this process's, and nowhere else.
+  ::setenv("MY_DAYTONA_KEY", "dtn-secret", 1);
+  const auto vars = environment_variables(env);
+  ::unsetenv("MY_DAYTONA_KEY");
+  ASSERT_EQ(vars.size(), 1U);
+  EXPECT_EQ(vars.at("MY_DAYTONA_KEY"), "dtn-secret");
+  EXPECT_EQ(text.find("dtn-secret"), std::string::npos);
+  // Here: nothing.
+  f.plan.environment = {"local", "Local", "local"};
+  EXPECT_FALSE(leased(env));
+  EXPECT_EQ(environment_config(env), "");
+}
+
 TEST(environments, a_daytona_cell_without_its_key_is_skipped_saying_why_and_starts_nothing) {
   scratch_dir dir;
   na_fixture f(dir.path(), "opencode-run");
