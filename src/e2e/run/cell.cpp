@@ -302,24 +302,28 @@ std::optional<std::string> skip_reason(const cell_plan& plan) {
          ") with an account's API key";
 }
 
-cell_result skipped_record(const cell_plan& plan, std::string reason) {
+namespace {
+
+// A cell that was not run: no artifacts, no time, its status and reason.
+cell_result not_run_record(const cell_plan& plan, cell_status status, std::string cell_result::*why,
+                           std::string reason) {
   cell_result r = cell_record(plan, "");
   r.artifacts.clear();
-  r.status = cell_status::skipped;
-  r.skipped_reason = std::move(reason);
+  r.status = status;
+  r.*why = std::move(reason);
   r.finished_at_ms = r.started_at_ms;
   compute_billing(r);
   return r;
 }
 
+}  // namespace
+
+cell_result skipped_record(const cell_plan& plan, std::string reason) {
+  return not_run_record(plan, cell_status::skipped, &cell_result::skipped_reason, std::move(reason));
+}
+
 cell_result not_applicable_record(const cell_plan& plan, std::string reason) {
-  cell_result r = cell_record(plan, "");
-  r.artifacts.clear();
-  r.status = cell_status::not_applicable;
-  r.not_applicable_reason = std::move(reason);
-  r.finished_at_ms = r.started_at_ms;
-  compute_billing(r);
-  return r;
+  return not_run_record(plan, cell_status::not_applicable, &cell_result::not_applicable_reason, std::move(reason));
 }
 
 cell_result cell_record(const cell_plan& plan, const std::string& nonce) {
