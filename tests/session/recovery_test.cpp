@@ -249,11 +249,15 @@ TEST_F(recovery_test, a_scan_pages_through_abandoned_sessions_in_bounded_batches
 }
 
 // Counts how many sessions a scan checks at once: a session's log reads
-// before its lease is claimed are the scan's (recovery.cpp), and each such
-// read yields a few times first so that the checks can overlap.
+// before its lease is claimed are the scan's (recovery.cpp). Overlap must not
+// depend on how the OS schedules the io threads, so the first checks wait at
+// a gate until `expected` of them are in flight (at most 10 s of wall time: a
+// scan that never gets that wide fails the count instead of hanging); after
+// that each check still yields a few times so that a wider scan would show.
 class overlap_counting_store final : public store::forwarding_store {
  public:
-  using forwarding_store::forwarding_store;
+  overlap_counting_store(store::event_store& inner, std::size_t expected)
+      : forwarding_store(inner), expected_(expected) {}
   // The service's sessions run on strands of the fixture's threads: the counts are shared.
   store::task<result<store::event_page>> read(session_id s, event_seq after, std::size_t limit) override {
     bool checking = false;
@@ -262,6 +266,7 @@ class overlap_counting_store final : public store::forwarding_store {
       checking = !claimed_.contains(s);
       if (checking) widest_ = std::max(widest_, ++in_flight_);
     }
+    if (checking) co_await gate();
     for (int i = 0; i < 5; ++i) co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
     auto page = co_await forwarding_store::read(s, after, limit);
     if (checking) {
@@ -283,6 +288,20 @@ class overlap_counting_store final : public store::forwarding_store {
   }
 
  private:
+  asio::awaitable<void> gate() {
+    asio::steady_timer tick(co_await asio::this_coro::executor);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < until) {
+      {
+        const std::lock_guard lock(mutex_);
+        if (widest_ >= expected_) co_return;
+      }
+      tick.expires_after(std::chrono::milliseconds(1));
+      co_await tick.async_wait(asio::use_awaitable);
+    }
+  }
+
+  const std::size_t expected_;
   mutable std::mutex mutex_;
   std::set<session_id> claimed_;
   std::size_t in_flight_ = 0;
@@ -295,7 +314,7 @@ TEST_F(recovery_test, a_scan_checks_at_most_recovery_concurrency_sessions_at_onc
     std::vector<session_id> left;
     for (int i = 0; i < 6; ++i) left.push_back(abandoned("dead/" + std::to_string(width)));
     clock_.advance(60'000);
-    overlap_counting_store counting(*store_);
+    overlap_counting_store counting(*store_, width);
     auto opts = test_options();
     opts.recovery_concurrency = width;
     service_ = std::make_unique<session::session_service>(io_.get_executor(), counting, runtime_, clock_,
