@@ -77,11 +77,12 @@ class closed_spawner final : public process::spawner {
 class lease_place final : public session::turn_place {
  public:
   lease_place(std::string environment, env::lease& l, std::shared_ptr<leased_runtime::forwards> f,
-              asio::thread_pool& pool)
+              asio::thread_pool& pool, fs::path local)
       : environment_(std::move(environment)),
         l_(&l),
         f_(std::move(f)),
         pool_(pool),
+        local_(std::move(local)),
         workspace_(l.workspace()),
         home_((fs::path(l.workspace()).parent_path() / "agent-home").string()) {}
 
@@ -129,6 +130,38 @@ class lease_place final : public session::turn_place {
     });
   }
 
+  session::task<result<void>> send_workspace(bool even_unchanged) override {
+    env::lease* l = live();
+    if (l == nullptr) co_return over();
+    auto send = [l, local = local_, f = f_, even_unchanged]() -> result<void> {
+      if (!even_unchanged) {
+        auto here = env::describe_tree(local);
+        if (!here) return here.error();
+        std::lock_guard lock(f->m);
+        if (here->sha256 == f->synced_sha) return ok();
+      }
+      auto sent = l->push(local);
+      if (!sent) return sent.error();
+      std::lock_guard lock(f->m);
+      f->synced_sha = sent->sha256;
+      return ok();
+    };
+    co_return co_await off_io<result<void>>(&pool_, std::move(send));
+  }
+
+  session::task<result<void>> fetch_workspace() override {
+    env::lease* l = live();
+    if (l == nullptr) co_return over();
+    auto receive = [l, local = local_, f = f_]() -> result<void> {
+      auto got = l->pull(local);
+      if (!got) return got.error();
+      std::lock_guard lock(f->m);
+      f->synced_sha = got->sha256;
+      return ok();
+    };
+    co_return co_await off_io<result<void>>(&pool_, std::move(receive));
+  }
+
   // Waits for the signals on their way, then lets go of the lease. Blocks.
   void close() {
     std::unique_lock lock(m_);
@@ -166,6 +199,7 @@ class lease_place final : public session::turn_place {
   int pending_ = 0;
   std::shared_ptr<leased_runtime::forwards> f_;
   asio::thread_pool& pool_;
+  const fs::path local_;  // the host copy
   const std::string workspace_;
   const std::string home_;
   closed_spawner closed_;
@@ -222,8 +256,8 @@ result<void> leased_runtime::place_profile(const std::string& profile, std::stri
   if (!placeable) {
     return make_error(util_errc::invalid_argument, "profile " + profile + ": runtime \"" + std::string(kind) +
                                                        "\" runs on this machine only; " + "environment \"" + e.name +
-                                                       "\" runs the agent kinds that start one process per turn " +
-                                                       "(codex-exec, claude-print, opencode-run)");
+                                                       "\" runs every other kind (native, the per-turn agent kinds, " +
+                                                       "and the warm ones that speak over stdio)");
   }
   if (!pool_) pool_.emplace(8);
   auto it = environments_.find(e.name);
@@ -448,7 +482,7 @@ session::task<turn_result> leased_runtime::run_placed(placed* p, session::turn_c
   }
 
   // 3. The turn, there.
-  auto place = std::make_shared<lease_place>(p->name, lease, f, *pool_);
+  auto place = std::make_shared<lease_place>(p->name, lease, f, *pool_, local);
   ctx.place = place;
   turn_result turn = co_await inner_.run_turn(std::move(ctx), host);
   auto let_go = [place] {

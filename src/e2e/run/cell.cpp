@@ -279,10 +279,6 @@ std::optional<std::string> not_applicable_reason(const cell_plan& plan) {
         "an agent program keeps its conversation in files of the node that ran it: another node taking the session "
         "over cannot resume it (two nodes qualify the native runtime)");
   if (is_leased_environment(plan.environment.kind)) {
-    if (plan.profile.runtime == "native")
-      return std::string(
-          "the native runtime runs on Tether's own machine only: its tools act on this machine's copy of the "
-          "workspace (the agent programs' kinds run in a lease)");
     if (plan.profile.runtime == "opencode")
       return std::string(
           "opencode serve is reached over a port of Tether's own machine: it runs there only (opencode-run and "

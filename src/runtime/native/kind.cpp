@@ -71,6 +71,8 @@ result<std::unique_ptr<session::runtime>> make(const config::profile& prof, kind
 
 }  // namespace
 
-runtime::kind native_kind(std::string_view name) { return {native_keys(std::string(name)), "", make}; }
+// Placeable: its bash runs in the lease, its file tools on the host copy
+// (kept in step around each command: tools/tool.h).
+runtime::kind native_kind(std::string_view name) { return {native_keys(std::string(name)), "", make, true}; }
 
 }  // namespace tether::runtime::native

@@ -45,8 +45,20 @@ session::task<void> native_runtime::forget(session_id) { co_return; }
 
 session::task<session::turn_result> native_runtime::run_turn(session::turn_context ctx,
                                                              std::shared_ptr<session::turn_host> host) {
+  std::shared_ptr<session::turn_place> place = ctx.place;
   turn t(runtime_parts{impl_->options, *impl_->model, impl_->tools, impl_->blocking}, std::move(ctx), std::move(host));
-  co_return co_await t.run();
+  session::turn_result r = co_await t.run();
+  if (!place) co_return r;
+  // In an environment the file tools wrote the host copy; what they wrote
+  // after the turn's last command goes there now, or the workspace that
+  // comes back at the turn's end (node/leased_runtime.h) would lose it.
+  result<void> sent = co_await place->send_workspace(false);
+  if (!sent && r.status != session::turn_status::interrupted) {
+    r.status = session::turn_status::failed;
+    r.error = (r.error.empty() ? std::string() : r.error + "; ") + "the workspace could not be sent to environment " +
+              place->environment() + ": " + sent.error().message;
+  }
+  co_return r;
 }
 
 std::unique_ptr<native_runtime> make_native_runtime(native_options o) {

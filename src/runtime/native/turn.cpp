@@ -32,10 +32,15 @@ constexpr std::string_view final_note =
     "You have used the maximum number of steps for this turn. Tools are now disabled: reply with your final "
     "answer, saying what is done and what is left.";
 
-std::string default_system_prompt(const std::filesystem::path& workspace) {
-  return "You are a coding agent. You work in the directory " + workspace.string() +
-         " (the workspace): use the tools to read, search and change files there and to run commands. When a "
-         "decision belongs to the user, ask with ask_user. When the work is done, reply with a short final answer.";
+std::string default_system_prompt(const std::filesystem::path& workspace, const session::turn_place* place) {
+  std::string where = "You are a coding agent. You work in the directory " + workspace.string() +
+                      " (the workspace): use the tools to read, search and change files there and to run commands. ";
+  if (place != nullptr)
+    where += "Commands (bash) run in the environment " + place->environment() + ", in its copy of the workspace, " +
+             place->workspace() + ", kept in step with it: use paths relative to the workspace. ";
+  return where +
+         "When a decision belongs to the user, ask with ask_user. When the work is done, reply with a short final "
+         "answer.";
 }
 
 }  // namespace
@@ -180,7 +185,7 @@ model_request turn::request(bool final_step) const {
   r.model = parts_.options.provider.model;
   chat_message system;
   system.role = chat_role::system;
-  system.text = parts_.options.system_prompt.empty() ? default_system_prompt(workspace_) : parts_.options.system_prompt;
+  system.text = parts_.options.system_prompt.empty() ? default_system_prompt(workspace_, ctx_.place.get()) : parts_.options.system_prompt;
   if (!parts_.options.instructions.empty()) system.text += "\n\n" + parts_.options.instructions;
   r.messages.push_back(std::move(system));
   for (auto& m : build_history(rows_, parts_.options.data_dir / "blobs")) {
@@ -406,6 +411,12 @@ std::vector<model::payload> turn::output_events(const completion& c, bool final_
 asio::awaitable<result<bool>> turn::run_calls(local_calls calls) {
   auto ex = co_await asio::this_coro::executor;
   auto batch = std::make_shared<call_batch>(ex);
+  if (ctx_.place) {
+    // In an environment bash replaces the host copy after each command
+    // (tools/tool.h): no file tool may write it meanwhile, so one at a time.
+    for (std::size_t i = 0; i < calls.size(); ++i) co_await run_call(calls[i].first, std::move(calls[i].second), batch);
+    co_return batch->waiting;
+  }
   batch->remaining = calls.size();
   batch->done.expires_at(asio::steady_timer::time_point::max());
   for (auto& [id, call] : calls) {
@@ -473,6 +484,7 @@ asio::awaitable<void> turn::run_call(call_id id, tool_use call, std::shared_ptr<
   ctx.call_id = id.str();
   ctx.limits = parts_.options.limits;
   ctx.sandbox = parts_.options.sandbox;
+  ctx.place = ctx_.place;
   auto out = co_await t->run(call.input, std::move(ctx));
   switch (out.status) {
     case tool_status::succeeded:

@@ -1,5 +1,6 @@
 // Turns in an SSH environment, end to end: a real `tether serve` whose
-// profile (claude-print, one agent process per turn) names an environment
+// profile (claude-print, one agent process per turn; claude, warm; native)
+// names an environment
 // on the test's sshd, the agent program and `tether` seen there, the model
 // relay and the tool bridge forwarded over the lease's connection. Three
 // turns append to one file there: the lease is created, kept warm, and
@@ -264,6 +265,65 @@ TEST(SshTurns, AWarmAgentThereServesEveryTurnFromOneProcessAndAStopReachesIt) {
   while (!processes_with(loop).empty() && std::chrono::steady_clock::now() < gone_by)
     std::this_thread::sleep_for(100ms);
   EXPECT_TRUE(processes_with(loop).empty());
+}
+
+// The native runtime there: its bash runs in the lease's workspace, its file
+// tools on the host copy, and the two copies are in step around each
+// command — what `write` made here is there before the command runs, what
+// the command made there is here after it, and what a file tool wrote last
+// is not lost to the workspace that comes back at the turn's end. A stop
+// reaches the command there.
+TEST(SshTurns, ANativeTurnRunsItsCommandsThereWithTheFilesItsOtherToolsWroteHere) {
+  auto server = test::sshd::start();
+  ASSERT_TRUE(server) << server.error().describe();
+  std::string config = config_for(**server, "/nowhere");
+  config.replace(config.find("runtime = \"claude-print\""), std::string("runtime = \"claude-print\"").size(),
+                 "runtime = \"native\"\nprovider = \"openai-chat\"");
+  config.replace(config.find("base_url = \"{mock}\""), std::string("base_url = \"{mock}\"").size(),
+                 "base_url = \"{mock}/v1\"");
+  config.erase(config.find("idle_timeout_ms = 120000\n"), std::string("idle_timeout_ms = 120000\n").size());
+  cluster c({}, config);
+  const std::string s = remote_session(c);
+  const auto host_copy = c.dir() / "data" / "workspaces" / s;
+  const std::string lease_ws = "/home/agent/leases/" + env::provider_name("session-" + s) + "/workspace";
+  c.send(s,
+         "Write file notes.txt: written here\n"
+         "Run: pwd > where.txt && cat notes.txt > seen.txt && echo made there > made.txt\n"
+         "Write file after.txt: written after the last command\n"
+         "Reply with exactly: DONE");
+  c.wait_idle(s, 120s);
+  ASSERT_EQ(c.last_answer(s), "DONE") << json::serialize(c.executions(s));
+  EXPECT_EQ(test::slurp(host_copy / "where.txt"), lease_ws + "\n");  // it ran there, not here
+  EXPECT_EQ(test::slurp(host_copy / "seen.txt"), "written here");   // write's file was there first
+  EXPECT_EQ(test::slurp(host_copy / "made.txt"), "made there\n");   // and the command's came back
+  EXPECT_EQ(test::slurp((*server)->host_path(lease_ws + "/notes.txt")), "written here");
+  // What a file tool wrote after the last command went there before the
+  // workspace came back at the turn's end, so neither copy lost it.
+  EXPECT_EQ(test::slurp(host_copy / "after.txt"), "written after the last command");
+  EXPECT_EQ(test::slurp((*server)->host_path(lease_ws + "/after.txt")), "written after the last command");
+  const auto acquired = of_type(env_events(c, s), "env.lease.acquired");
+  ASSERT_EQ(acquired.size(), 1U);
+  EXPECT_EQ(acquired[0].at("outcome").as_string(), "created");
+
+  // A stop while its command runs there: the turn ends interrupted, and the command is gone there.
+  const std::string loop = "while [ ! -e never-" + s + " ]; do sleep 0.2; done";
+  c.send(s, "Run: touch started && " + loop + "\nReply with exactly: NEVER");
+  const auto remote_started = (*server)->host_path(lease_ws + "/started");
+  const auto until = std::chrono::steady_clock::now() + 120s;
+  while (!fs::exists(remote_started) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(fs::exists(remote_started));
+  EXPECT_FALSE(fs::exists(host_copy / "started"));  // the host copy is not written mid-command
+  ASSERT_FALSE(processes_with(loop).empty());
+  EXPECT_EQ(c.call("POST", "/v1/sessions/" + s + "/interrupt").status, 200u);
+  c.wait_idle(s, 120s);
+  const auto xs = c.executions(s);
+  EXPECT_EQ(xs.back().at("outcome").as_string(), "interrupted") << json::serialize(xs.back());
+  const auto gone_by = std::chrono::steady_clock::now() + 30s;
+  while (!processes_with(loop).empty() && std::chrono::steady_clock::now() < gone_by)
+    std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE(processes_with(loop).empty());
+  EXPECT_TRUE(fs::exists(host_copy / "started"));  // the turn's end brought the workspace back
 }
 
 TEST(SshTurns, AProfileWhoseRuntimeRunsOnlyHereIsRefusedWhenTheServerStarts) {

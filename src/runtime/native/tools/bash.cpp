@@ -42,6 +42,7 @@
 #include "runtime/native/tools/local_tools.h"
 #include "process/records.h"
 #include "runtime/common/sandbox.h"
+#include "session/runtime.h"
 #include "util/errors.h"
 
 extern char** environ;  // NOLINT: POSIX
@@ -64,6 +65,7 @@ struct run_state {
   void notify() { wake.cancel(); }
 
   process::child proc;
+  std::shared_ptr<session::turn_place> place;  // the command runs there (its relay here)
   asio::steady_timer wake;
   std::size_t cap;
   std::string output;
@@ -139,10 +141,22 @@ struct stop_notifier {
   }
 };
 
+// `sig` to the command's process group. In an environment the command there
+// gets it (the local child is only its relay, which ends when it does);
+// SIGKILL goes to the relay too, so a call never waits on an environment
+// that stopped answering.
+void signal_command(run_state& st, int sig) {
+  if (st.place) {
+    st.place->signal(st.proc.pid(), sig);
+    if (sig != SIGKILL) return;
+  }
+  st.proc.signal(sig);
+}
+
 awaitable<void> kill_group(std::shared_ptr<run_state> st, std::chrono::milliseconds grace) {
-  st->proc.signal(SIGTERM);
+  signal_command(*st, SIGTERM);
   co_await wait_for(st, condition::exited_and_drained, steady_clock::now() + grace);
-  st->proc.signal(SIGKILL);
+  signal_command(*st, SIGKILL);
   // Something that left the group (setsid) may still hold the pipe open.
   const bool drained = co_await wait_for(st, condition::drained, steady_clock::now() + grace);
   if (!drained) {
@@ -163,8 +177,26 @@ std::string render_output(const run_state& st) {
   return out;
 }
 
+// The command line in an environment: bash from its PATH, in its workspace,
+// with the allow-listed environment but for what is this machine's.
+process::spawn_options placed_command_line(const std::string& command, const tool_context& ctx) {
+  process::spawn_options o;
+  o.argv = {"bash", "-c", command};
+  o.env = tool_environment(ctx.sandbox, ctx.place->workspace(), environ);
+  std::erase_if(o.env, [](const std::string& kv) {
+    return kv.rfind("PATH=", 0) == 0 || kv.rfind("USER=", 0) == 0 || kv.rfind("LOGNAME=", 0) == 0;
+  });
+  o.cwd = ctx.place->workspace();
+  o.stdout_mode = process::output::pipe;
+  o.stderr_mode = process::output::stdout_pipe;
+  o.umask = 022;
+  o.grace = ctx.limits.bash_kill_grace;
+  return o;
+}
+
 // The command line: the shell alone (sandbox off) or inside bubblewrap.
 result<process::spawn_options> command_line(const std::string& command, const tool_context& ctx) {
+  if (ctx.place) return placed_command_line(command, ctx);
   process::spawn_options o;
   o.argv = {"/bin/bash", "-c", command};
   o.env = tool_environment(ctx.sandbox, ctx.workspace, environ);
@@ -202,6 +234,17 @@ awaitable<void> start_recorded_into(spawn_holder out, process::spawn_options o, 
   co_return;
 }
 
+// In an environment: through its spawner; the relay is not recorded here
+// (what an earlier Tether left running there is found in the environment's
+// journal and stopped before the session's next turn).
+awaitable<void> start_placed_into(spawn_holder out, process::spawn_options o,
+                                  std::shared_ptr<session::turn_place> place) {
+  out->emplace(place->spawner().spawn(o));
+  co_return;
+}
+
+std::string where(const tool_context& ctx) { return "environment " + ctx.place->environment(); }
+
 awaitable<tool_outcome> run_command(std::string command, std::chrono::milliseconds timeout, tool_context ctx) {
   // Asio cancellation forwarded from the awaiting coroutine counts as a stop
   // (wait_for sees it); it must never throw out of the cleanup below.
@@ -209,8 +252,19 @@ awaitable<tool_outcome> run_command(std::string command, std::chrono::millisecon
   const auto ex = co_await asio::this_coro::executor;  // the run's strand
   auto line = command_line(command, ctx);
   if (!line) co_return failed(line.error());
+  if (ctx.place) {
+    result<void> sent = co_await ctx.place->send_workspace(false);
+    if (!sent)
+      co_return failed("the workspace could not be sent to " + where(ctx) +
+                       ", so the command did not run: " + sent.error().message);
+  }
   auto started = std::make_shared<std::optional<result<process::spawned>>>();
-  if (ctx.blocking) {
+  if (ctx.place && ctx.blocking) {
+    co_await asio::co_spawn(ctx.blocking, start_placed_into(started, std::move(line).value(), ctx.place),
+                            asio::use_awaitable);
+  } else if (ctx.place) {
+    started->emplace(ctx.place->spawner().spawn(line.value()));
+  } else if (ctx.blocking) {
     co_await asio::co_spawn(ctx.blocking, start_recorded_into(started, std::move(line).value(), ctx.sandbox.records),
                             asio::use_awaitable);
   } else {
@@ -220,6 +274,7 @@ awaitable<tool_outcome> run_command(std::string command, std::chrono::millisecon
   if (!**started) co_return failed((**started).error());
 
   auto st = std::make_shared<run_state>(ex, std::move(**started).value(), ctx.limits.bash_output_cap);
+  st->place = ctx.place;
   asio::co_spawn(ex, watch_exit(st), mark_done{st, &run_state::watcher_done});
   asio::co_spawn(ex, read_output(st), mark_done{st, &run_state::reader_done});
 
@@ -232,9 +287,24 @@ awaitable<tool_outcome> run_command(std::string command, std::chrono::millisecon
   st->proc.cancel();
   co_await wait_for(st, condition::watcher_done, steady_clock::time_point::max());
   const std::string ending = st->proc.reap().describe();
-  process::forget_process(ctx.sandbox.records, st->proc.pid());
+  if (!ctx.place) process::forget_process(ctx.sandbox.records, st->proc.pid());
 
-  if (stopped) co_return interrupted();
+  if (stopped) co_return interrupted();  // the turn's end brings the workspace back
+  if (ctx.place) {
+    // What the command changed comes back; in a read-only turn nothing may
+    // change, so the host copy goes there again instead.
+    const bool read_only = ctx.sandbox.mode == sandbox_mode::read_only;
+    result<void> synced = ok();
+    if (read_only) {
+      synced = co_await ctx.place->send_workspace(true);
+    } else {
+      synced = co_await ctx.place->fetch_workspace();
+    }
+    if (!synced)
+      co_return failed(render_output(*st) + ending + "\nthe workspace could not be " +
+                       (read_only ? "restored in " : "brought back from ") + where(ctx) + ": " +
+                       synced.error().message);
+  }
   if (!completed)
     co_return failed(render_output(*st) + "timed out after " + std::to_string(timeout.count()) +
                      " ms; the command and every process it started were killed");

@@ -81,6 +81,22 @@
 //       first process). Timeout: failed with the partial output and "timed
 //       out after N ms; …". The shell is always reaped; its orphaned children
 //       are reaped by init.
+//   bash in an environment (ctx.place set: the turn runs in a lease)
+//       The command runs there — `bash -c COMMAND` found on the
+//       environment's PATH, cwd its copy of the workspace, the same
+//       allow-listed environment but for PATH, USER and LOGNAME (the
+//       environment's own) and HOME (its workspace), no bubblewrap (the
+//       environment is the isolation). The file tools keep working on the
+//       host copy (ctx.workspace), so the two copies are kept in step around
+//       each command: before it, the host copy's changes go there
+//       (place->send_workspace(): nothing is sent when there are none);
+//       after it, what the command changed comes back whole
+//       (fetch_workspace()). A copy that cannot be sent fails the call
+//       before the command runs; one that cannot come back fails it after,
+//       with the command's output and the reason. Signals go to the
+//       command there (place->signal), SIGKILL to the local relay too. The
+//       turn runs a step's calls one at a time there, so no file tool
+//       writes the host copy while it is being replaced.
 //   ask_user {question, options?: [{id?, label}], multi_select?, allow_other?}
 //       Up to 20 options with distinct ids (an id defaults to the label in
 //       ASCII lowercase); allow_other defaults to true when there are no
@@ -140,6 +156,10 @@
 #include "runtime/common/tool_types.h"
 #include "runtime/common/sandbox.h"
 
+namespace tether::session {
+class turn_place;
+}
+
 namespace tether::runtime::native {
 
 struct tool_limits {
@@ -166,6 +186,8 @@ struct tool_context {
   std::string call_id;  // names spill files
   tool_limits limits;
   sandbox_policy sandbox;  // bash's sandbox and environment; read-only also stops write and edit
+  // Set when the turn runs in an environment (session/runtime.h): bash runs there.
+  std::shared_ptr<session::turn_place> place;
 };
 
 enum class tool_status { succeeded, failed, waiting };
