@@ -326,6 +326,32 @@ TEST(SshTurns, ANativeTurnRunsItsCommandsThereWithTheFilesItsOtherToolsWroteHere
   EXPECT_TRUE(fs::exists(host_copy / "started"));  // the turn's end brought the workspace back
 }
 
+// A read-only native profile there: its command runs, and what it changed
+// there is undone (the host copy goes there again), so neither copy keeps it.
+TEST(SshTurns, AReadOnlyNativeTurnsCommandThereChangesNeitherCopy) {
+  auto server = test::sshd::start();
+  ASSERT_TRUE(server) << server.error().describe();
+  std::string config = config_for(**server, "/nowhere");
+  config.replace(config.find("runtime = \"claude-print\""), std::string("runtime = \"claude-print\"").size(),
+                 "runtime = \"native\"\nprovider = \"openai-chat\"\nsandbox = \"read-only\"");
+  config.replace(config.find("base_url = \"{mock}\""), std::string("base_url = \"{mock}\"").size(),
+                 "base_url = \"{mock}/v1\"");
+  config.erase(config.find("idle_timeout_ms = 120000\n"), std::string("idle_timeout_ms = 120000\n").size());
+  cluster c({}, config);
+  const std::string s = remote_session(c);
+  const auto host_copy = c.dir() / "data" / "workspaces" / s;
+  fs::create_directories(host_copy);
+  std::ofstream(host_copy / "kept.txt") << "as it was";
+  const std::string lease_ws = "/home/agent/leases/" + env::provider_name("session-" + s) + "/workspace";
+  c.send(s, "Run: cat kept.txt && echo changed > kept.txt && echo new > new.txt\nReply with exactly: TRIED");
+  c.wait_idle(s, 120s);
+  ASSERT_EQ(c.last_answer(s), "TRIED") << json::serialize(c.executions(s));
+  EXPECT_EQ(test::slurp(host_copy / "kept.txt"), "as it was");
+  EXPECT_FALSE(fs::exists(host_copy / "new.txt"));
+  EXPECT_EQ(test::slurp((*server)->host_path(lease_ws + "/kept.txt")), "as it was");
+  EXPECT_FALSE(fs::exists((*server)->host_path(lease_ws + "/new.txt")));
+}
+
 TEST(SshTurns, AProfileWhoseRuntimeRunsOnlyHereIsRefusedWhenTheServerStarts) {
   auto server = test::sshd::start();
   ASSERT_TRUE(server) << server.error().describe();
