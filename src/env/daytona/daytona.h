@@ -23,7 +23,8 @@
 //
 // The workspace is /home/daytona/workspace; push and pull move it as one
 // tar through the toolbox's file routes. No socket forwarding (a sandbox
-// reaches Tether over HTTP, not a Unix socket): forward_socket is invalid.
+// reaches Tether over TCP, not a Unix socket): forward_socket is invalid,
+// and the tool bridge is reached through its TCP port (agent/placed.h).
 // A port is reached at reach_host, which the account's network must route
 // to this machine (forward_port is invalid without one).
 #pragma once

@@ -21,12 +21,31 @@ session::task<result<void>> reach_relay(std::shared_ptr<session::turn_place> pla
 
 session::task<std::optional<mcp_server>> placed_tools(std::shared_ptr<session::turn_place> place, const agent_options* o,
                                                       std::string token, std::string who) {
-  auto there = co_await place->reach_socket(o->bridge->socket_path().string());
-  if (!there) {
-    spdlog::warn("agent: {} in {} runs without Tether's tools: {}", who, place->environment(), there.error().message);
-    co_return std::nullopt;
+  std::string path = o->bridge->socket_path().string();
+  auto there = co_await place->reach_socket(std::move(path));
+  std::string address;
+  if (there) {
+    address = *there;
+  } else {
+    // An environment without socket forwarding (a Daytona sandbox) reaches
+    // a port of this machine instead: the bridge's TCP door, forwarded there.
+    const std::string no_socket = there.error().message;
+    auto port = o->bridge->tcp_port();
+    if (!port) {
+      spdlog::warn("agent: {} in {} runs without Tether's tools: {}; {}", who, place->environment(), no_socket,
+                   port.error().message);
+      co_return std::nullopt;
+    }
+    std::string loopback = "127.0.0.1";
+    auto reached = co_await place->reach_port(std::move(loopback), *port);
+    if (!reached) {
+      spdlog::warn("agent: {} in {} runs without Tether's tools: {}; {}", who, place->environment(), no_socket,
+                   reached.error().message);
+      co_return std::nullopt;
+    }
+    address = "tcp:" + *reached;
   }
-  co_return mcp_server{"tether", {{"TETHER_TOOLS_SOCKET", *there}, {"TETHER_RUN_TOKEN", std::move(token)}}};
+  co_return mcp_server{"tether", {{"TETHER_TOOLS_SOCKET", address}, {"TETHER_RUN_TOKEN", std::move(token)}}};
 }
 
 session::task<result<void>> put_home_files(std::shared_ptr<session::turn_place> place, std::filesystem::path home,

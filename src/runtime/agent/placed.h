@@ -8,8 +8,8 @@
 //
 // Errors name the environment: "the model relay cannot be reached from
 // box: …", "cannot write .claude.json in box: …". Tools that cannot be
-// forwarded are not an error: the agent runs without them (a warning says
-// so), as a Daytona sandbox does.
+// reached are not an error: the agent runs without them (a warning says
+// so).
 #pragma once
 
 #include <filesystem>
@@ -31,8 +31,10 @@ session::task<result<void>> reach_relay(std::shared_ptr<session::turn_place> pla
                                         bool relayed, launch_input* in);
 
 // `tether mcp` there: "tether" from the environment's PATH, the tool bridge's
-// socket forwarded there, `token` the run's. nullopt when the socket cannot
-// be forwarded (`who` names the turn or process in the warning).
+// socket forwarded there — or, where the environment forwards no socket (a
+// Daytona sandbox), the bridge's TCP port (tool_bridge::tcp_port) reached
+// through its forward_port, "tcp:HOST:PORT" — `token` the run's. nullopt
+// when neither can be (`who` names the turn or process in the warning).
 session::task<std::optional<mcp_server>> placed_tools(std::shared_ptr<session::turn_place> place, const agent_options* o,
                                                       std::string token, std::string who);
 

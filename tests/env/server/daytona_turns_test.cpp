@@ -4,7 +4,7 @@
 // at the same path (the profile's command) and reaches the model relay at
 // reach_host. Two turns append to one file in the sandbox: the sandbox is
 // created, then kept warm (one provider id), and the host copy holds what
-// the agent wrote.
+// the agent wrote. An agent there asks through Tether's tools.
 #include <signal.h>
 #include <stdlib.h>
 
@@ -78,6 +78,44 @@ TEST(DaytonaTurns, TwoTurnsInOneSandboxCreatedThenKeptWarm) {
   // A clean stop stops the sandbox; it is not deleted.
   c.kill_server(SIGTERM);
   EXPECT_EQ(fake.state_of(env::provider_name("session-" + s)), "stopped");
+}
+
+// Tether's tools from a sandbox: it forwards no Unix socket, so `tether mcp`
+// there (from the sandbox's PATH) reaches the tool bridge's TCP port at
+// reach_host. The agent asks through Tether; the question waits for a
+// person; the answer reaches the agent's next turn.
+TEST(DaytonaTurns, AnAgentThereAsksThroughTetherAndGetsTheAnswer) {
+  TETHER_REQUIRE_AGENT(claude, "claude");
+  const fs::path modules = claude.parent_path().parent_path();  // …/node_modules
+  test::daytona::fake_options fo;
+  fo.read_only = {{modules, modules.string()}, {tether_binary(), "/usr/local/bin/tether"}};
+  test::daytona::fake_daytona fake(fo);
+  ASSERT_TRUE(fake.start());
+  ::setenv("TETHER_TEST_DAYTONA_KEY", "fake-daytona-key", 1);
+  const std::string config = "\n[environments.cloud]\nkind = \"daytona\"\napi_url = \"" + fake.api_url() +
+                             "\"\napi_key_env = \"TETHER_TEST_DAYTONA_KEY\"\nreach_host = \"127.0.0.1\"\n"
+                             "\n[profiles.sandboxed]\nruntime = \"claude-print\"\nenvironment = \"cloud\"\n"
+                             "command = \"" +
+                             claude.string() +
+                             "\"\nbase_url = \"{mock}\"\nmodel = \"scripted\"\n"
+                             "idle_timeout_ms = 120000\n";
+  cluster c({}, config);
+  auto created = c.call("POST", "/v1/sessions", json::object{{"profile", "sandboxed"}});
+  ASSERT_EQ(created.status, 201u) << created.body;
+  const std::string s(created.json.at("session").at("id").as_string());
+  c.send(s, "Ask: Which colour? | Red | Blue\nReply with the answer.");
+  const auto waiting = c.wait_idle(s, 120s);
+  ASSERT_EQ(waiting.at("status").as_string(), "waiting") << json::serialize(c.executions(s));
+  const auto listed = c.call("GET", "/v1/sessions/" + s + "/interactions");
+  ASSERT_EQ(listed.json.at("interactions").as_array().size(), 1U) << listed.body;
+  const auto& it = listed.json.at("interactions").at(0);
+  EXPECT_EQ(it.at("kind").as_string(), "question");
+  const json::object answer{
+      {"answers", json::array{json::object{{"question_id", "q1"}, {"option_ids", json::array{"blue"}}}}}};
+  const auto r = c.call("POST", "/v1/interactions/" + std::string(it.at("id").as_string()) + "/answer", answer);
+  EXPECT_EQ(r.status, 200u) << r.body;
+  c.wait_idle(s, 120s);
+  EXPECT_EQ(c.last_answer(s), "Blue") << json::serialize(c.executions(s));
 }
 
 }  // namespace

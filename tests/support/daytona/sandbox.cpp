@@ -21,6 +21,13 @@ result<void> namespaces::start(const fs::path& root, const std::vector<std::pair
             "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--ro-bind", "/etc", "/etc",
             "--proc", "/proc", "--dev", "/dev",
             "--bind", (root / "tmp").string(), "/tmp", "--bind", (root / "home").string(), "/home"};
+  // A program put in /usr/local/bin (on a sandbox's PATH, as Daytona's
+  // images have it) needs a writable directory there to be bound onto.
+  for (const auto& [here, inside] : read_only) {
+    if (inside.rfind("/usr/local/bin/", 0) != 0) continue;
+    o.argv.insert(o.argv.end(), {"--tmpfs", "/usr/local/bin"});
+    break;
+  }
   for (const auto& [here, inside] : read_only) {
     o.argv.emplace_back("--ro-bind");
     o.argv.push_back(here.string());

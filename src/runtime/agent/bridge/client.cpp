@@ -1,5 +1,6 @@
 #include "runtime/agent/bridge/client.h"
 
+#include <netdb.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -7,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "runtime/agent/errors.h"
 
@@ -27,24 +29,70 @@ struct fd_closer {
   ~fd_closer() { ::close(fd); }
 };
 
+constexpr std::string_view tcp_prefix = "tcp:";
+
+// A connected descriptor: "tcp:HOST:PORT" over TCP, anything else a Unix socket's path.
+result<int> connect_to(const std::filesystem::path& where) {
+  const std::string& text = where.native();
+  if (text.rfind(tcp_prefix, 0) == 0) {
+    const std::string hostport = text.substr(tcp_prefix.size());
+    const auto colon = hostport.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == hostport.size())
+      return unreachable(where, "is not tcp:HOST:PORT");
+    const std::string host = hostport.substr(0, colon);
+    const std::string port = hostport.substr(colon + 1);
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    if (const int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0)
+      return unreachable(where, std::string("cannot be resolved: ") + ::gai_strerror(rc));
+    std::string why = "has no address";
+    for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+      const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      if (fd < 0) continue;
+      int rc = 0;
+      do {
+        rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+      } while (rc != 0 && errno == EINTR);
+      if (rc == 0) {
+        ::freeaddrinfo(found);
+        return fd;
+      }
+      why = std::string("refuses connections: ") + std::strerror(errno);
+      ::close(fd);
+    }
+    ::freeaddrinfo(found);
+    return unreachable(where, why);
+  }
+  sockaddr_un addr{};
+  if (text.size() >= sizeof addr.sun_path) return unreachable(where, "has too long a path");
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, text.c_str(), text.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return unreachable(where, std::string("needs a socket: ") + std::strerror(errno));
+  int rc = 0;
+  do {
+    rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    const std::string why = std::string("refuses connections: ") + std::strerror(errno);
+    ::close(fd);
+    return unreachable(where, why);
+  }
+  return fd;
+}
+
 }  // namespace
 
 bridge_client::bridge_client(std::filesystem::path socket_path, std::string token)
     : socket_path_(std::move(socket_path)), token_(std::move(token)) {}
 
 result<std::string> bridge_client::exchange(const std::string& request_line) const {
-  sockaddr_un addr{};
-  if (socket_path_.native().size() >= sizeof addr.sun_path) return unreachable(socket_path_, "has too long a path");
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, socket_path_.c_str(), socket_path_.native().size() + 1);
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return unreachable(socket_path_, std::string("needs a socket: ") + std::strerror(errno));
+  auto connected = connect_to(socket_path_);
+  if (!connected) return connected.error();
+  const int fd = *connected;
   const fd_closer closer(fd);
-  int rc = 0;
-  do {
-    rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
-  } while (rc != 0 && errno == EINTR);
-  if (rc != 0) return unreachable(socket_path_, std::string("refuses connections: ") + std::strerror(errno));
 
   for (std::size_t sent = 0; sent < request_line.size();) {
     const ssize_t n = ::send(fd, request_line.data() + sent, request_line.size() - sent, MSG_NOSIGNAL);

@@ -5,6 +5,10 @@
 //   auto tools = client.list();                    // the run's tools, or refused
 //   auto reply = client.call("ask_user", args);    // the tool's reply, or refused
 //
+// The bridge is a Unix socket's path, or "tcp:HOST:PORT" for an agent in an
+// environment that reaches this machine over TCP only (the bridge's
+// tcp_port(), forwarded there: tcp_door.h).
+//
 // Each request opens its own connection (a Unix socket connect costs next to
 // nothing), so there is no connection to go stale between an agent's calls
 // and nothing to retry: a call is sent at most once. A call waits as long as

@@ -22,6 +22,7 @@
 
 #include "http/gate.h"
 #include "runtime/agent/bridge/protocol.h"
+#include "runtime/agent/bridge/tcp_door.h"
 #include "runtime/agent/errors.h"
 #include "runtime/agent/listen_socket.h"
 #include "runtime/agent/run_queue.h"
@@ -340,7 +341,17 @@ result<void> tool_bridge::start() {
   return ok();
 }
 
+result<std::uint16_t> tool_bridge::tcp_port() {
+  std::lock_guard lock(door_mu_);
+  if (!door_) door_ = std::make_unique<tcp_door>(impl_->executor, impl_->path);
+  return door_->open();
+}
+
 net::awaitable<void> tool_bridge::stop() {
+  {
+    std::lock_guard lock(door_mu_);
+    if (door_) door_->close();
+  }
   if (!impl_->started || impl_->stop_called.exchange(true)) co_return;
   impl_->shut_all();
   net::post(impl_->accept_strand, [self = impl_] { close_listener(self); });

@@ -78,9 +78,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,6 +95,8 @@
 #include "util/result.h"
 
 namespace tether::runtime::agent {
+
+class tcp_door;
 
 using tool_handler = std::function<boost::asio::awaitable<tool_reply>(std::string tool, boost::json::value arguments)>;
 
@@ -139,6 +143,10 @@ class tool_bridge {
   result<void> start();
   boost::asio::awaitable<void> stop();
   [[nodiscard]] const std::filesystem::path& socket_path() const;
+  // A port on 127.0.0.1 that leads to the socket (tcp_door.h), opened on the
+  // first call: for an environment that reaches this machine over TCP only.
+  // stop() closes it. Any thread.
+  result<std::uint16_t> tcp_port();
 
   // A new run with a fresh token; before start() too (nothing reaches it until then).
   run_ticket open(boost::asio::any_io_executor run_executor, std::vector<tool_spec> tools, tool_handler handler);
@@ -149,6 +157,8 @@ class tool_bridge {
 
  private:
   std::shared_ptr<impl> impl_;
+  std::mutex door_mu_;
+  std::unique_ptr<tcp_door> door_;
 };
 
 }  // namespace tether::runtime::agent

@@ -14,6 +14,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <variant>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -24,6 +25,7 @@
 #include <boost/asio/use_future.hpp>
 
 #include "runtime/agent/agent_test_support.h"
+#include "runtime/agent/bridge/client.h"
 #include "runtime/agent/errors.h"
 #include "util/fd.h"
 
@@ -157,6 +159,33 @@ TEST_F(tool_bridge_test, list_answers_with_the_tools_the_run_was_opened_with) {
   EXPECT_EQ(tools[0].at("inputSchema"), echo_spec().input_schema);
   ASSERT_TRUE(bridge_->tools_of(run.token()).has_value());
   EXPECT_EQ(bridge_->tools_of(run.token())->at(0).name, "echo");
+}
+
+// The TCP door (for an environment that reaches this machine over TCP only):
+// `tether mcp`'s client reaches the same runs through it, a made-up token is
+// refused there as on the socket, and once the bridge stops the port takes
+// no connection.
+TEST_F(tool_bridge_test, the_tcp_port_leads_to_the_same_runs_and_closes_with_the_bridge) {
+  auto run = open_run();
+  auto port = bridge_->tcp_port();
+  ASSERT_TRUE(port) << port.error().describe();
+  EXPECT_EQ(*bridge_->tcp_port(), *port);  // one door
+  const std::string address = "tcp:127.0.0.1:" + std::to_string(*port);
+  bridge_client client(address, run.token());
+  auto reply = client.call("echo", json::object{{"text", "over tcp"}});
+  ASSERT_TRUE(reply) << reply.error().describe();
+  ASSERT_TRUE(std::holds_alternative<tool_reply>(*reply));
+  EXPECT_EQ(std::get<tool_reply>(*reply).content, "over tcp");
+  auto refused = bridge_client(address, "made-up").list();
+  ASSERT_TRUE(refused) << refused.error().describe();
+  EXPECT_TRUE(std::holds_alternative<protocol::refused>(*refused));
+  stop_bridge();
+  auto after = client.list();
+  ASSERT_FALSE(after);
+  EXPECT_EQ(after.error(), agent_errc::bridge_unreachable) << after.error().describe();
+  auto bad = bridge_client("tcp:nowhere", run.token()).list();
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("not tcp:HOST:PORT"), std::string::npos) << bad.error().message;
 }
 
 TEST_F(tool_bridge_test, a_call_reaches_the_handler_on_the_run_executor_with_its_arguments) {
