@@ -150,6 +150,11 @@ class lease {
   // `host`:`port` as this machine sees it (the model relay's), open until
   // the lease is released. `host` is a name or an IPv4 address.
   virtual result<std::string> forward_port(const std::string& host, int port) = 0;
+  // A TCP address here ("127.0.0.1:PORT") that reaches 127.0.0.1:`port`
+  // inside the environment (an agent's own server there, opencode serve's),
+  // open until the lease is released. env_errc::invalid where the kind
+  // cannot (Daytona).
+  virtual result<std::string> forward_here(int port) = 0;
   // Whether the lease still answers (a cheap round trip).
   virtual result<void> check() = 0;
 };

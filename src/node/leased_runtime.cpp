@@ -33,6 +33,7 @@ struct leased_runtime::forwards {
   std::mutex m;
   std::map<std::string, std::string> ports;    // "HOST:PORT" here -> there
   std::map<std::string, std::string> sockets;  // a path here -> there
+  std::map<std::string, std::string> theirs;   // a port there -> "HOST:PORT" here
   std::string synced_sha;                      // "" until a sync
 };
 
@@ -113,6 +114,12 @@ class lease_place final : public session::turn_place {
     env::lease* l = live();
     auto forward = [l, local] { return l->forward_socket(local); };
     co_return co_await cached(&leased_runtime::forwards::sockets, local, std::move(forward));
+  }
+
+  session::task<result<std::string>> reach_there(int port) override {
+    env::lease* l = live();
+    auto forward = [l, port] { return l->forward_here(port); };
+    co_return co_await cached(&leased_runtime::forwards::theirs, std::to_string(port), std::move(forward));
   }
 
   void signal(int relay, int sig) override {
@@ -251,14 +258,7 @@ leased_runtime::~leased_runtime() {
   if (pool_) pool_->join();
 }
 
-result<void> leased_runtime::place_profile(const std::string& profile, std::string_view kind, bool placeable,
-                                           const config::environment_settings& e) {
-  if (!placeable) {
-    return make_error(util_errc::invalid_argument, "profile " + profile + ": runtime \"" + std::string(kind) +
-                                                       "\" runs on this machine only; " + "environment \"" + e.name +
-                                                       "\" runs every other kind (native, the per-turn agent kinds, " +
-                                                       "and the warm ones that speak over stdio)");
-  }
+result<void> leased_runtime::place_profile(const std::string& profile, const config::environment_settings& e) {
   if (!pool_) pool_.emplace(8);
   auto it = environments_.find(e.name);
   if (it == environments_.end()) {

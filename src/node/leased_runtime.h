@@ -27,10 +27,9 @@
 //      then is stopped, never destroyed (env.lease.released {idle}); stop()
 //      stops every lease (shutdown).
 //
-// A profile whose kind cannot run in an environment (runtime::kind::
-// placeable) is refused by place_profile(). The kinds' calls block: they
-// run on a pool of this runtime's own (eight threads: they wait on
-// the network), never on an I/O thread.
+// Every runtime kind runs there (session::turn_place). The kinds' calls
+// block: they run on a pool of this runtime's own (eight threads: they wait
+// on the network), never on an I/O thread.
 #pragma once
 
 #include <filesystem>
@@ -60,9 +59,8 @@ class leased_runtime final : public session::runtime {
   ~leased_runtime() override;
 
   // The turns of `profile` run in `e` (made by env::make_environment from
-  // its settings). Errors: util_errc::invalid_argument for a kind that is not placeable.
-  result<void> place_profile(const std::string& profile, std::string_view kind, bool placeable,
-                             const config::environment_settings& e);
+  // its settings). Errors: util_errc::invalid_argument when the kind cannot be made.
+  result<void> place_profile(const std::string& profile, const config::environment_settings& e);
 
   [[nodiscard]] std::string name(std::string_view profile) const override { return inner_.name(profile); }
   [[nodiscard]] std::string model(std::string_view profile) const override { return inner_.model(profile); }

@@ -301,10 +301,9 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   i->leased = std::make_unique<leased_runtime>(i->runtimes, *i->store, i->io.get_executor(), i->data);
   for (const auto& [name, prof] : profiles) {
     if (prof.environment == "local" || !i->runtimes.has_profile(name)) continue;
-    const auto* k = runtime::find_kind(prof.runtime);
     const auto e = i->settings.environments.find(prof.environment);
-    if (k == nullptr || e == i->settings.environments.end()) continue;  // config::load checked both
-    if (auto r = i->leased->place_profile(name, prof.runtime, k->placeable, e->second); !r) return r.error();
+    if (e == i->settings.environments.end()) continue;  // config::load checked it
+    if (auto r = i->leased->place_profile(name, e->second); !r) return r.error();
   }
   i->guard.emplace(i->io.get_executor());
   for (int t = 0; t < std::max(1, o.threads); ++t) i->threads.emplace_back([io = &i->io] { io->run(); });

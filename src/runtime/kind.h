@@ -80,9 +80,6 @@ struct kind {
   config::kind_keys config;  // name, keys and reader, official base URL
   std::string program;       // the agent program it drives (runtime/agent/programs.h); "" for native
   kind_factory make;
-  // Its turns can run in an environment (session::turn_place): a profile of
-  // another kind that names one is refused when the node starts.
-  bool placeable = false;
 };
 
 // Every kind, the default ("native") first.

@@ -152,6 +152,9 @@ class turn_place {
   virtual task<result<std::string>> reach_port(std::string host, int port) = 0;
   // A Unix socket path there that reaches `local` here.
   virtual task<result<std::string>> reach_socket(std::string local) = 0;
+  // "HOST:PORT" here that reaches 127.0.0.1:`port` there (an agent's own
+  // server there); an error where the environment cannot forward it.
+  virtual task<result<std::string>> reach_there(int port) = 0;
   // `sig` to the program whose local relay is `relay` (a child the spawner
   // started), where it runs: sent in the background, never waited for.
   virtual void signal(int relay, int sig) = 0;

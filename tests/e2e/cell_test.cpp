@@ -155,19 +155,21 @@ TEST(not_applicable, other_runtimes_run_the_case) {
 
 // ---- leased environments ----
 
-TEST(environments, a_leased_environment_runs_every_kind_but_opencode_serve) {
+TEST(environments, a_leased_environment_runs_every_kind_but_opencode_serve_in_daytona) {
   scratch_dir dir;
   {
     na_fixture f(dir.path(), "opencode");
-    f.plan.environment = {"ssh", "SSH host", "ssh"};
+    f.plan.environment = {"daytona", "Daytona sandbox", "daytona"};
     const auto reason = not_applicable_reason(f.plan);
     ASSERT_TRUE(reason);
-    EXPECT_NE(reason->find("own machine"), std::string::npos) << *reason;
-    // Here it runs.
-    f.plan.environment = {"local", "Local", "local"};
-    EXPECT_FALSE(not_applicable_reason(f.plan));
+    EXPECT_NE(reason->find("ports are not forwarded"), std::string::npos) << *reason;
+    // Over SSH, and here, it runs.
+    for (const char* kind : {"ssh", "local"}) {
+      f.plan.environment = {kind, kind, kind};
+      EXPECT_FALSE(not_applicable_reason(f.plan)) << kind;
+    }
   }
-  for (const char* runtime : {"native", "opencode-run", "claude", "codex", "acp-claude", "acp-opencode"}) {
+  for (const char* runtime : {"native", "opencode", "opencode-run", "claude", "codex", "acp-claude", "acp-opencode"}) {
     na_fixture f(dir.path(), runtime);
     f.plan.environment = {"ssh", "SSH host", "ssh"};
     EXPECT_FALSE(not_applicable_reason(f.plan)) << runtime;

@@ -10,8 +10,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -361,37 +364,48 @@ TEST_F(SshEnvironment, AForwardedSocketReachesTheHostFromInsideTheLease) {
   (void)e->release(*l, release_mode::destroy);
 }
 
+// A server on 127.0.0.1 that answers its first connection with `reply`
+// (the test's sshd shares this machine's loopback: it is also a server
+// "there").
+struct one_answer {
+  explicit one_answer(std::string reply) {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 || ::listen(fd, 1) != 0)
+      return;
+    port = ntohs(addr.sin_port);
+    t = std::thread([listener = fd, reply = std::move(reply)] {
+      const int c = ::accept(listener, nullptr, nullptr);
+      if (c < 0) return;
+      (void)::write(c, reply.data(), reply.size());
+      ::close(c);
+    });
+  }
+  ~one_answer() {
+    ::shutdown(fd, SHUT_RDWR);
+    if (t.joinable()) t.join();
+    ::close(fd);
+  }
+  one_answer(const one_answer&) = delete;
+  one_answer& operator=(const one_answer&) = delete;
+  int fd = -1;
+  int port = 0;
+  std::thread t;
+};
+
 // The model relay's way in: a TCP port here, reached from a port there.
 TEST_F(SshEnvironment, AForwardedPortReachesTheHostFromInsideTheLease) {
   start();
   auto e = make(server->options());
   auto l = acquire(*e, "session-port");
   ASSERT_NE(l, nullptr);
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  ASSERT_EQ(::listen(listener, 1), 0);
-  const int port = ntohs(addr.sin_port);
-  struct joined {
-    int fd;
-    std::thread t;
-    ~joined() {
-      ::shutdown(fd, SHUT_RDWR);
-      if (t.joinable()) t.join();
-      ::close(fd);
-    }
-  } answer{listener, {}};
-  answer.t = std::thread([listener] {
-    const int c = ::accept(listener, nullptr, nullptr);
-    if (c < 0) return;
-    const std::string reply = "from the host\n";
-    (void)::write(c, reply.data(), reply.size());
-    ::close(c);
-  });
+  one_answer answer("from the host\n");
+  ASSERT_GT(answer.port, 0);
+  const int port = answer.port;
   auto there = l->forward_port("127.0.0.1", port);
   ASSERT_TRUE(there) << there.error().describe();
   ASSERT_EQ(there->rfind("127.0.0.1:", 0), 0U) << *there;
@@ -404,6 +418,36 @@ TEST_F(SshEnvironment, AForwardedPortReachesTheHostFromInsideTheLease) {
   EXPECT_EQ(done.output, "from the host\n");
   EXPECT_EQ(l->forward_port("-oProxyCommand=x", port).error(), env_errc::invalid);
   EXPECT_EQ(l->forward_port("127.0.0.1", 70000).error(), env_errc::invalid);
+  (void)e->release(*l, release_mode::destroy);
+}
+
+// opencode serve's way in: a port there (its server on the loopback where it
+// runs), reached from a port here over the lease's connection.
+TEST_F(SshEnvironment, APortThereIsReachedFromAPortForwardedHere) {
+  start();
+  auto e = make(server->options());
+  auto l = acquire(*e, "session-here");
+  ASSERT_NE(l, nullptr);
+  one_answer there("from there\n");
+  ASSERT_GT(there.port, 0);
+  auto here = l->forward_here(there.port);
+  ASSERT_TRUE(here) << here.error().describe();
+  ASSERT_EQ(here->rfind("127.0.0.1:", 0), 0U) << *here;
+  const int local_port = std::stoi(here->substr(10));
+  EXPECT_NE(local_port, there.port);  // a port of its own, which ssh serves
+  const int c = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  to.sin_port = htons(static_cast<std::uint16_t>(local_port));
+  ASSERT_EQ(::connect(c, reinterpret_cast<sockaddr*>(&to), sizeof to), 0) << std::strerror(errno);
+  std::string got;
+  char buf[64];
+  for (ssize_t n = 0; (n = ::read(c, buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+  ::close(c);
+  EXPECT_EQ(got, "from there\n");
+  EXPECT_EQ(l->forward_here(0).error(), env_errc::invalid);
+  EXPECT_EQ(l->forward_here(70000).error(), env_errc::invalid);
   (void)e->release(*l, release_mode::destroy);
 }
 

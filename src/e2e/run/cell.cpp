@@ -278,12 +278,10 @@ std::optional<std::string> not_applicable_reason(const cell_plan& plan) {
     return std::string(
         "an agent program keeps its conversation in files of the node that ran it: another node taking the session "
         "over cannot resume it (two nodes qualify the native runtime)");
-  if (is_leased_environment(plan.environment.kind)) {
-    if (plan.profile.runtime == "opencode")
-      return std::string(
-          "opencode serve is reached over a port of Tether's own machine: it runs there only (opencode-run and "
-          "acp-opencode run in a lease)");
-  }
+  if (plan.environment.kind == "daytona" && plan.profile.runtime == "opencode")
+    return std::string(
+        "opencode serve is reached over its HTTP port, and a Daytona sandbox's ports are not forwarded to Tether's "
+        "machine (opencode-run and acp-opencode run there)");
   const auto it = plan.kase->not_applicable.find(plan.profile.runtime);
   if (it == plan.kase->not_applicable.end()) return std::nullopt;
   return it->second;

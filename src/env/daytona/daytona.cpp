@@ -178,6 +178,11 @@ class daytona_lease final : public lease {
     return o_.reach_host + ":" + std::to_string(port);
   }
 
+  result<std::string> forward_here(int port) override {
+    return error(env_errc::invalid, "a Daytona sandbox's port " + std::to_string(port) +
+                                        " is not forwarded to this machine (Daytona's preview URLs are not used)");
+  }
+
   result<void> check() override {
     auto now = api_->get(s_.id);
     if (!now) return now.error();

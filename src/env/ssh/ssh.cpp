@@ -1,14 +1,19 @@
 #include "env/ssh/ssh.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -44,6 +49,22 @@ bool forwardable_host(std::string_view h) {
   return std::all_of(h.begin(), h.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
   });
+}
+
+// A port of 127.0.0.1 free now (bound, read and closed).
+result<int> free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return error(env_errc::failed, std::string("no socket for a local port: ") + std::strerror(errno));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  const bool got = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!got) return error(env_errc::failed, std::string("no free local port: ") + std::strerror(err));
+  return static_cast<int>(ntohs(a.sin_port));
 }
 
 // The first line of `out` that is a port number (what `ssh -O forward -R 0:…` prints).
@@ -335,6 +356,25 @@ class ssh_lease final : public lease {
     if (!out) return out.error();
     if (auto p = port_line(*out)) return "127.0.0.1:" + *p;
     return error(env_errc::failed, "forwarding a port: ssh named no port (" + out->substr(0, 200) + ")");
+  }
+
+  result<std::string> forward_here(int port) override {
+    if (port <= 0 || port > 65535) return error(env_errc::invalid, "cannot forward port " + std::to_string(port));
+    if (auto m = c_.ensure_master(); !m) return m.error();
+    // ssh names no port it picks for a local forward through the master:
+    // a free one is picked here, and picked again if it was taken meanwhile.
+    tether::error last(env_errc::failed, "forwarding a port here");
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      auto local = free_loopback_port();
+      if (!local) return local.error();
+      const std::string here = "127.0.0.1:" + std::to_string(*local);
+      auto out = c_.finish("forwarding port " + std::to_string(port) + " here",
+                           c_.options({"-O", "forward", "-L", here + ":127.0.0.1:" + std::to_string(port)}, ""),
+                           c_.opts().command_limit);
+      if (out) return here;
+      last = out.error();
+    }
+    return last;
   }
 
   result<void> check() override {

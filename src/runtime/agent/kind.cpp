@@ -130,19 +130,17 @@ result<std::unique_ptr<session::runtime>> build(const config::profile& prof, kin
 
 runtime::kind per_turn_kind(std::string_view name, std::unique_ptr<dialect> (*make)(), agent_kind_traits traits) {
   return {agent_keys(std::string(name), traits), std::string(make()->program()),
-          [make](const config::profile& p, kind_host& host) { return build(p, host, make()); }, true};
+          [make](const config::profile& p, kind_host& host) { return build(p, host, make()); }};
 }
 
 runtime::kind warm_kind(std::string_view name, std::unique_ptr<warm_dialect> (*make)(), agent_kind_traits traits) {
   return {agent_keys(std::string(name), traits), std::string(make()->program()),
-          [make](const config::profile& p, kind_host& host) { return build(p, host, make()); },
-          make()->speaks_over_stdio()};
+          [make](const config::profile& p, kind_host& host) { return build(p, host, make()); }};
 }
 
 runtime::kind acp_kind(std::string_view name, acp_agent agent, agent_kind_traits traits) {
   return {agent_keys(std::string(name), traits), std::string(make_acp(agent)->program()),
-          [agent](const config::profile& p, kind_host& host) { return build(p, host, make_acp(agent)); },
-          make_acp(agent)->speaks_over_stdio()};
+          [agent](const config::profile& p, kind_host& host) { return build(p, host, make_acp(agent)); }};
 }
 
 }  // namespace tether::runtime::agent

@@ -78,6 +78,9 @@ struct connect_options {
   // there, and what Tether reads of them here, claude's session file before
   // a turn is reported done, is not waited for).
   bool home_here = true;
+  // In an environment: "HOST:PORT" here for a port there (opencode serve's
+  // server, which listens on the loopback where it runs). Unset here.
+  std::function<task<result<std::string>>(int port)> reach_there;
   std::size_t max_line_bytes = 8U << 20U;
 };
 
@@ -126,10 +129,6 @@ class warm_dialect {
   // an agent that writes its session down lazily, which a SIGKILL of Tether
   // during the wait would cut short. The answer's turn resumes the session.
   [[nodiscard]] virtual bool close_while_waiting() const { return false; }
-  // Whether Tether speaks to it over its stdin and stdout alone, so it can
-  // run in an environment (session::turn_place); opencode serve is reached
-  // over a port of this machine's loopback instead.
-  [[nodiscard]] virtual bool speaks_over_stdio() const { return true; }
   // Writes the agent's configuration under in.home; the command line.
   // in.prompt is empty; in.resume is the session the process will open.
   virtual result<launch> prepare(const launch_input& in) const = 0;

@@ -238,6 +238,7 @@ asio::awaitable<result<void>> warm_runtime::start(process_ptr p, agent_dirs dirs
   co.env = launched->env;  // what the connection shares with the process (opencode serve's password)
   co.argv = launched->argv;
   co.home_here = place == nullptr;
+  if (place) co.reach_there = [place](int port) { return place->reach_there(port); };
   p->conn = dialect_->connect(p->strand, *p->proc, std::move(co));
   // Named, not a temporary in the co_await: GCC 12 destroys such
   // temporaries twice in a coroutine.

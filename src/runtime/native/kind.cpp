@@ -71,8 +71,6 @@ result<std::unique_ptr<session::runtime>> make(const config::profile& prof, kind
 
 }  // namespace
 
-// Placeable: its bash runs in the lease, its file tools on the host copy
-// (kept in step around each command: tools/tool.h).
-runtime::kind native_kind(std::string_view name) { return {native_keys(std::string(name)), "", make, true}; }
+runtime::kind native_kind(std::string_view name) { return {native_keys(std::string(name)), "", make}; }
 
 }  // namespace tether::runtime::native

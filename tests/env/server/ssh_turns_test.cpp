@@ -1,6 +1,6 @@
 // Turns in an SSH environment, end to end: a real `tether serve` whose
-// profile (claude-print, one agent process per turn; claude, warm; native)
-// names an environment
+// profile (claude-print, one agent process per turn; claude and opencode
+// serve, warm; native) names an environment
 // on the test's sshd, the agent program and `tether` seen there, the model
 // relay and the tool bridge forwarded over the lease's connection. Three
 // turns append to one file there: the lease is created, kept warm, and
@@ -352,24 +352,49 @@ TEST(SshTurns, AReadOnlyNativeTurnsCommandThereChangesNeitherCopy) {
   EXPECT_FALSE(fs::exists((*server)->host_path(lease_ws + "/new.txt")));
 }
 
-TEST(SshTurns, AProfileWhoseRuntimeRunsOnlyHereIsRefusedWhenTheServerStarts) {
-  auto server = test::sshd::start();
+// opencode serve there: Tether reaches its HTTP server, which listens on the
+// loopback where it runs, through a port forwarded here over the lease's
+// connection. One process serves both turns, and it asks through Tether.
+TEST(SshTurns, AnOpencodeServerThereIsReachedThroughAPortForwardedHere) {
+  TETHER_REQUIRE_AGENT(opencode, "opencode");
+  const fs::path agents_bin = opencode.parent_path();
+  auto server = sshd_with_agents(agents_bin);
   ASSERT_TRUE(server) << server.error().describe();
-  std::string config = config_for(**server, "/nowhere");
-  config.replace(config.find("{mock}"), 6, "http://127.0.0.1:9");
-  // opencode serve is reached over this machine's loopback: it cannot run there.
+  std::string config = config_for(**server, agents_bin);
   config.replace(config.find("runtime = \"claude-print\""), std::string("runtime = \"claude-print\"").size(),
                  "runtime = \"opencode\"");
-  const auto dir = fs::temp_directory_path() / ("tether-env-refused-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "tether.toml") << config;
-  const auto done = run_to_exit({tether_binary(), "serve", "--config", (dir / "tether.toml").string(), "--data",
-                                 (dir / "data").string(), "--listen", "127.0.0.1:0"},
-                                dir / "serve.log");
-  EXPECT_NE(done.status, 0);
-  EXPECT_NE(done.log.find("runs on this machine only"), std::string::npos) << done.log;
-  std::error_code ec;
-  fs::remove_all(dir, ec);
+  config.replace(config.find("base_url = \"{mock}\""), std::string("base_url = \"{mock}\"").size(),
+                 "base_url = \"{mock}/v1\"");
+  cluster c({}, config);
+  const std::string s = remote_session(c);
+  const auto host_copy = c.dir() / "data" / "workspaces" / s;
+  for (const char* n : {"1", "2"}) {
+    c.send(s, std::string("Append line T") + n + " to log.txt\nReply with exactly: R" + n);
+    c.wait_idle(s, 120s);
+    EXPECT_EQ(c.last_answer(s), std::string("R") + n) << json::serialize(c.executions(s));
+  }
+  EXPECT_EQ(test::slurp(host_copy / "log.txt"), "T1\nT2\n");
+  std::vector<std::int64_t> pids;
+  for (const auto& x : c.executions(s)) {
+    const auto* p = x.as_object().if_contains("agent_process");
+    ASSERT_TRUE(p != nullptr && p->is_object()) << json::serialize(x);
+    pids.push_back(p->at("pid").as_int64());
+  }
+  ASSERT_EQ(pids.size(), 2U);
+  EXPECT_EQ(pids[0], pids[1]);
+  EXPECT_FALSE(fs::exists(c.dir() / "data" / "agents" / s));  // its state is there
+
+  c.send(s, "Ask: Which colour? | Red | Blue\nReply with the answer.");
+  const auto waiting = c.wait_idle(s, 120s);
+  ASSERT_EQ(waiting.at("status").as_string(), "waiting") << json::serialize(c.executions(s));
+  const auto listed = c.call("GET", "/v1/sessions/" + s + "/interactions");
+  ASSERT_EQ(listed.json.at("interactions").as_array().size(), 1U) << listed.body;
+  const json::object answer{
+      {"answers", json::array{json::object{{"question_id", "q1"}, {"option_ids", json::array{"blue"}}}}}};
+  const auto id = std::string(listed.json.at("interactions").at(0).at("id").as_string());
+  EXPECT_EQ(c.call("POST", "/v1/interactions/" + id + "/answer", answer).status, 200u);
+  c.wait_idle(s, 120s);
+  EXPECT_EQ(c.last_answer(s), "Blue") << json::serialize(c.executions(s));
 }
 
 }  // namespace

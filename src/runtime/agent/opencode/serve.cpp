@@ -223,6 +223,15 @@ task<result<void>> serve_connection::start_server() {
       co_return tether::error(agent_errc::protocol, "opencode listens somewhere else than loopback: " + quote(text));
     break;
   }
+  if (o_.reach_there) {
+    // It runs in an environment: its loopback is there, reached through a forward.
+    const int port = std::stoi(base_url_.substr(loopback_url.size()));
+    auto here = co_await o_.reach_there(port);
+    if (!here)
+      co_return tether::error(agent_errc::rpc_closed,
+                              "opencode's server there cannot be reached from here: " + here.error().message);
+    base_url_ = "http://" + *here;
+  }
   spawn(drain_stdout());
   spawn(read_events());
   co_await until([this] { return connected_ || failed_.has_value(); }, deadline);
@@ -396,8 +405,6 @@ class opencode_serve final : public warm_dialect {
     return std::string(root) + "/v1";
   }
   [[nodiscard]] bool can_steer() const override { return true; }
-  // Its HTTP server listens on this machine's loopback: not in an environment.
-  [[nodiscard]] bool speaks_over_stdio() const override { return false; }
 
   result<launch> prepare(const launch_input& in) const override {
     auto env = opencode::write_config(in);
