@@ -324,14 +324,16 @@ asio::awaitable<runner::promotion> runner::promote(std::shared_ptr<execution_log
 }
 
 asio::awaitable<result<std::vector<model::payload>>> runner::settle_leftovers(session_id s, execution_id e,
-                                                                              std::string why, step_state step) {
+                                                                              std::string why, step_state step,
+                                                                              std::set<call_id> waiting) {
   std::vector<model::payload> events;
   auto calls = co_await store_.unsettled_calls(s);
   if (!calls) co_return calls.error();
   for (const auto& c : calls.value())
     // Hosted calls are recorded with their result; local and agent calls
     // that never settled were cut off.
-    if (c.execution == e && c.kind != model::tool_kind::hosted) events.emplace_back(model::tool_failed{c.id, why});
+    if (c.execution == e && c.kind != model::tool_kind::hosted && !waiting.contains(c.id))
+      events.emplace_back(model::tool_failed{c.id, why});
   auto exe = co_await store_.get_execution(e);
   if (!exe) co_return exe.error();
   if (exe->open_step && step == step_state::as_stored) events.emplace_back(model::step_failed{why});
@@ -683,6 +685,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
     if (sess.quarantined)
       co_return drain_outcome{drain_status::error, std::nullopt, std::string("session is quarantined")};
     const bool takeover = sess.open_execution.has_value();
+    std::vector<store::interaction_row> again_pending;  // a takeover's, read under the lease
     if (!takeover && !snap->pending_interactions.empty()) co_return last;  // waiting for a human: inputs wait too
     if (!takeover && !sess.continuation_pending && snap->pending_inputs.empty()) co_return last;
 
@@ -708,6 +711,7 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
         continue;
       }
       log->written = again->session.last_seq;
+      again_pending = std::move(again->pending_interactions);
     }
 
     auto start = sess.continuation_pending ? turn_start::continuation : turn_start::inputs;
@@ -717,7 +721,14 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
       log->execution = exe;
       auto attempts = co_await store_.bump_attempts(s, node_.owner());
       if (!attempts) co_return fail(attempts.error());
-      auto leftovers = co_await settle_leftovers(s, exe, std::string("interrupted by restart"), step_state::as_stored);
+      // A turn that had asked a person when its node died (the question
+      // recorded, the end of its turn not): its question stays open, and
+      // the call that asked it is settled by the answer, not cut off here.
+      std::set<call_id> asked;
+      for (const auto& i : again_pending) if (i.call) asked.insert(*i.call);
+      const bool was_waiting = !again_pending.empty();
+      auto leftovers = co_await settle_leftovers(s, exe, std::string("interrupted by restart"), step_state::as_stored,
+                                                 std::move(asked));
       if (!leftovers) co_return fail(leftovers.error());
       auto events = std::move(leftovers.value());
       if (attempts.value() > options_.attempt_budget) {
@@ -731,6 +742,19 @@ asio::awaitable<drain_outcome> runner::drain(session_id s, std::shared_ptr<drain
         if (!r) co_return fail(r.error());
         metrics::executions_total().with("failed").inc();
         last = {drain_status::failed, exe, std::string("attempt budget exhausted")};
+        continue;
+      }
+      if (was_waiting) {
+        // It ends as it would have: waiting for the answer, which starts the
+        // continuation (the notice tells it of any other call cut off).
+        const bool cut = !events.empty();
+        events.emplace_back(model::execution_recovered{exe, node_.owner(), attempts.value()});
+        if (cut) events.emplace_back(model::synthetic{std::string(restart_notice), std::string("restart")});
+        events.emplace_back(model::execution_finished{exe, model::outcome::waiting, {}, {}, {}});
+        auto r = co_await append_terminal(std::move(events), log);
+        if (!r) co_return fail(r.error());
+        metrics::executions_total().with("waiting").inc();
+        last = {drain_status::waiting, exe, {}};
         continue;
       }
       events.emplace_back(model::execution_recovered{exe, node_.owner(), attempts.value()});

@@ -77,6 +77,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -174,9 +175,12 @@ class runner {
   // What to give back of a failed execution's last turn; `answered`: an
   // answer is held for the terminal commit (the turn's inputs had theirs).
   boost::asio::awaitable<result<given_back>> give_back(std::shared_ptr<execution_log> log, bool answered);
-  // Fails unsettled calls and the open step of an execution (events only).
+  // Fails unsettled calls and the open step of an execution (events only),
+  // but for the calls in `waiting`: each waits for a person's answer to its
+  // pending interaction, which settles it.
   boost::asio::awaitable<result<std::vector<model::payload>>> settle_leftovers(session_id s, execution_id e,
-                                                                               std::string why, step_state step);
+                                                                               std::string why, step_state step,
+                                                                               std::set<call_id> waiting = {});
   store::fence lease_fence() const;
   store::fence terminal_fence() const;  // lease_fence() that also releases the lease
 

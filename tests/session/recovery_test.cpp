@@ -380,6 +380,64 @@ TEST_F(recovery_test, an_acknowledged_input_that_never_started_runs_after_the_re
   EXPECT_EQ(scan().woken, 0U);           // nothing is left
 }
 
+// The node died after its turn asked a person (interaction.requested
+// committed) and before the turn's end was written. The takeover ends the
+// execution waiting, as the turn would have: the question stays open, the
+// call that asked it is not cut off, and the answer, given after, starts
+// the continuation.
+TEST_F(recovery_test, a_question_asked_just_before_a_crash_still_waits_for_its_answer_after_the_restart) {
+  const auto s = session_id::generate();
+  const auto in = input_id::generate();
+  const auto exe = execution_id::generate();
+  const auto asking = call_id::generate();
+  const auto other = call_id::generate();
+  const auto question = interaction_id::generate();
+  ASSERT_TRUE(run(store_->append(store::single_event(s, model::session_created{}))));
+  ASSERT_TRUE(run(store_->append(store::single_event(s, model::input_admitted{in, "Ask: colour?", delivery::steer}))));
+  ASSERT_TRUE(run(store_->claim_lease(s, "dead/1", 30'000)));
+  store::fence f;
+  f.lease_owner = "dead/1";
+  store::append_request req;
+  req.session = s;
+  req.fence = f;
+  req.events.emplace_back(model::execution_started{exe, "dead/1"});
+  req.events.emplace_back(model::input_promoted{in, exe});
+  req.events.emplace_back(model::step_started{exe, 1});
+  req.events.emplace_back(
+      model::tool_called{asking, std::string("ask_user"), boost::json::object{}, model::tool_kind::local});
+  req.events.emplace_back(
+      model::tool_called{other, std::string("bash"), boost::json::object{}, model::tool_kind::local});
+  req.events.emplace_back(model::step_ended{"tool_calls", {}});
+  req.events.emplace_back(model::interaction_requested{question, asking, "question", boost::json::object{}});
+  ASSERT_TRUE(run(store_->append(std::move(req))));
+  clock_.advance(60'000);
+
+  make_service();
+  auto report = run(service_->start());
+  ASSERT_TRUE(report) << report.error().describe();
+  EXPECT_EQ(report->claimed, 1U);
+  eventually([&] { return count(s, "execution.finished") == 1; });
+  idle(s);
+  auto x = run(store_->get_execution(exe));
+  ASSERT_TRUE(x);
+  ASSERT_TRUE(x->outcome);
+  EXPECT_EQ(*x->outcome, model::outcome::waiting);
+  EXPECT_EQ(runtime_.turns(), 0);                  // no turn ran: it waits for the person
+  EXPECT_EQ(count(s, "tool.failed"), 1U);          // the bash call was cut off, the question's call not
+  EXPECT_EQ(count(s, "synthetic"), 1U);            // and the continuation is told so
+  auto pending = run(store_->pending_interactions(s));
+  ASSERT_TRUE(pending);
+  ASSERT_EQ(pending->size(), 1U);
+  EXPECT_EQ((*pending)[0].id, question);
+  EXPECT_EQ(scan().claimed, 0U);  // nothing is left open
+
+  ASSERT_TRUE(run(service_->answer(question, boost::json::parse(R"({"choice":"red"})"))));
+  eventually([&] { return count(s, "execution.finished") == 2; });
+  idle(s);
+  EXPECT_EQ(runtime_.turns(), 1);  // the continuation
+  EXPECT_EQ(count(s, "tool.failed"), 1U);
+}
+
 TEST_F(recovery_test, a_question_answered_just_before_a_crash_continues_its_turn_after_the_restart) {
   // The answer committed (its 200 went out), then the process died before the
   // continuation's execution started.
