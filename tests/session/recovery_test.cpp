@@ -5,6 +5,7 @@
 #include <set>
 
 #include <boost/asio/post.hpp>
+#include <boost/json/parse.hpp>
 
 #include <sqlite3.h>
 
