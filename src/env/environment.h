@@ -155,6 +155,10 @@ class lease {
   // open until the lease is released. env_errc::invalid where the kind
   // cannot (Daytona).
   virtual result<std::string> forward_here(int port) = 0;
+  // A cheap stamp of the workspace there (env/ssh/command.h: stamp_script):
+  // equal stamps of one lease mean nothing there changed between them. An
+  // error when the environment cannot make one: a caller then transfers.
+  virtual result<std::string> stamp() = 0;
   // Whether the lease still answers (a cheap round trip).
   virtual result<void> check() = 0;
 };

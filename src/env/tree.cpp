@@ -102,6 +102,31 @@ result<tree_report> receive_tree(const fs::path& local, const std::function<resu
   return report;
 }
 
+result<std::string> stamp_tree(const fs::path& root) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) return error(env_errc::invalid, root.string() + " is not a directory");
+  std::vector<std::string> lines;
+  for (fs::recursive_directory_iterator it(root, fs::directory_options::none, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0) return error(env_errc::failed, "cannot stat " + it->path().string());
+    std::string line = it->path().lexically_relative(root).generic_string();
+    line += '\0';
+    line += std::to_string(st.st_mode) + ' ' + std::to_string(st.st_ino) + ' ' + std::to_string(st.st_size) + ' ' +
+            std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec);
+    if (S_ISLNK(st.st_mode)) line += ' ' + fs::read_symlink(it->path(), ec).string();
+    lines.push_back(std::move(line));
+  }
+  if (ec) return error(env_errc::failed, "cannot list " + root.string() + ": " + ec.message());
+  std::sort(lines.begin(), lines.end());
+  std::string all;
+  for (const auto& l : lines) {
+    all += l;
+    all += '\n';
+  }
+  return sha256_hex(all);
+}
+
 result<tree_report> describe_tree(const fs::path& root) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return error(env_errc::invalid, root.string() + " is not a directory");

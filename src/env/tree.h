@@ -16,6 +16,13 @@ namespace tether::env {
 // An error when `root` is not a directory or an entry cannot be read.
 result<tree_report> describe_tree(const std::filesystem::path& root);
 
+// A cheap stamp of the tree at `root`: a digest of every entry's path, type,
+// inode, mode, size, modification time (ns) and link target, no content
+// read. Equal stamps mean nothing under `root` changed between them, short
+// of a write in place that kept a file's size and time to the nanosecond
+// (Tether's file tools write a new file and rename it in: a new inode).
+result<std::string> stamp_tree(const std::filesystem::path& root);
+
 // Receives a tree in place of `local`, whole or not at all. `fetch(archive)`
 // writes the tar the other side made to `archive`, a file in a private
 // directory beside `local` (".NAME.pull-XXXX", mode 0700: nothing in it is

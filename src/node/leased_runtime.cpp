@@ -35,6 +35,12 @@ struct leased_runtime::forwards {
   std::map<std::string, std::string> sockets;  // a path here -> there
   std::map<std::string, std::string> theirs;   // a port there -> "HOST:PORT" here
   std::string synced_sha;                      // "" until a sync
+  // Stamps (env/tree.h stamp_tree, lease::stamp) of the two copies as the
+  // last in-turn sync left them ("" unknown): a command that changed
+  // nothing there, or no tool that wrote here, needs no transfer.
+  std::string host_stamp;
+  std::string lease_stamp;
+  std::optional<env::tree_report> tree;  // what the last sync moved: the tree both copies then had
 };
 
 struct leased_runtime::placed {
@@ -72,6 +78,53 @@ class closed_spawner final : public process::spawner {
     return make_error(util_errc::invalid_argument, "the turn that had this lease is over");
   }
 };
+
+// A push of the host copy, and the stamps of both copies after it.
+result<env::tree_report> push_stamped(env::lease& l, const fs::path& local, leased_runtime::forwards& f) {
+  auto before = env::stamp_tree(local);  // taken before: a write during the push shows as a change next time
+  auto sent = l.push(local);
+  if (!sent) return sent.error();
+  auto there = l.stamp();  // unknown ("") where the lease cannot make one: then nothing is skipped
+  std::lock_guard lock(f.m);
+  f.synced_sha = sent->sha256;
+  f.host_stamp = before ? *before : std::string();
+  f.lease_stamp = there ? *there : std::string();
+  f.tree = *sent;
+  return sent;
+}
+
+// A pull into the host copy — none when the lease's copy is as the last
+// sync left it (its stamp) and, `host_too`, the host copy as well: then
+// that sync's tree is the answer.
+result<env::tree_report> pull_stamped(env::lease& l, const fs::path& local, leased_runtime::forwards& f,
+                                      bool host_too) {
+  auto there = l.stamp();  // taken before: a change during the pull shows next time
+  auto here = host_too ? env::stamp_tree(local) : result<std::string>(std::string());
+  {
+    std::lock_guard lock(f.m);
+    const bool lease_same = there && !f.lease_stamp.empty() && *there == f.lease_stamp;
+    const bool host_same = !host_too || (here && !f.host_stamp.empty() && *here == f.host_stamp);
+    if (lease_same && host_same && f.tree) {
+      env::tree_report same = *f.tree;
+      same.dropped = 0;
+      same.cleared = 0;
+      return same;
+    }
+  }
+  auto got = l.pull(local);
+  auto after = got ? env::stamp_tree(local) : result<std::string>(std::string());
+  std::lock_guard lock(f.m);
+  if (!got) {
+    f.host_stamp.clear();
+    f.lease_stamp.clear();
+    return got.error();
+  }
+  f.synced_sha = got->sha256;
+  f.lease_stamp = there ? *there : std::string();
+  f.host_stamp = after ? *after : std::string();
+  f.tree = *got;
+  return got;
+}
 
 // The turn's view of its lease (session::turn_place). Closed when the turn
 // returns: from then on nothing reaches the lease through it.
@@ -142,15 +195,12 @@ class lease_place final : public session::turn_place {
     if (l == nullptr) co_return over();
     auto send = [l, local = local_, f = f_, even_unchanged]() -> result<void> {
       if (!even_unchanged) {
-        auto here = env::describe_tree(local);
-        if (!here) return here.error();
+        auto now = env::stamp_tree(local);
         std::lock_guard lock(f->m);
-        if (here->sha256 == f->synced_sha) return ok();
+        if (now && !f->host_stamp.empty() && *now == f->host_stamp) return ok();  // no tool wrote here
       }
-      auto sent = l->push(local);
+      auto sent = push_stamped(*l, local, *f);
       if (!sent) return sent.error();
-      std::lock_guard lock(f->m);
-      f->synced_sha = sent->sha256;
       return ok();
     };
     co_return co_await off_io<result<void>>(&pool_, std::move(send));
@@ -160,10 +210,8 @@ class lease_place final : public session::turn_place {
     env::lease* l = live();
     if (l == nullptr) co_return over();
     auto receive = [l, local = local_, f = f_]() -> result<void> {
-      auto got = l->pull(local);
+      auto got = pull_stamped(*l, local, *f, false);  // the command ran there: only that side may have changed
       if (!got) return got.error();
-      std::lock_guard lock(f->m);
-      f->synced_sha = got->sha256;
       return ok();
     };
     co_return co_await off_io<result<void>>(&pool_, std::move(receive));
@@ -464,10 +512,8 @@ session::task<turn_result> leased_runtime::run_placed(placed* p, session::turn_c
       f->synced_sha = expected;
       return std::optional<env::tree_report>();
     }
-    auto sent = l->push(local);
+    auto sent = push_stamped(*l, local, *f);
     if (!sent) return sent.error();
-    std::lock_guard lock(f->m);
-    f->synced_sha = sent->sha256;
     return std::optional<env::tree_report>(*sent);
   };
   auto up = co_await off_io<result<std::optional<env::tree_report>>>(blocking(), std::move(send));
@@ -491,15 +537,9 @@ session::task<turn_result> leased_runtime::run_placed(placed* p, session::turn_c
   };
   co_await off_io<int>(blocking(), std::move(let_go));
 
-  // 4. The workspace comes back, whole or not at all.
-  auto receive = [l = &lease, local, f] {
-    auto r = l->pull(local);
-    if (r) {
-      std::lock_guard lock(f->m);
-      f->synced_sha = r->sha256;
-    }
-    return r;
-  };
+  // 4. The workspace comes back, whole or not at all — or not at all when
+  // neither copy changed since the last sync (their stamps).
+  auto receive = [l = &lease, local, f] { return pull_stamped(*l, local, *f, true); };
   auto down = co_await off_io<result<env::tree_report>>(blocking(), std::move(receive));
   if (!down) {
     held->broken();

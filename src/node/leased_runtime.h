@@ -20,7 +20,9 @@
 //      there, the model relay's port and the tool bridge's socket forwarded
 //      and kept for the lease's life).
 //   4. The workspace comes back whole into the host copy (env/tree.h:
-//      receive_tree): env.workspace.synced {down}. A lease that fails there
+//      receive_tree): env.workspace.synced {down}. Nothing is moved when
+//      neither copy changed since the last sync (their stamps: env/tree.h
+//      stamp_tree, lease::stamp); the event then names that sync's tree. A lease that fails there
 //      (lost, unreachable) fails the turn with the reason — the host copy as
 //      it was — and is released (env.lease.released {broken}).
 //   5. Given back, the lease stays warm for the environment's keep_warm_ms,

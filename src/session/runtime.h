@@ -160,12 +160,13 @@ class turn_place {
   virtual void signal(int relay, int sig) = 0;
   // For a runtime whose tools work on the host copy of the workspace (the
   // turn's workspace here) and run commands there: send_workspace() makes
-  // the workspace there the host copy's tree (unless `even_unchanged`,
-  // nothing is sent when the host copy is still the tree of the last sync:
-  // a read-only turn sends it after each command, so that nothing a command
-  // changed there stays); fetch_workspace() makes the
-  // host copy the workspace there, whole or not at all (env/tree.h). One at
-  // a time: the caller keeps its file tools off the host copy meanwhile.
+  // the workspace there the host copy's tree; fetch_workspace() makes the
+  // host copy the workspace there, whole or not at all (env/tree.h). Each
+  // transfers nothing when a stamp (env/tree.h stamp_tree, lease::stamp)
+  // says its side is unchanged since the last of these syncs — unless
+  // `even_unchanged`: a read-only turn sends the host copy after each
+  // command, so that nothing a command changed there stays. One at a time:
+  // the caller keeps its file tools off the host copy meanwhile.
   virtual task<result<void>> send_workspace(bool even_unchanged) = 0;
   virtual task<result<void>> fetch_workspace() = 0;
 };

@@ -421,6 +421,25 @@ TEST_F(SshEnvironment, AForwardedPortReachesTheHostFromInsideTheLease) {
   (void)e->release(*l, release_mode::destroy);
 }
 
+// A lease's stamp of its workspace: the same while nothing there changes, another after a command changed it.
+TEST_F(SshEnvironment, TheWorkspacesStampStaysUntilSomethingThereChanges) {
+  start();
+  auto e = make(server->options());
+  auto l = acquire(*e, "session-stamp");
+  ASSERT_NE(l, nullptr);
+  auto first = l->stamp();
+  ASSERT_TRUE(first) << first.error().describe();
+  EXPECT_EQ(first->size(), 64U);
+  auto again = l->stamp();
+  ASSERT_TRUE(again) << again.error().describe();
+  EXPECT_EQ(*again, *first);
+  auto done = test::run_in(*l, {"sh", "-c", "echo x > made.txt"});
+  auto after = l->stamp();
+  ASSERT_TRUE(after) << after.error().describe();
+  EXPECT_NE(*after, *first);
+  (void)e->release(*l, release_mode::destroy);
+}
+
 // opencode serve's way in: a port there (its server on the loopback where it
 // runs), reached from a port here over the lease's connection.
 TEST_F(SshEnvironment, APortThereIsReachedFromAPortForwardedHere) {

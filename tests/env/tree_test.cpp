@@ -44,6 +44,41 @@ TEST(TreeDigest, TheSameTreeMadeInAnotherOrderHasTheSameDigest) {
   EXPECT_EQ(ra->entries, 4U);  // x, x/1.txt, y.txt, link
 }
 
+// The stamp reads no content: it changes with what a write, a rename, a
+// removal, a chmod or a new link does to an entry, and stays while nothing
+// is touched.
+TEST(TreeStamp, StaysWhileNothingChangesAndMovesWithEveryChange) {
+  temp_dir a;
+  put(a.path / "d/f.txt", "one");
+  fs::create_symlink("d/f.txt", a.path / "l");
+  auto first = stamp_tree(a.path);
+  ASSERT_TRUE(first) << first.error().describe();
+  EXPECT_EQ(*stamp_tree(a.path), *first);
+  std::string last = *first;
+  const auto moved = [&](const char* what) {
+    auto now = stamp_tree(a.path);
+    ASSERT_TRUE(now) << now.error().describe();
+    EXPECT_NE(*now, last) << what;
+    last = *now;
+  };
+  // The same size, written new and renamed in (as the file tools write).
+  put(a.path / "d/.f.tmp", "two");
+  fs::rename(a.path / "d/.f.tmp", a.path / "d/f.txt");
+  moved("a file replaced by one of the same size");
+  put(a.path / "d/g.txt", "");
+  moved("a file added");
+  fs::rename(a.path / "d/g.txt", a.path / "d/h.txt");
+  moved("a file renamed");
+  fs::permissions(a.path / "d/h.txt", fs::perms::owner_all);
+  moved("a mode changed");
+  fs::remove(a.path / "l");
+  fs::create_symlink("d/h.txt", a.path / "l");
+  moved("a link pointed elsewhere");
+  fs::remove(a.path / "d/h.txt");
+  moved("a file removed");
+  EXPECT_FALSE(stamp_tree(a.path / "nowhere"));
+}
+
 TEST(TreeDigest, ContentModeNameAndLinkTargetEachChangeIt) {
   temp_dir a;
   put(a.path / "f", "1");

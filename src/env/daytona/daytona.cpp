@@ -178,6 +178,12 @@ class daytona_lease final : public lease {
     return o_.reach_host + ":" + std::to_string(port);
   }
 
+  result<std::string> stamp() override {
+    auto out = must(*api_, s_, "stamping the workspace", ssh::stamp_script(workspace_), 60s);
+    if (!out) return out.error();
+    return ssh::parse_stamp(*out);
+  }
+
   result<std::string> forward_here(int port) override {
     return error(env_errc::invalid, "a Daytona sandbox's port " + std::to_string(port) +
                                         " is not forwarded to this machine (Daytona's preview URLs are not used)");

@@ -196,4 +196,16 @@ std::string journal_listing(std::string_view journal) {
          "else printf '%s indeterminate - %s\\n' \"$id\" \"$prog\"; fi; done";
 }
 
+std::string stamp_script(const std::string& workspace) {
+  return "cd " + quote(workspace) +
+         " || exit 3; l=$(find . -mindepth 1 -printf '%P\\t%y\\t%i\\t%m\\t%s\\t%T@\\t%l\\n') || exit 4; "
+         "printf '%s\\n' \"$l\" | LC_ALL=C sort | sha256sum | { read -r h _; echo \"tether:stamp $h\"; }";
+}
+
+result<std::string> parse_stamp(std::string_view output) {
+  for (const auto& line : marked_lines(output))
+    if (line.rfind("stamp ", 0) == 0 && line.size() == 6 + 64) return line.substr(6);
+  return error(env_errc::failed, "the workspace's stamp was not printed");
+}
+
 }  // namespace tether::env::ssh

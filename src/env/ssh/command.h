@@ -92,6 +92,14 @@ result<std::string> signal_command(std::string_view journal, const std::string& 
 // shell word), from POSIX df's last line (no awk: a host may have none).
 std::string free_kib(const std::string& path);
 
+// Shell text that prints "tether:stamp HEX": a digest of every entry under
+// the directory `workspace` (path, type, inode, mode, size, modification
+// time, link target; no content read), from GNU find; exits non-zero when it
+// cannot (no such directory, a find without -printf). parse_stamp reads it.
+std::string stamp_script(const std::string& workspace);
+// The stamp a stamp_script printed; env_errc::failed when it printed none.
+result<std::string> parse_stamp(std::string_view output);
+
 // The "tether:WORD…" lines a remote script printed, without the prefix.
 std::vector<std::string> marked_lines(std::string_view output);
 

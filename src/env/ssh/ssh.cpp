@@ -377,6 +377,12 @@ class ssh_lease final : public lease {
     return last;
   }
 
+  result<std::string> stamp() override {
+    auto out = c_.run("stamping the workspace", stamp_script(workspace_));
+    if (!out) return out.error();
+    return parse_stamp(*out);
+  }
+
   result<void> check() override {
     auto out = c_.run("checking the lease", "[ -d " + quote(workspace_) + " ] && echo tether:ok || echo tether:lost");
     if (!out) return out.error();

@@ -118,6 +118,26 @@ TEST_F(DaytonaLease, TheWorkspaceGoesUpACommandChangesItAndTheChangesComeBack) {
   EXPECT_EQ(st->size, 6U);
 }
 
+// The sandbox's stamp of its workspace: the same while nothing there changes,
+// another after a command changed it; a port there is not forwarded here.
+TEST_F(DaytonaLease, TheWorkspacesStampStaysUntilACommandChangesIt) {
+  auto l = acquire("session-stamp");
+  ASSERT_NE(l, nullptr);
+  auto first = l->stamp();
+  ASSERT_TRUE(first) << first.error().describe();
+  auto again = l->stamp();
+  ASSERT_TRUE(again) << again.error().describe();
+  EXPECT_EQ(*again, *first);
+  auto done = test::run_in(*l, {"sh", "-c", "echo x > made.txt"});
+  EXPECT_EQ(done.status.code, 0) << done.output;
+  auto after = l->stamp();
+  ASSERT_TRUE(after) << after.error().describe();
+  EXPECT_NE(*after, *first);
+  auto here = l->forward_here(8080);
+  ASSERT_FALSE(here);
+  EXPECT_EQ(here.error(), env_errc::invalid);
+}
+
 TEST_F(DaytonaLease, APullMakesNoDeviceNodeAndKeepsNoSetIdBit) {
   auto l = acquire("session-hostile");
   ASSERT_NE(l, nullptr);

@@ -7,6 +7,7 @@
 // after a SIGKILL of Tether found again (resumed) — one provider id — and
 // the host copy holds what the agent wrote.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -324,6 +325,53 @@ TEST(SshTurns, ANativeTurnRunsItsCommandsThereWithTheFilesItsOtherToolsWroteHere
     std::this_thread::sleep_for(100ms);
   EXPECT_TRUE(processes_with(loop).empty());
   EXPECT_TRUE(fs::exists(host_copy / "started"));  // the turn's end brought the workspace back
+}
+
+// The inode of a directory (a pull swaps the whole host copy in: a new one).
+ino_t inode_of(const fs::path& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+// Nothing is moved when nothing changed: a turn, or a command, that changed
+// nothing there leaves the host copy as it was (the same directory), while
+// one that changed a file brings the tree back (a new one swapped in). Each
+// turn still records its env.workspace.synced {down}, naming the tree.
+TEST(SshTurns, ATurnOrCommandThatChangesNothingThereMovesNoTree) {
+  auto server = test::sshd::start();
+  ASSERT_TRUE(server) << server.error().describe();
+  std::string config = config_for(**server, "/nowhere");
+  config.replace(config.find("runtime = \"claude-print\""), std::string("runtime = \"claude-print\"").size(),
+                 "runtime = \"native\"\nprovider = \"openai-chat\"");
+  config.replace(config.find("base_url = \"{mock}\""), std::string("base_url = \"{mock}\"").size(),
+                 "base_url = \"{mock}/v1\"");
+  config.erase(config.find("idle_timeout_ms = 120000\n"), std::string("idle_timeout_ms = 120000\n").size());
+  cluster c({}, config);
+  const std::string s = remote_session(c);
+  const auto host_copy = c.dir() / "data" / "workspaces" / s;
+  fs::create_directories(host_copy);
+  std::ofstream(host_copy / "kept.txt") << "kept";
+  const auto say = [&](const std::string& text, const std::string& answer) {
+    c.send(s, text + "\nReply with exactly: " + answer);
+    c.wait_idle(s, 120s);
+    EXPECT_EQ(c.last_answer(s), answer) << json::serialize(c.executions(s));
+  };
+  const auto at_start = inode_of(host_copy);
+  say("Remember the phrase: quiet", "ONE");
+  EXPECT_EQ(inode_of(host_copy), at_start);  // sent there, nothing changed, nothing came back
+  say("Run: echo x > x.txt", "TWO");
+  const auto after_change = inode_of(host_copy);
+  EXPECT_NE(after_change, at_start);  // the command's file came back
+  EXPECT_EQ(test::slurp(host_copy / "x.txt"), "x\n");
+  say("Run: cat x.txt kept.txt", "THREE");
+  EXPECT_EQ(inode_of(host_copy), after_change);  // a command that changed nothing: no pull
+  const auto down = of_type(env_events(c, s), "env.workspace.synced");
+  std::vector<std::string> trees;
+  for (const auto& d : down)
+    if (d.at("direction").as_string() == "down") trees.emplace_back(d.at("tree_sha256").as_string());
+  ASSERT_EQ(trees.size(), 3U);
+  EXPECT_NE(trees[1], trees[0]);
+  EXPECT_EQ(trees[2], trees[1]);
 }
 
 // A read-only native profile there: its command runs, and what it changed
