@@ -4,7 +4,8 @@
 //             release: stop), re-attached (a new environment, as a Tether
 //             restarted after a SIGKILL builds, for a lease never released)
 //   sync      a 10 MiB workspace (64 files of 160 KiB, incompressible): the
-//             first push, a push and a pull after one file changed, and the
+//             first push, a push and a pull after one file changed, the stamps
+//             that spare a transfer when nothing changed, and the
 //             tree digest alone (describe_tree, done on every sync)
 //   command   `true` run to its end through the lease's spawner
 // All on this machine: the numbers are the kinds' own overhead (ssh's
@@ -125,7 +126,7 @@ json::array measure(const std::string& kind, Fresh fresh, int rounds) {
   for (int f = 0; f < 64; ++f)
     random_file(ws / ("dir" + std::to_string(f % 8)) / ("f" + std::to_string(f)), 160 * 1024, rng);
   auto l = must(e->acquire({.key = kind + "-bench-sync"}), "acquire (sync)");
-  std::vector<double> first, push_one, pull_one, digest;
+  std::vector<double> first, push_one, pull_one, digest, stamp_there, stamp_here;
   for (int i = 0; i < rounds; ++i) {
     auto t0 = steady::now();
     must(l->push(ws), "push");
@@ -143,11 +144,20 @@ json::array measure(const std::string& kind, Fresh fresh, int rounds) {
     t0 = steady::now();
     (void)must(env::describe_tree(ws), "describe_tree");
     digest.push_back(micros(steady::now() - t0));
+    // What a command that changed nothing costs instead of a pull: the two stamps.
+    t0 = steady::now();
+    (void)must(l->stamp(), "stamp there");
+    stamp_there.push_back(micros(steady::now() - t0));
+    t0 = steady::now();
+    (void)must(env::stamp_tree(ws), "stamp_tree");
+    stamp_here.push_back(micros(steady::now() - t0));
   }
   rows.push_back(row(kind, "push 10 MiB", first));
   rows.push_back(row(kind, "push 10 MiB, one file changed", push_one));
   rows.push_back(row(kind, "pull 10 MiB, one file changed", pull_one));
   rows.push_back(row(kind, "describe_tree 10 MiB", digest));
+  rows.push_back(row(kind, "stamp there, 10 MiB", stamp_there));
+  rows.push_back(row(kind, "stamp_tree, 10 MiB", stamp_here));
   must(e->release(*l, env::release_mode::destroy), "release (sync)");
   return rows;
 }
