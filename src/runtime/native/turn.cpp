@@ -32,6 +32,23 @@ constexpr std::string_view final_note =
     "You have used the maximum number of steps for this turn. Tools are now disabled: reply with your final "
     "answer, saying what is done and what is left.";
 
+// The turn's place as the tools see it (tools/tool.h command_place).
+class tools_place final : public command_place {
+ public:
+  explicit tools_place(std::shared_ptr<session::turn_place> p) : p_(std::move(p)) {}
+  [[nodiscard]] const std::string& environment() const override { return p_->environment(); }
+  [[nodiscard]] const std::string& workspace() const override { return p_->workspace(); }
+  process::spawner& spawner() override { return p_->spawner(); }
+  void signal(int relay, int sig) override { p_->signal(relay, sig); }
+  asio::awaitable<result<void>> send_workspace(bool even_unchanged) override {
+    return p_->send_workspace(even_unchanged);
+  }
+  asio::awaitable<result<void>> fetch_workspace() override { return p_->fetch_workspace(); }
+
+ private:
+  std::shared_ptr<session::turn_place> p_;
+};
+
 std::string default_system_prompt(const std::filesystem::path& workspace, const session::turn_place* place) {
   std::string where = "You are a coding agent. You work in the directory " + workspace.string() +
                       " (the workspace): use the tools to read, search and change files there and to run commands. ";
@@ -484,7 +501,7 @@ asio::awaitable<void> turn::run_call(call_id id, tool_use call, std::shared_ptr<
   ctx.call_id = id.str();
   ctx.limits = parts_.options.limits;
   ctx.sandbox = parts_.options.sandbox;
-  ctx.place = ctx_.place;
+  if (ctx_.place) ctx.place = std::make_shared<tools_place>(ctx_.place);
   auto out = co_await t->run(call.input, std::move(ctx));
   switch (out.status) {
     case tool_status::succeeded:

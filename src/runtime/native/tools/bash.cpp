@@ -42,7 +42,7 @@
 #include "runtime/native/tools/local_tools.h"
 #include "process/records.h"
 #include "runtime/common/sandbox.h"
-#include "session/runtime.h"
+#include "process/spawn.h"
 #include "util/errors.h"
 
 extern char** environ;  // NOLINT: POSIX
@@ -65,7 +65,7 @@ struct run_state {
   void notify() { wake.cancel(); }
 
   process::child proc;
-  std::shared_ptr<session::turn_place> place;  // the command runs there (its relay here)
+  std::shared_ptr<command_place> place;  // the command runs there (its relay here)
   asio::steady_timer wake;
   std::size_t cap;
   std::string output;
@@ -238,7 +238,7 @@ awaitable<void> start_recorded_into(spawn_holder out, process::spawn_options o, 
 // (what an earlier Tether left running there is found in the environment's
 // journal and stopped before the session's next turn).
 awaitable<void> start_placed_into(spawn_holder out, process::spawn_options o,
-                                  std::shared_ptr<session::turn_place> place) {
+                                  std::shared_ptr<command_place> place) {
   out->emplace(place->spawner().spawn(o));
   co_return;
 }

@@ -155,12 +155,29 @@
 
 #include "runtime/common/tool_types.h"
 #include "runtime/common/sandbox.h"
+#include "util/result.h"
 
-namespace tether::session {
-class turn_place;
+namespace tether::process {
+class spawner;
 }
 
 namespace tether::runtime::native {
+
+// Where bash runs when the turn runs in an environment: what it needs of the
+// turn's session::turn_place (session/runtime.h), which the native runtime
+// hands it through this seam (the tools sit below the session layer).
+class command_place {
+ public:
+  virtual ~command_place() = default;
+  [[nodiscard]] virtual const std::string& environment() const = 0;  // [environments.NAME]
+  [[nodiscard]] virtual const std::string& workspace() const = 0;    // the workspace there
+  virtual process::spawner& spawner() = 0;
+  // `sig` to the command whose local relay is `relay`, where it runs.
+  virtual void signal(int relay, int sig) = 0;
+  // The two copies in step (session::turn_place::send_workspace, fetch_workspace).
+  virtual boost::asio::awaitable<result<void>> send_workspace(bool even_unchanged) = 0;
+  virtual boost::asio::awaitable<result<void>> fetch_workspace() = 0;
+};
 
 struct tool_limits {
   std::size_t spill_lines = 2'000;
@@ -186,8 +203,8 @@ struct tool_context {
   std::string call_id;  // names spill files
   tool_limits limits;
   sandbox_policy sandbox;  // bash's sandbox and environment; read-only also stops write and edit
-  // Set when the turn runs in an environment (session/runtime.h): bash runs there.
-  std::shared_ptr<session::turn_place> place;
+  // Set when the turn runs in an environment: bash runs there.
+  std::shared_ptr<command_place> place;
 };
 
 enum class tool_status { succeeded, failed, waiting };
