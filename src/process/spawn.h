@@ -75,6 +75,9 @@ struct spawn_options {
   std::optional<process::sandbox> sandbox;  // mode off or nullopt: none
   // stop(): how long the group has after SIGTERM before SIGKILL.
   std::chrono::milliseconds grace{2000};
+  // What an environment's command journal names it by ("": argv[0]): the
+  // program a wrapper starts. Nothing else reads it.
+  std::string label;
 };
 
 // A spawned child and the parent's ends of its pipes. stdin is a socket

@@ -199,9 +199,20 @@ TEST_F(SshEnvironment, TheJournalHoldsEveryCommandWithItsExitAndASignalEndsOne) 
   EXPECT_EQ(relay.code, 143);  // the remote shell's status, relayed by ssh
   EXPECT_EQ(test::await_command(*l, *id, command_record::state::exited).exit_code, 143);
 
+  // A wrapper's command is journaled by the label it was given: the program it starts.
+  process::spawn_options wrapped{.argv = {"sh", "-c", "exit 0"}, .stdout_mode = process::output::null,
+                                 .stderr_mode = process::output::null};
+  wrapped.label = "claude";
+  auto w = l->spawner().spawn(wrapped);
+  ASSERT_TRUE(w) << w.error().describe();
+  const auto wid = l->command_id(w->pid);
+  ASSERT_TRUE(wid);
+  EXPECT_EQ(process::reap(w->release()).code, 0);
+  EXPECT_EQ(test::await_command(*l, *wid, command_record::state::exited).program, "claude");
+
   auto records = l->commands();
   ASSERT_TRUE(records);
-  ASSERT_EQ(records->size(), 2U);
+  ASSERT_EQ(records->size(), 3U);
   EXPECT_EQ((*records)[0].program, "sh");
   EXPECT_EQ((*records)[0].exit_code, 7);
   EXPECT_EQ(l->signal("c-unknown", SIGTERM).error(), env_errc::not_found);

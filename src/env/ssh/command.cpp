@@ -76,7 +76,8 @@ result<std::string> remote_command(const remote_spec& spec) {
   const std::string j = quote(spec.journal + "/" + spec.id);
   // The shell outlives a signal to its group (a no-op trap, reset to the
   // default in the command by exec), so it records the command's status.
-  std::string line = "trap : TERM INT HUP; J=" + j + "; printf '%s %s\\n' \"$$\" " + quote(one_line(spec.argv[0])) +
+  const std::string& name = spec.label.empty() ? spec.argv[0] : spec.label;
+  std::string line = "trap : TERM INT HUP; J=" + j + "; printf '%s %s\\n' \"$$\" " + quote(one_line(name)) +
                      " > \"$J.pid\" || exit 125; ";
   line += "cd -- " + quote(spec.cwd.empty() ? "." : spec.cwd) +
           " || { echo 126 > \"$J.exit\"; exit 126; }; ";
@@ -140,7 +141,8 @@ result<journaled> journal_spawn(const process::spawn_options& o, std::string_vie
   if (!has_path) env.push_back("PATH=" + default_path);
   journaled j{new_command_id(), {}};
   auto line = remote_command({.journal = std::string(journal), .id = j.id,
-                              .cwd = o.cwd.empty() ? default_cwd : o.cwd.string(), .env = env, .argv = o.argv});
+                              .cwd = o.cwd.empty() ? default_cwd : o.cwd.string(), .env = env, .argv = o.argv,
+                              .label = o.label});
   if (!line) return line.error();
   j.line = std::move(*line);
   return j;

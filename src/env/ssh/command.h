@@ -31,9 +31,10 @@ struct remote_spec {
   std::string cwd;                    // where it runs
   std::vector<std::string> env;       // "NAME=value": the whole environment
   std::vector<std::string> argv;      // argv[0] found on env's PATH
+  std::string label;                  // what the journal names it ("": argv[0])
 };
 
-// The line: records "$$ argv[0]" in JOURNAL/ID.pid (the shell sshd started
+// The line: records "$$ LABEL" (argv[0] without one) in JOURNAL/ID.pid (the shell sshd started
 // is its session's leader, so $$ is the process group to signal), changes to
 // cwd, runs argv under `env -i` with exactly `env` and TETHER_COMMAND_ID=ID
 // (every process it starts inherits it unless it clears its environment:

@@ -162,6 +162,7 @@ result<std::unique_ptr<process::child>> spawn_placed_agent(const boost::asio::an
   so.cwd = dirs.workspace;
   so.stdin_mode = prompt_file.empty() ? process::input::pipe : process::input::null;
   so.grace = o.grace;  // ungated: nothing is recorded here before it runs
+  so.label = o.program.filename().string();  // the journal names the agent, not its `sh` wrapper
   auto c = process::child::start(ex, so, place.spawner());
   if (!c)
     return tether::error(c.error().code, "cannot start " + o.program.string() + " in " + place.environment() + ": " +

@@ -203,6 +203,8 @@ TEST(SshTurns, ASigkillMidTurnLeavesNothingRunningThereAndTheNextTurnIsTold) {
   }
   ASSERT_FALSE(notice.empty());
   EXPECT_NE(notice.at("text").as_string().find("was still running"), std::string::npos) << json::serialize(notice);
+  // It names the agent's program, not the shell that started it there.
+  EXPECT_NE(notice.at("text").as_string().find("claude (command"), std::string::npos) << json::serialize(notice);
   EXPECT_TRUE(processes_with(loop).empty());
   // Now nothing is left to finish the loop; a command the agent issues again may.
   std::ofstream(remote_ws / ("go-" + s)).put('x');
