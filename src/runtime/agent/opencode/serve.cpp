@@ -27,6 +27,7 @@
 // Bounds: a JSON answer over max_line_bytes, or an SSE event (or line) over
 // it, fails the connection; the event stream has no total bound but an idle
 // one (a minute without a byte, heartbeats included, means the server hangs).
+#include <charconv>
 #include <limits>
 #include <stop_token>
 #include <variant>
@@ -225,7 +226,12 @@ task<result<void>> serve_connection::start_server() {
   }
   if (o_.reach_there) {
     // It runs in an environment: its loopback is there, reached through a forward.
-    const int port = std::stoi(base_url_.substr(loopback_url.size()));
+    // Its banner is the agent's output: a port past int's range is refused, never thrown on.
+    int port = 0;
+    const auto digits = std::string_view(base_url_).substr(loopback_url.size());
+    const auto parsed = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+    if (parsed.ec != std::errc() || port <= 0 || port > 65535)
+      co_return tether::error(agent_errc::protocol, "opencode names no port it can listen on: " + quote(base_url_));
     auto here = co_await o_.reach_there(port);
     if (!here)
       co_return tether::error(agent_errc::rpc_closed,
