@@ -36,6 +36,16 @@ std::vector<json::object> events_of(cluster& c, const std::string& s, const std:
   return out;
 }
 
+// The environment "cloud" on the fake, and the profile "sandboxed" (claude-print there). The key reaches
+// the server through its environment, never the configuration.
+std::string config_for(const test::daytona::fake_daytona& fake, const fs::path& claude) {
+  ::setenv("TETHER_TEST_DAYTONA_KEY", "fake-daytona-key", 1);
+  return "\n[environments.cloud]\nkind = \"daytona\"\napi_url = \"" + fake.api_url() +
+         "\"\napi_key_env = \"TETHER_TEST_DAYTONA_KEY\"\nreach_host = \"127.0.0.1\"\n"
+         "\n[profiles.sandboxed]\nruntime = \"claude-print\"\nenvironment = \"cloud\"\ncommand = \"" +
+         claude.string() + "\"\nbase_url = \"{mock}\"\nmodel = \"scripted\"\nidle_timeout_ms = 120000\n";
+}
+
 TEST(DaytonaTurns, TwoTurnsInOneSandboxCreatedThenKeptWarm) {
   TETHER_REQUIRE_AGENT(claude, "claude");
   const fs::path modules = claude.parent_path().parent_path();  // …/node_modules
@@ -43,15 +53,7 @@ TEST(DaytonaTurns, TwoTurnsInOneSandboxCreatedThenKeptWarm) {
   fo.read_only = {{modules, modules.string()}};
   test::daytona::fake_daytona fake(fo);
   ASSERT_TRUE(fake.start());
-  // The key reaches the server through its environment, never the configuration.
-  ::setenv("TETHER_TEST_DAYTONA_KEY", "fake-daytona-key", 1);
-  const std::string config = "\n[environments.cloud]\nkind = \"daytona\"\napi_url = \"" + fake.api_url() +
-                             "\"\napi_key_env = \"TETHER_TEST_DAYTONA_KEY\"\nreach_host = \"127.0.0.1\"\n"
-                             "\n[profiles.sandboxed]\nruntime = \"claude-print\"\nenvironment = \"cloud\"\n"
-                             "command = \"" +
-                             claude.string() +
-                             "\"\nbase_url = \"{mock}\"\nmodel = \"scripted\"\n"
-                             "idle_timeout_ms = 120000\n";
+  const std::string config = config_for(fake, claude);
   cluster c({}, config);
   auto created = c.call("POST", "/v1/sessions", json::object{{"profile", "sandboxed"}});
   ASSERT_EQ(created.status, 201u) << created.body;
@@ -91,14 +93,7 @@ TEST(DaytonaTurns, AnAgentThereAsksThroughTetherAndGetsTheAnswer) {
   fo.read_only = {{modules, modules.string()}, {tether_binary(), "/usr/local/bin/tether"}};
   test::daytona::fake_daytona fake(fo);
   ASSERT_TRUE(fake.start());
-  ::setenv("TETHER_TEST_DAYTONA_KEY", "fake-daytona-key", 1);
-  const std::string config = "\n[environments.cloud]\nkind = \"daytona\"\napi_url = \"" + fake.api_url() +
-                             "\"\napi_key_env = \"TETHER_TEST_DAYTONA_KEY\"\nreach_host = \"127.0.0.1\"\n"
-                             "\n[profiles.sandboxed]\nruntime = \"claude-print\"\nenvironment = \"cloud\"\n"
-                             "command = \"" +
-                             claude.string() +
-                             "\"\nbase_url = \"{mock}\"\nmodel = \"scripted\"\n"
-                             "idle_timeout_ms = 120000\n";
+  const std::string config = config_for(fake, claude);
   cluster c({}, config);
   auto created = c.call("POST", "/v1/sessions", json::object{{"profile", "sandboxed"}});
   ASSERT_EQ(created.status, 201u) << created.body;

@@ -52,15 +52,27 @@ std::vector<json::object> of_type(const std::vector<std::pair<std::string, json:
   return out;
 }
 
-std::string config_for(const test::sshd& server, const fs::path& agents_bin) {
+// The environment "box" on the test's sshd, the agent programs beside `agents_bin` on its PATH.
+std::string environment_for(const test::sshd& server, const fs::path& agents_bin) {
   const auto o = server.options();
   return "\n[environments.box]\nkind = \"ssh\"\nhost = \"" + o.host + "\"\nport = " + std::to_string(o.port) +
          "\nuser = \"agent\"\nidentity_file = \"" + o.identity_file.string() + "\"\nknown_hosts = \"" +
          o.known_hosts.string() + "\"\nremote_root = \"/home/agent/leases\"\ncontrol_dir = \"" +
          o.control_dir.string() + "\"\nremote_path = \"/opt/tether/bin:" + agents_bin.string() +
-         ":/usr/bin:/bin\"\nkeep_warm_ms = 600000\n"
+         ":/usr/bin:/bin\"\nkeep_warm_ms = 600000\n";
+}
+
+std::string config_for(const test::sshd& server, const fs::path& agents_bin) {
+  return environment_for(server, agents_bin) +
          "\n[profiles.remote]\nruntime = \"claude-print\"\nenvironment = \"box\"\nbase_url = \"{mock}\"\n"
          "model = \"scripted\"\nidle_timeout_ms = 120000\n";
+}
+
+// The profile "remote" as the native runtime on the scripted model there, with `extra` profile lines.
+std::string native_config_for(const test::sshd& server, const std::string& extra) {
+  return environment_for(server, "/nowhere") +
+         "\n[profiles.remote]\nruntime = \"native\"\nprovider = \"openai-chat\"\nenvironment = \"box\"\n"
+         "base_url = \"{mock}/v1\"\nmodel = \"scripted\"\n" + extra;
 }
 
 // The test's sshd, where the agent programs (beside `agents_bin`) and `tether` are seen at the paths the profile names.
@@ -279,12 +291,7 @@ TEST(SshTurns, AWarmAgentThereServesEveryTurnFromOneProcessAndAStopReachesIt) {
 TEST(SshTurns, ANativeTurnRunsItsCommandsThereWithTheFilesItsOtherToolsWroteHere) {
   auto server = test::sshd::start();
   ASSERT_TRUE(server) << server.error().describe();
-  std::string config = config_for(**server, "/nowhere");
-  config.replace(config.find("runtime = \"claude-print\""), std::string("runtime = \"claude-print\"").size(),
-                 "runtime = \"native\"\nprovider = \"openai-chat\"");
-  config.replace(config.find("base_url = \"{mock}\""), std::string("base_url = \"{mock}\"").size(),
-                 "base_url = \"{mock}/v1\"");
-  config.erase(config.find("idle_timeout_ms = 120000\n"), std::string("idle_timeout_ms = 120000\n").size());
+  const std::string config = native_config_for(**server, "");
   cluster c({}, config);
   const std::string s = remote_session(c);
   const auto host_copy = c.dir() / "data" / "workspaces" / s;
@@ -342,12 +349,7 @@ ino_t inode_of(const fs::path& p) {
 TEST(SshTurns, ATurnOrCommandThatChangesNothingThereMovesNoTree) {
   auto server = test::sshd::start();
   ASSERT_TRUE(server) << server.error().describe();
-  std::string config = config_for(**server, "/nowhere");
-  config.replace(config.find("runtime = \"claude-print\""), std::string("runtime = \"claude-print\"").size(),
-                 "runtime = \"native\"\nprovider = \"openai-chat\"");
-  config.replace(config.find("base_url = \"{mock}\""), std::string("base_url = \"{mock}\"").size(),
-                 "base_url = \"{mock}/v1\"");
-  config.erase(config.find("idle_timeout_ms = 120000\n"), std::string("idle_timeout_ms = 120000\n").size());
+  const std::string config = native_config_for(**server, "");
   cluster c({}, config);
   const std::string s = remote_session(c);
   const auto host_copy = c.dir() / "data" / "workspaces" / s;
@@ -381,12 +383,7 @@ TEST(SshTurns, ATurnOrCommandThatChangesNothingThereMovesNoTree) {
 TEST(SshTurns, AReadOnlyNativeTurnsCommandThereChangesNeitherCopy) {
   auto server = test::sshd::start();
   ASSERT_TRUE(server) << server.error().describe();
-  std::string config = config_for(**server, "/nowhere");
-  config.replace(config.find("runtime = \"claude-print\""), std::string("runtime = \"claude-print\"").size(),
-                 "runtime = \"native\"\nprovider = \"openai-chat\"\nsandbox = \"read-only\"");
-  config.replace(config.find("base_url = \"{mock}\""), std::string("base_url = \"{mock}\"").size(),
-                 "base_url = \"{mock}/v1\"");
-  config.erase(config.find("idle_timeout_ms = 120000\n"), std::string("idle_timeout_ms = 120000\n").size());
+  const std::string config = native_config_for(**server, "sandbox = \"read-only\"\n");
   cluster c({}, config);
   const std::string s = remote_session(c);
   const auto host_copy = c.dir() / "data" / "workspaces" / s;
