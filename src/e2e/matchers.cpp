@@ -326,6 +326,38 @@ matcher_result same_agent_process(const matcher_spec& spec, const observation& o
   return pass(r);
 }
 
+matcher_result agent_session_resumed(const matcher_spec& spec, const observation& o) {
+  std::vector<std::size_t> which;  // 0-based
+  if (spec.runs.empty())
+    for (std::size_t i = 0; i < o.runs.size(); ++i) which.push_back(i);
+  for (const auto n : spec.runs) which.push_back(static_cast<std::size_t>(n - 1));
+  auto r = start(spec, spec.runs.empty() ? std::string("agent_session_resumed")
+                                         : fmt::format("agent_session_resumed (runs {})", fmt::join(spec.runs, ", ")));
+  r.expected = "one agent session of the program's own, resumed by every run, no transcript replayed";
+  std::vector<std::string> seen;
+  for (const auto i : which)
+    if (i < o.runs.size())
+      seen.push_back(fmt::format("run {}: {}", i + 1, o.runs[i].agent_session.empty() ? "(none)" : o.runs[i].agent_session));
+  r.actual = trim_for_display(fmt::format("{}", fmt::join(seen, ", ")));
+  if (o.runs.empty()) return fail(r, "no run was observed");
+  const observed_run* first = nullptr;
+  for (const auto i : which) {
+    if (i >= o.runs.size())
+      return fail(r, fmt::format("only {} run(s) were observed, so there is no run {}", o.runs.size(), i + 1));
+    const auto& run = o.runs[i];
+    if (run.agent_session.empty()) return fail(r, fmt::format("run {} ({}) bound no agent session", i + 1, run.id));
+    if (first == nullptr) first = &run;
+    if (run.agent_session != first->agent_session)
+      return fail(r, fmt::format("run {} ({}) ran agent session {}, not {} like run {}", i + 1, run.id,
+                                 run.agent_session, first->agent_session, which.front() + 1));
+  }
+  if (!o.agent_state_unavailable.empty())
+    return fail(r, "the agent's state was unavailable: " + trim_for_display(o.agent_state_unavailable.front()));
+  if (!o.transcript_replayed) return fail(r, "the scripted model's requests were not observed");
+  if (*o.transcript_replayed) return fail(r, "a request to the model carried the transcript rendered for a new agent session");
+  return pass(r);
+}
+
 matcher_result new_agent_process(const matcher_spec& spec, const observation& o) {
   auto r = start(spec, "new_agent_process");
   r.expected = "the last run served by an agent process no earlier run had";
@@ -395,6 +427,8 @@ matcher_result judge(const matcher_spec& raw, const observation& o, const templa
       return same_agent_process(spec, o);
     case matcher_kind::new_agent_process:
       return new_agent_process(spec, o);
+    case matcher_kind::agent_session_resumed:
+      return agent_session_resumed(spec, o);
     case matcher_kind::task_status:
     case matcher_kind::plan_revisions:
     case matcher_kind::project_count:

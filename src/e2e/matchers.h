@@ -36,6 +36,14 @@
 //                       process: each has an agent_process and all their
 //                       pids are equal (a named run that was not observed,
 //                       no run at all, or a run without a process fails)
+//   agent_session_resumed  the runs named in `runs` (omitted: every run)
+//                       continued one agent session of the program's own:
+//                       each recorded a runtime.bound naming the same agent
+//                       session, no agent.state.unavailable was recorded,
+//                       and no request the scripted model received carried
+//                       a transcript rendered for a new agent session (so
+//                       the agent's own context was used, wherever the
+//                       run's node was)
 //   task_status         the cell's task (of = "task", the default) has
 //                       status `status`; of = "children": it has at least
 //                       one child task and every child has it
@@ -114,6 +122,7 @@ struct observed_run {
   std::int64_t started_at_ms = 0;
   std::int64_t finished_at_ms = 0;
   std::optional<observed_process> agent_process;  // nullopt: none (native, or not reported)
+  std::string agent_session;  // the agent session its runtime.bound named last ("" for none)
 };
 
 // One env.lease.acquired of the session: a turn placed in an environment,
@@ -157,6 +166,12 @@ struct observation {
 
   std::string environment;
   std::vector<observed_lease> leases;  // the session's, in order
+  // Agent programs' state: why it could not be saved or restored (each
+  // agent.state.unavailable's reason), and whether a request the scripted
+  // model received carried a transcript rendered for a new agent session
+  // (nullopt: its requests were not observed).
+  std::vector<std::string> agent_state_unavailable;
+  std::optional<bool> transcript_replayed;
   // workspace file → bytes, for the files the matchers name (absent: missing)
   std::map<std::string, std::string> files;
   observed_work work;

@@ -205,6 +205,7 @@ key_list matcher_keys(matcher_kind k) {
     case matcher_kind::environment:
       return {"kind", "value"};
     case matcher_kind::same_agent_process:
+    case matcher_kind::agent_session_resumed:
       return {"kind", "runs"};
     case matcher_kind::usage_reported:
     case matcher_kind::new_agent_process:

@@ -46,7 +46,8 @@
 //   status, run (optional) · run_count count · session_status status · interaction_status
 //   status · runtime value · environment value · usage_reported ·
 //   same_agent_process runs (optional) · new_agent_process · file_absent
-//   path · lease_outcomes outcomes · same_lease
+//   path · lease_outcomes outcomes · same_lease · agent_session_resumed
+//   runs (optional)
 // (`value` is a template: `runtime = "{runtime}"` checks that what ran is the
 // cell's profile's runtime, so one case serves every runtime kind.)
 //
@@ -172,6 +173,8 @@ enum class matcher_kind {
   file_absent,
   lease_outcomes,
   same_lease,
+  // agent programs' own sessions
+  agent_session_resumed,
 };
 
 struct matcher_spec {
@@ -183,7 +186,7 @@ struct matcher_spec {
   std::string content;             // file_exact (template; exact bytes)
   std::string status;              // run_status, session_status, interaction_status
   std::int64_t run = 0;            // run_status: the 1-based run it judges; 0 (omitted): every run
-  std::vector<std::int64_t> runs;  // same_agent_process: the 1-based runs it judges; empty (omitted): every run
+  std::vector<std::int64_t> runs;  // same_agent_process, agent_session_resumed: the 1-based runs it judges; empty (omitted): every run
   std::string value;               // runtime, environment (template)
   std::string of = "task";         // task_status: "task" (the cell's) or "children" (its child tasks)
   std::string session;             // freshness_decision: the session's decision

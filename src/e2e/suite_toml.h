@@ -48,7 +48,7 @@ inline constexpr std::array<names<wait_target>, 7> wait_names{{{wait_target::idl
                                                                {wait_target::file, "file"},
                                                                {wait_target::task, "task"},
                                                                {wait_target::children, "children"}}};
-inline constexpr std::array<names<matcher_kind>, 24> matcher_names{
+inline constexpr std::array<names<matcher_kind>, 25> matcher_names{
     {{matcher_kind::message_exact, "message_exact"},
      {matcher_kind::message_occurrences, "message_occurrences"},
      {matcher_kind::message_ordered, "message_ordered"},
@@ -72,7 +72,8 @@ inline constexpr std::array<names<matcher_kind>, 24> matcher_names{
      {matcher_kind::workspace_files, "workspace_files"},
      {matcher_kind::file_absent, "file_absent"},
      {matcher_kind::lease_outcomes, "lease_outcomes"},
-     {matcher_kind::same_lease, "same_lease"}}};
+     {matcher_kind::same_lease, "same_lease"},
+     {matcher_kind::agent_session_resumed, "agent_session_resumed"}}};
 inline constexpr std::array providers{std::string_view("openai-chat"), std::string_view("openai-responses"),
                                       std::string_view("anthropic")};
 

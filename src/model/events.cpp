@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include <boost/json.hpp>
 
@@ -223,6 +224,20 @@ json::object encode_one(const env_workspace_synced& p) {
   return {{"direction", p.direction}, {"tree_sha256", p.tree_sha256}, {"bytes", p.bytes},
           {"entries", p.entries},     {"dropped", p.dropped},         {"cleared", p.cleared}};
 }
+json::object encode_one(const agent_state_saved& p) {
+  json::array files;
+  for (const auto& f : p.manifest) {
+    json::array chunks;
+    for (const auto& c : f.chunks) chunks.emplace_back(c);
+    files.push_back(json::object{{"path", f.path}, {"size", f.size}, {"mode", f.mode}, {"chunks", std::move(chunks)}});
+  }
+  return {{"kind", p.kind},       {"agent_session", p.agent_session}, {"generation", p.generation},
+          {"workspace", p.workspace}, {"manifest", std::move(files)},  {"bytes", p.bytes},
+          {"stored", p.stored}};
+}
+json::object encode_one(const agent_state_unavailable& p) {
+  return {{"kind", p.kind}, {"agent_session", p.agent_session}, {"reason", p.reason}};
+}
 
 json::object encode_one(const task_created& p) {
   json::object o{{"task_id", p.task.str()}, {"title", p.title},         {"description", p.description},
@@ -434,6 +449,57 @@ void decode_one(reader& r, env_workspace_synced& p) {
   p.entries = r.i64("entries");
   p.dropped = r.i64("dropped", false);
   p.cleared = r.i64("cleared", false);
+}
+namespace {
+bool is_sha256_hex(std::string_view s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+// A path under the agent's home: relative, no empty, "." or ".." part, no NUL.
+bool is_home_path(std::string_view p) {
+  if (p.empty() || p.front() == '/' || p.find('\0') != std::string_view::npos) return false;
+  for (;;) {  // each part, the one after a trailing '/' included
+    const auto slash = p.find('/');
+    const auto part = p.substr(0, slash);
+    if (part.empty() || part == "." || part == "..") return false;
+    if (slash == std::string_view::npos) return true;
+    p.remove_prefix(slash + 1);
+  }
+}
+void decode_state_file(reader& r, const json::value& v, state_file& f) {
+  if (!v.is_object()) return r.fail("manifest", "an entry is not an object");
+  reader e(v.get_object());
+  f.path = e.str("path");
+  f.size = e.i64("size");
+  f.mode = e.i64("mode");
+  const auto chunks = e.any("chunks");
+  if (!e.failure().empty()) return r.fail("manifest", e.failure());
+  if (!is_home_path(f.path)) return r.fail("manifest", "a path leaves the agent's home: " + f.path);
+  if (f.size < 0 || f.mode < 0 || f.mode > 07777) return r.fail("manifest", "a size or mode out of range");
+  if (!chunks.is_array()) return r.fail("manifest", "chunks is not an array");
+  for (const auto& c : chunks.get_array()) {
+    if (!c.is_string() || !is_sha256_hex(c.get_string())) return r.fail("manifest", "a chunk is not a SHA-256");
+    f.chunks.emplace_back(c.get_string());
+  }
+  const auto per = static_cast<std::int64_t>(state_file::chunk_bytes);
+  if (std::cmp_not_equal(f.chunks.size(), (f.size + per - 1) / per))
+    return r.fail("manifest", "the chunks of " + f.path + " cannot hold its size");
+}
+}  // namespace
+void decode_one(reader& r, agent_state_saved& p) {
+  p.kind = r.str("kind");
+  p.agent_session = r.str("agent_session");
+  p.generation = r.i64("generation");
+  p.workspace = r.str("workspace", false);
+  p.bytes = r.i64("bytes");
+  p.stored = r.i64("stored", false);
+  const auto files = r.any("manifest");
+  if (!files.is_array()) return r.fail("manifest", "not an array");
+  for (const auto& v : files.get_array()) decode_state_file(r, v, p.manifest.emplace_back());
+}
+void decode_one(reader& r, agent_state_unavailable& p) {
+  p.kind = r.str("kind");
+  p.agent_session = r.str("agent_session", false);
+  p.reason = r.str("reason");
 }
 template <class Enum>
 Enum enum_field(reader& r, std::string_view key, std::optional<Enum> (*parse)(std::string_view), Enum fallback) {

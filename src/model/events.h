@@ -58,6 +58,14 @@
 //                                      broken | lost | shutdown)
 //   env.workspace.synced   durable     direction (up | down), tree_sha256,
 //                                      bytes, entries, dropped, cleared
+//   agent.state.saved      durable     kind, agent_session, generation,
+//                                      workspace, manifest [{path, size, mode,
+//                                      chunks}], bytes, stored: an agent
+//                                      program's own session files, saved
+//                                      after a turn (runtime/agent/portable)
+//   agent.state.unavailable durable    kind, agent_session, reason: its state
+//                                      could not be saved or restored; the
+//                                      next turn starts a new agent session
 //
 // The work layer (model/task.h), in the log of the task's own session:
 //   task.created           durable     task_id, title, description, status,
@@ -86,6 +94,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -324,6 +333,42 @@ struct env_workspace_synced { TETHER_EVENT("env.workspace.synced", 1, durable)
   bool operator==(const env_workspace_synced&) const = default;
 };
 
+// ---- an agent program's own session state (runtime/agent/portable/) ----
+// One file of a saved state: its path under the agent's home (relative,
+// no "..", checked when decoded), its size and permission bits, and the
+// chunks that hold it in the store, in order (SHA-256 hex of up to
+// state_chunk_bytes each; store/agent_state_store.h).
+struct state_file {
+  static constexpr std::size_t chunk_bytes = 1U << 20U;
+  std::string path;
+  std::int64_t size = 0;
+  std::int64_t mode = 0600;
+  std::vector<std::string> chunks;
+  bool operator==(const state_file&) const = default;
+};
+// Saved after a turn of an agent program: what another node (or an
+// environment) restores before resuming `agent_session` there. The store
+// refuses it unless every chunk is stored.
+struct agent_state_saved { TETHER_EVENT("agent.state.saved", 1, durable)
+  std::string kind;           // the runtime kind ("claude-print")
+  std::string agent_session;  // the binding's external_session_id
+  std::int64_t generation = 0;
+  std::string workspace;      // where the agent ran (claude keys its files by it)
+  std::vector<state_file> manifest;
+  std::int64_t bytes = 0;   // the files' total size
+  std::int64_t stored = 0;  // compressed bytes of the chunks this save added to the store
+  bool operator==(const agent_state_saved&) const = default;
+};
+// The state of `agent_session` could not be saved (after a turn) or
+// restored (before one): the next turn elsewhere starts a new agent session
+// with the transcript, and this says why.
+struct agent_state_unavailable { TETHER_EVENT("agent.state.unavailable", 1, durable)
+  std::string kind;
+  std::string agent_session;
+  std::string reason;
+  bool operator==(const agent_state_unavailable&) const = default;
+};
+
 // ---- the work layer ----
 // `actor` says who acted: "user" (the API or the CLI), "agent" (the task's
 // agent, through its tools), "tether" (the work layer itself, e.g. the plan
@@ -388,8 +433,9 @@ using payload = std::variant<session_created, session_updated, session_reset, in
                              reasoning_delta, reasoning_ended, tool_called, tool_progress, tool_succeeded,
                              tool_failed, interaction_requested, interaction_resolved, runtime_bound, synthetic,
                              compaction_ended, env_lease_requested, env_lease_acquired, env_lease_released,
-                             env_workspace_synced, task_created, task_updated, task_status_changed, task_commented,
-                             document_revised, document_accepted, task_prepared>;
+                             env_workspace_synced, agent_state_saved, agent_state_unavailable, task_created,
+                             task_updated, task_status_changed, task_commented, document_revised, document_accepted,
+                             task_prepared>;
 
 // Catalogue lookups over the variant above.
 std::string_view type_name(const payload& p);

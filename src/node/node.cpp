@@ -25,6 +25,7 @@
 #include "process/records.h"
 #include "process/sandbox.h"
 #include "runtime/agent/bridge/tool_bridge.h"
+#include "runtime/agent/portable/keeper.h"
 #include "runtime/agent/relay/model_relay.h"
 #include "runtime/agent/settings.h"
 #include "runtime/kind.h"
@@ -110,6 +111,8 @@ struct node::impl final : runtime::kind_host {
   std::function<void(const std::string&)> note;  // node_options::note
   std::optional<mock::server> scripted;
   std::unique_ptr<store::event_store> store;
+  // Agent programs' own session state, kept in the store (started with the first agent profile).
+  std::unique_ptr<runtime::agent::portable::state_keeper> states;
   // The agents' work tools: the runtimes get them before the work service
   // exists, which binds them once it does (work/agent_tools.h).
   work::agent_tools agent_work_tools;
@@ -189,6 +192,11 @@ struct node::impl final : runtime::kind_host {
       relay = std::move(r);
     }
     return relay.get();
+  }
+
+  runtime::agent::portable::state_keeper* agent_states() override {
+    if (!states) states = std::make_unique<runtime::agent::portable::state_keeper>(real_clock());
+    return states.get();
   }
 
   // Every runtime kind (runtime/kinds.cpp); each builds a profile's runtime.
@@ -295,6 +303,7 @@ result<std::unique_ptr<node>> node::open(node_options o) {
   auto st = open_store(store_setting, i->data);
   if (!st) return st.error();
   i->store = std::move(st).value();
+  if (i->states) i->states->bind(*i->store);
   const bool shared = i->store->shared();
   kill_leftovers(i->data / "run" / "procs");
 

@@ -38,6 +38,9 @@ class agent_tools;
 namespace tether::runtime::agent {
 class tool_bridge;
 class model_relay;
+namespace portable {
+class state_keeper;
+}
 }  // namespace tether::runtime::agent
 
 namespace tether::runtime {
@@ -71,6 +74,8 @@ class kind_host {
   virtual std::optional<std::filesystem::path> bubblewrap(std::string& why) = 0;
   virtual result<agent::tool_bridge*> tool_bridge() = 0;
   virtual result<agent::model_relay*> model_relay() = 0;
+  // Where agent programs' own session state is kept (the node's store).
+  virtual agent::portable::state_keeper* agent_states() = 0;
 };
 
 using kind_factory =

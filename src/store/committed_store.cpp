@@ -1,5 +1,6 @@
 #include "store/committed_store.h"
 
+#include "store/agent_states.h"
 #include "store/leases.h"
 #include "store/projector.h"
 
@@ -65,6 +66,20 @@ task<result<project_row>> committed_store::create_project(project_row p) {
 task<result<project_row>> committed_store::update_project(project_patch patch) {
   return commit_.submit<project_row>(
       [patch = std::move(patch)](write_rows& rows) { return store::update_project(rows, patch); });
+}
+
+task<result<std::int64_t>> committed_store::put_chunks(std::vector<state_chunk> chunks) {
+  return commit_.submit<std::int64_t>(
+      [chunks = std::move(chunks)](write_rows& rows) { return store::put_chunks(rows, chunks); });
+}
+
+task<result<std::size_t>> committed_store::release_states(session_id s, std::int64_t keep_bytes) {
+  return commit_.submit<std::size_t>(
+      [s = std::move(s), keep_bytes](write_rows& rows) { return store::release_states(rows, s, keep_bytes); });
+}
+
+task<result<chunk_collection>> committed_store::collect_chunks(time_ms before) {
+  return commit_.submit<chunk_collection>([before](write_rows& rows) { return store::collect_chunks(rows, before); });
 }
 
 void committed_store::publish(session_id s, model::payload ephemeral) {

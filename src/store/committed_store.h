@@ -45,6 +45,9 @@ class committed_store : public event_store {
   task<result<void>> quarantine(session_id s, std::string reason) override;
   task<result<project_row>> create_project(project_row p) override;
   task<result<project_row>> update_project(project_patch patch) override;
+  task<result<std::int64_t>> put_chunks(std::vector<state_chunk> chunks) override;
+  task<result<std::size_t>> release_states(session_id s, std::int64_t keep_bytes) override;
+  task<result<chunk_collection>> collect_chunks(time_ms before) override;
 
   void publish(session_id s, model::payload ephemeral) override;
   std::unique_ptr<event_tail> tail(session_id s, event_seq after) override;

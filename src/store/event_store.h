@@ -7,6 +7,7 @@
 //   session_reads    sessions, inputs, transcripts, calls     store/session_reads.h
 //   work_store       projects, tasks, comments, revisions     store/work_store.h
 //   cluster_signals  other processes sharing the store        store/cluster_signals.h
+//   agent_state_store  chunks of agents' saved session state   store/agent_state_store.h
 // event_store is all of them with a lifecycle (stop); this header says what
 // holds for every call. store/forwarding_store.h forwards each call to
 // another store, for tests that change one or two.
@@ -97,6 +98,7 @@
 // its commit is decided.
 #pragma once
 
+#include "store/agent_state_store.h"
 #include "store/cluster_signals.h"
 #include "store/errors.h"
 #include "store/event_log.h"
@@ -113,6 +115,7 @@ class event_store : public event_log,
                     public lease_store,
                     public session_reads,
                     public work_store,
+                    public agent_state_store,
                     public cluster_signals {
  public:
   ~event_store() override = default;

@@ -3,7 +3,7 @@
 // through (as LevelDB ships EnvWrapper beside Env): the tests' stores that
 // inject a race, a failure or a count. A new method of one of event_store's
 // interfaces (event_log, lease_store, session_reads, work_store,
-// cluster_signals) gets its forwarder here, once.
+// agent_state_store, cluster_signals) gets its forwarder here, once.
 //
 //   class counting final : public forwarding_store {
 //     using forwarding_store::forwarding_store;
@@ -171,6 +171,31 @@ class forwarding_store : public event_store {
   task<result<std::vector<revision_row>>> list_revisions(task_id t) override {
     on_read();
     return inner_->list_revisions(std::move(t));
+  }
+
+  // ---- agent state ----
+  task<result<std::int64_t>> put_chunks(std::vector<state_chunk> chunks) override {
+    return inner_->put_chunks(std::move(chunks));
+  }
+  task<result<std::size_t>> release_states(session_id s, std::int64_t keep_bytes) override {
+    return inner_->release_states(std::move(s), keep_bytes);
+  }
+  task<result<chunk_collection>> collect_chunks(time_ms before) override { return inner_->collect_chunks(before); }
+  task<result<std::vector<std::string>>> missing_chunks(std::vector<std::string> sha256s) override {
+    on_read();
+    return inner_->missing_chunks(std::move(sha256s));
+  }
+  task<result<std::vector<state_chunk>>> get_chunks(std::vector<std::string> sha256s) override {
+    on_read();
+    return inner_->get_chunks(std::move(sha256s));
+  }
+  task<result<std::optional<model::event>>> latest_agent_state(session_id s, event_seq at) override {
+    on_read();
+    return inner_->latest_agent_state(std::move(s), at);
+  }
+  task<result<bool>> agent_state_held(session_id s, event_seq seq) override {
+    on_read();
+    return inner_->agent_state_held(std::move(s), seq);
   }
 
  protected:

@@ -1,5 +1,8 @@
 #include "store/projector.h"
 
+#include <set>
+#include <string_view>
+
 #include <boost/json.hpp>
 
 #include "store/codec.h"
@@ -224,6 +227,19 @@ result<void> project(applying&, model::env_lease_requested&) { return ok(); }
 result<void> project(applying&, model::env_lease_acquired&) { return ok(); }
 result<void> project(applying&, model::env_lease_released&) { return ok(); }
 result<void> project(applying&, model::env_workspace_synced&) { return ok(); }
+result<void> project(applying& a, model::agent_state_saved& p) {
+  TETHER_TRY(a.rows.insert_state(a.state.key, a.seq));
+  std::set<std::string_view> chunks;
+  for (const auto& f : p.manifest) chunks.insert(f.chunks.begin(), f.chunks.end());
+  for (const auto sha : chunks) {
+    auto held = a.rows.chunk_exists(sha);
+    if (!held) return held.error();
+    if (!*held) return reject("agent.state.saved: chunk " + std::string(sha) + " is not stored");
+    TETHER_TRY(a.rows.insert_state_ref(a.state.key, a.seq, sha));
+  }
+  return ok();
+}
+result<void> project(applying& a, model::agent_state_unavailable&) { return a.rows.insert_state(a.state.key, a.seq); }
 result<void> project(applying& a, model::compaction_ended& p) {
   if (p.kept_from_seq < 1 || p.kept_from_seq > a.seq)
     return reject("compaction.ended: kept_from_seq " + std::to_string(p.kept_from_seq) + " is not a seq of " +

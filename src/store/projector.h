@@ -69,6 +69,11 @@
 //                        (rejected without a generation, or for one ahead
 //                        of the session's)
 //   synthetic            notice message (id = the event id)
+//   agent.state.saved    a state of the session, referring to each chunk
+//                        of its manifest (rejected when a chunk is not
+//                        stored: chunks are put first,
+//                        store/agent_state_store.h)
+//   agent.state.unavailable  a state of the session (none to restore)
 //   step.retry_scheduled, reasoning.ended, compaction.ended, env.lease.*,
 //   env.workspace.synced: stored only
 //

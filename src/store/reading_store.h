@@ -145,6 +145,22 @@ template <class C>
 auto list_preparations(C& db, const task_id& t) {
   return list_preparations(db, t);
 }
+template <class C>
+auto missing_chunks(C& db, const std::vector<std::string>& sha256s) {
+  return missing_chunks(db, sha256s);
+}
+template <class C>
+auto get_chunks(C& db, const std::vector<std::string>& sha256s) {
+  return get_chunks(db, sha256s);
+}
+template <class C>
+auto latest_agent_state(C& db, const session_id& s, event_seq at) {
+  return latest_agent_state(db, s, at);
+}
+template <class C>
+auto agent_state_held(C& db, const session_id& s, event_seq seq) {
+  return agent_state_held(db, s, seq);
+}
 }  // namespace backend_queries
 
 template <class Backend, class Connection>
@@ -261,6 +277,25 @@ class reading_store : public committed_store {
   task<result<std::vector<preparation_row>>> list_preparations(task_id t) override {
     return on_reader<std::vector<preparation_row>>(
         [t = std::move(t)](Connection& db) { return backend_queries::list_preparations(db, t); });
+  }
+
+  // ---- agent state's reads ----
+
+  task<result<std::vector<std::string>>> missing_chunks(std::vector<std::string> sha256s) override {
+    return on_reader<std::vector<std::string>>(
+        [s = std::move(sha256s)](Connection& db) { return backend_queries::missing_chunks(db, s); });
+  }
+  task<result<std::vector<state_chunk>>> get_chunks(std::vector<std::string> sha256s) override {
+    return on_reader<std::vector<state_chunk>>(
+        [s = std::move(sha256s)](Connection& db) { return backend_queries::get_chunks(db, s); });
+  }
+  task<result<std::optional<model::event>>> latest_agent_state(session_id s, event_seq at) override {
+    return on_reader<std::optional<model::event>>(
+        [s = std::move(s), at](Connection& db) { return backend_queries::latest_agent_state(db, s, at); });
+  }
+  task<result<bool>> agent_state_held(session_id s, event_seq seq) override {
+    return on_reader<bool>(
+        [s = std::move(s), seq](Connection& db) { return backend_queries::agent_state_held(db, s, seq); });
   }
 
  protected:

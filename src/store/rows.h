@@ -21,9 +21,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "model/events.h"
 #include "store/errors.h"
+#include "store/agent_state_types.h"
 #include "store/types.h"
 #include "store/work_types.h"
 #include "util/clock.h"
@@ -192,6 +195,21 @@ class write_rows {
   virtual result<std::optional<project_id>> project_named(const std::string& name) = 0;
   // Inserts the project, or replaces the row with its id.
   virtual result<void> put_project(const project_row& p) = 0;
+
+  // ---- agent state (store/agent_state_store.h) ----
+  virtual result<bool> chunk_exists(std::string_view sha256) = 0;
+  // Inserts the chunk unless one with its sha256 is stored; whether it did.
+  virtual result<bool> put_chunk(const state_chunk& c, time_ms at) = 0;
+  // An agent.state.* event of the session (session_head::key) is at `seq`.
+  virtual result<void> insert_state(std::int64_t session_key, std::int64_t seq) = 0;
+  // The saved state at `seq` of the session (session_head::key) uses the chunk.
+  virtual result<void> insert_state_ref(std::int64_t session_key, std::int64_t seq, std::string_view sha256) = 0;
+  // Every reference of the session's saved states to a chunk, with the chunk's stored bytes.
+  virtual result<std::vector<state_ref>> state_refs(std::int64_t session_key) = 0;
+  // Drops the session's references of saved states older than `seq` (not `seq`'s own).
+  virtual result<std::size_t> release_states_before(std::int64_t session_key, std::int64_t seq) = 0;
+  // Deletes chunks no saved state refers to that were stored before `before`; how many and their bytes.
+  virtual result<std::pair<std::size_t, std::int64_t>> delete_unreferenced_chunks(time_ms before) = 0;
 
   // ---- leases ----
   virtual result<std::optional<lease>> load_lease(const session_id& s) = 0;

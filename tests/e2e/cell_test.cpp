@@ -176,6 +176,17 @@ TEST(environments, a_leased_environment_runs_every_kind_but_opencode_serve_in_da
   }
 }
 
+TEST(environments, two_nodes_qualify_every_agent_kind_whose_state_moves_through_the_store) {
+  scratch_dir dir;
+  for (const char* runtime : {"native", "codex-exec", "claude-print", "opencode-run", "codex", "claude", "opencode",
+                              "acp-codex", "acp-claude", "acp-opencode"}) {
+    na_fixture f(dir.path(), runtime);
+    f.kase.not_applicable.clear();
+    f.plan.environment = {"postgres-2node", "Two nodes", "postgres-2node"};
+    EXPECT_FALSE(not_applicable_reason(f.plan)) << runtime;
+  }
+}
+
 TEST(environments, a_daytona_cells_config_names_the_environment_with_its_keys_resources_and_price) {
   scratch_dir dir;
   na_fixture f(dir.path(), "claude-print");

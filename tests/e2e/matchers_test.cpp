@@ -497,6 +497,61 @@ matcher_spec same_process(std::vector<std::int64_t> runs = {}) {
   return m;
 }
 
+// ---- agent sessions ----
+
+observed_run bound(std::string id, std::string agent_session) {
+  auto r = run(std::move(id));
+  r.agent_session = std::move(agent_session);
+  return r;
+}
+
+matcher_spec resumed(std::vector<std::int64_t> runs = {}) {
+  auto m = spec(matcher_kind::agent_session_resumed);
+  m.runs = std::move(runs);
+  return m;
+}
+
+TEST(agent_session_resumed, passes_when_every_run_continued_one_agent_session_without_a_replayed_transcript) {
+  observation o;
+  o.runs = {bound("r1", "th-1"), bound("r2", "th-1")};
+  o.transcript_replayed = false;
+  auto r = judge(resumed({1, 2}), o);
+  EXPECT_TRUE(r.passed) << r.why;
+  EXPECT_EQ(r.description, "agent_session_resumed (runs 1, 2)");
+  EXPECT_EQ(r.actual, "run 1: th-1, run 2: th-1");
+}
+
+TEST(agent_session_resumed, a_new_agent_session_a_replayed_transcript_or_an_unavailable_state_fails) {
+  observation o;
+  o.runs = {bound("r1", "th-1"), bound("r2", "th-2")};
+  o.transcript_replayed = false;
+  auto r = judge(resumed(), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "run 2 (r2) ran agent session th-2, not th-1 like run 1")) << r.why;
+
+  o.runs[1].agent_session = "th-1";
+  o.transcript_replayed = true;
+  r = judge(resumed(), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "transcript")) << r.why;
+
+  o.transcript_replayed.reset();
+  EXPECT_FALSE(judge(resumed(), o).passed) << "requests not observed: nothing is shown";
+
+  o.transcript_replayed = false;
+  o.agent_state_unavailable = {"restoring the state saved at seq 7 failed"};
+  r = judge(resumed(), o);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "seq 7")) << r.why;
+
+  observation native;
+  native.runs = {run("r1"), run("r2")};
+  native.transcript_replayed = false;
+  r = judge(resumed(), native);
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(mentions(r.why, "run 1 (r1) bound no agent session")) << r.why;
+}
+
 TEST(same_agent_process, passes_when_one_pid_served_every_run) {
   observation o;
   o.runs = {served("r1", 41), served("r2", 41), served("r3", 41)};

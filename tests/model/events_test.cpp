@@ -76,6 +76,8 @@ bool same(const env_lease_requested& a, const env_lease_requested& b) { return a
 bool same(const env_lease_acquired& a, const env_lease_acquired& b) { return a == b; }
 bool same(const env_lease_released& a, const env_lease_released& b) { return a == b; }
 bool same(const env_workspace_synced& a, const env_workspace_synced& b) { return a == b; }
+bool same(const agent_state_saved& a, const agent_state_saved& b) { return a == b; }
+bool same(const agent_state_unavailable& a, const agent_state_unavailable& b) { return a == b; }
 bool same(const task_created& a, const task_created& b) { return a == b; }
 bool same(const task_updated& a, const task_updated& b) { return a == b; }
 bool same(const task_status_changed& a, const task_status_changed& b) { return a == b; }
@@ -162,6 +164,18 @@ std::vector<payload> full_samples() {
                            .entries = 72,
                            .dropped = 1,
                            .cleared = 2},
+      agent_state_saved{.kind = "claude-print",
+                        .agent_session = "5f0c-agent",
+                        .generation = 2,
+                        .workspace = "/srv/data/workspaces/ses_1",
+                        .manifest = {state_file{".claude/projects/-srv-data/5f0c-agent.jsonl",
+                                                (1 << 20) + 5,
+                                                0600,
+                                                {std::string(64, 'a'), std::string(64, 'b')}},
+                                     state_file{"empty.txt", 0, 0644, {}}},
+                        .bytes = (1 << 20) + 5,
+                        .stored = 9000},
+      agent_state_unavailable{.kind = "codex", .agent_session = "th_1", .reason = "restore failed"},
       task_created{.task = task_id::trusted("tsk_1"),
                    .title = "fix the build",
                    .description = "on arm64",
@@ -603,6 +617,24 @@ TEST(decode, a_lease_outcome_or_a_sync_direction_that_is_not_known_is_undecodabl
   auto requested = encode(env_lease_requested{.environment = "e", .key = "k", .provider_name = "n"});
   requested["labels"] = json::object{{"session", 7}};
   EXPECT_FALSE(decode("env.lease.requested", 1, requested));
+}
+
+TEST(decode, an_agent_state_manifest_must_stay_in_the_home_and_its_chunks_must_hold_its_size) {
+  const auto with = [](std::string path, std::int64_t size, std::vector<std::string> chunks) {
+    return encode(agent_state_saved{.kind = "codex",
+                                    .agent_session = "th",
+                                    .manifest = {state_file{std::move(path), size, 0600, std::move(chunks)}}});
+  };
+  const std::string sha(64, 'c');
+  EXPECT_TRUE(decode("agent.state.saved", 1, with(".codex/sessions/a.jsonl", 10, {sha})));
+  for (const std::string path : {"../x", "/etc/passwd", "a/../../x", "a/./b", "a//b", "", "a/"})
+    EXPECT_FALSE(decode("agent.state.saved", 1, with(path, 10, {sha}))) << path;
+  EXPECT_FALSE(decode("agent.state.saved", 1, with("a", 10, {"not-a-sha"})));
+  EXPECT_FALSE(decode("agent.state.saved", 1, with("a", 10, {std::string(64, 'C')}))) << "lowercase hex only";
+  EXPECT_FALSE(decode("agent.state.saved", 1, with("a", (1 << 20) + 1, {sha}))) << "one chunk holds at most 1 MiB";
+  EXPECT_FALSE(decode("agent.state.saved", 1, with("a", 10, {sha, sha}))) << "a chunk too many";
+  EXPECT_FALSE(decode("agent.state.saved", 1, with("a", 0, {sha})));
+  EXPECT_FALSE(decode("agent.state.saved", 1, with("a", -1, {})));
 }
 
 }  // namespace

@@ -274,10 +274,6 @@ std::string server_config(const profile_def& p, const std::string& mock_url, con
 }
 
 std::optional<std::string> not_applicable_reason(const cell_plan& plan) {
-  if (plan.environment.kind == "postgres-2node" && plan.profile.runtime != "native")
-    return std::string(
-        "an agent program keeps its conversation in files of the node that ran it: another node taking the session "
-        "over cannot resume it (two nodes qualify the native runtime)");
   if (plan.environment.kind == "daytona" && plan.profile.runtime == "opencode")
     return std::string(
         "opencode serve is reached over its HTTP port, and a Daytona sandbox's ports are not forwarded to Tether's "

@@ -264,6 +264,41 @@ result<void> run_step(cell_env& env, const step& raw) {
 
 result<json::array> list_executions(cell_env& env) { return list(env, "executions", "executions"); }
 
+namespace {
+
+// What agent_session_resumed judges: each run's agent session (the last
+// runtime.bound in it), why the agent's state was unavailable, and whether
+// the scripted model got a transcript rendered for a new agent session.
+result<void> observe_agent_sessions(cell_env& env, observation& o, const std::vector<std::int64_t>& starts) {
+  auto page = env.api->get("/v1/sessions/" + env.session + "/events?limit=10000");
+  if (!page) return make_error(e2e_errc::api, "GET the session's events: " + page.error().message);
+  const auto* events = page->is_object() ? page->as_object().if_contains("events") : nullptr;
+  if (events != nullptr && events->is_array())
+    for (const auto& ev : events->as_array()) {
+      if (!ev.is_object()) continue;
+      const auto& e = ev.as_object();
+      const auto type = str(e.if_contains("type"));
+      const auto* data = e.if_contains("data");
+      if (data == nullptr || !data->is_object()) continue;
+      if (type == "agent.state.unavailable") o.agent_state_unavailable.push_back(str(data->as_object().if_contains("reason")));
+      if (type != "runtime.bound") continue;
+      const auto seq = num(e.if_contains("seq"));
+      std::size_t run = starts.size();
+      for (std::size_t i = 0; i < starts.size(); ++i)
+        if (starts[i] <= seq) run = i;
+      if (run < o.runs.size()) o.runs[run].agent_session = str(data->as_object().if_contains("external_session_id"));
+    }
+  if (auto requests = mock_requests(env)) {
+    bool replayed = false;
+    for (const auto& body : *requests)
+      replayed = replayed || body.find("The conversation so far, as Tether recorded it") != std::string::npos;
+    o.transcript_replayed = replayed;
+  }
+  return ok();
+}
+
+}  // namespace
+
 result<observation> observe(cell_env& env, const case_def& c, const json::array& executions) {
   observation o;
   o.environment = env.plan->environment.id;
@@ -299,6 +334,13 @@ result<observation> observe(cell_env& env, const case_def& c, const json::array&
     o.runs.push_back(std::move(r));
   }
   std::sort(starts.begin(), starts.end());
+  if (std::any_of(c.matchers.begin(), c.matchers.end(),
+                  [](const matcher_spec& m) { return m.kind == matcher_kind::agent_session_resumed; })) {
+    std::vector<std::int64_t> run_starts;  // in run order, as o.runs
+    for (const auto& x : executions)
+      if (x.is_object()) run_starts.push_back(num(x.as_object().if_contains("started_seq")));
+    TETHER_TRY(observe_agent_sessions(env, o, run_starts));
+  }
   auto messages = list(env, "messages", "messages");
   if (!messages) return messages.error();
   for (const auto& m : *messages) {

@@ -77,6 +77,9 @@ namespace tether::runtime::agent {
 
 class tool_bridge;
 class model_relay;
+namespace portable {
+class state_keeper;
+}
 
 struct agent_options {
   std::string kind;  // the profile's runtime kind ("codex-exec"), recorded as the execution's runtime
@@ -117,6 +120,10 @@ struct agent_options {
   // `upstream` is the client the relay forwards this profile's requests with.
   model_relay* relay = nullptr;
   std::shared_ptr<http::http_client> upstream;
+  // Where the agent's own session state is saved after each turn and
+  // restored from on another node (portable/keeper.h); null: it stays in
+  // this node's home. Not for turns in an environment.
+  portable::state_keeper* states = nullptr;
   // relay-only (config: agent.network): in the contain sandbox the agent
   // has no network but the relay, reached through `tether relay-forward`.
   bool relay_only = true;

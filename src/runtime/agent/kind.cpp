@@ -99,6 +99,7 @@ result<std::unique_ptr<session::runtime>> build(const config::profile& prof, kin
   o.relay = *r;
   o.upstream = upstream_client(prof);
   o.io = host.executor();
+  o.states = host.agent_states();
   // The environment is the agent's isolation: nothing of this machine's sandbox applies there.
   if (prof.environment != "local") {
     if constexpr (std::is_same_v<Dialect, warm_dialect>)

@@ -18,6 +18,7 @@
 #include "runtime/agent/agent_env.h"
 #include "runtime/agent/agent_runtime.h"
 #include "runtime/agent/placed.h"
+#include "runtime/agent/portable/keeper.h"
 #include "runtime/agent/prompt.h"
 #include "runtime/agent/bridge/tool_bridge.h"
 #include "runtime/agent/turn_recorder.h"
@@ -129,6 +130,10 @@ class per_turn_runtime final : public session::runtime {
   }
 
   session::task<turn_result> run_turn(session::turn_context ctx, std::shared_ptr<session::turn_host> host) override;
+  session::task<void> forget(session_id s) override {
+    if (o_.states != nullptr) o_.states->forget(s);
+    co_return;
+  }
 
  private:
   std::unique_ptr<dialect> dialect_;
@@ -163,6 +168,11 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   in.program = o_.program;
   in.home = dirs->home;
   in.workspace = dirs->workspace;
+  // Another node may have run the agent session last: its state comes first.
+  if (!place && o_.states != nullptr && can_resume(ctx, kind)) {
+    const bool here = co_await o_.states->prepare(ctx.session, kind, *ctx.binding, dirs->home, dirs->workspace, host);
+    if (!here) ctx.binding.reset();  // a new agent session, with the whole transcript
+  }
   in.prompt = render_prompt(ctx, kind);
   if (can_resume(ctx, kind)) in.resume = ctx.binding->external_session_id;
   in.endpoint = o_.endpoint;
@@ -262,6 +272,11 @@ session::task<turn_result> per_turn_runtime::run_turn(session::turn_context ctx,
   const auto turned_away = ticket.refused();
   ticket.close();
   const auto tail = st->err.tail();
+  if (!place && o_.states != nullptr && !record_failed) {
+    std::string agent_session = !rec->bound().empty() ? rec->bound() : in.resume.value_or(std::string());
+    co_await o_.states->save(ctx.session, kind, std::move(agent_session), ctx.generation, dirs->home,
+                             dirs->workspace, host);
+  }
 
   if (st->interrupted || host->stop_token().stop_requested()) co_return rec->interrupted();
   if (record_failed) co_return rec->failed_recording();

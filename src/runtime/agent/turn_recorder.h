@@ -51,6 +51,7 @@ class turn_recorder {
   turn_recorder(const boost::asio::any_io_executor& ex, std::shared_ptr<session::turn_host> host, turn_facts facts);
 
   [[nodiscard]] session::turn_host& host() { return *host_; }
+  [[nodiscard]] std::shared_ptr<session::turn_host> host_ptr() const { return host_; }
   [[nodiscard]] const turn_facts& facts() const { return facts_; }
   // The host's record(), one call at a time (the output loop and ask_user both record).
   boost::asio::awaitable<result<std::vector<model::event>>> record(std::vector<model::payload> events);
@@ -104,6 +105,8 @@ class turn_recorder {
   void restart() { done_ = false; }  // another agent turn runs inside this Tether turn
   [[nodiscard]] const std::optional<std::string>& agent_error() const { return agent_error_; }
   [[nodiscard]] bool asked() const { return asked_; }
+  // The agent session this turn's agent reported ("" when it reported none).
+  [[nodiscard]] const std::string& bound() const { return bound_; }
   // The turn's usage so far (see meter()).
   [[nodiscard]] model::usage usage();
   [[nodiscard]] std::string redacted(std::string s) const;

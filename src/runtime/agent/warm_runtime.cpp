@@ -20,6 +20,7 @@
 #include "process/child.h"
 #include "runtime/agent/errors.h"
 #include "runtime/agent/placed.h"
+#include "runtime/agent/portable/keeper.h"
 #include "runtime/agent/prompt.h"
 #include "runtime/agent/turn_recorder.h"
 #include "work/agent_tools.h"
@@ -77,6 +78,14 @@ struct turn_link {
   // came during it (on the process's strand).
   std::size_t refused_before = 0;
   std::size_t turned_away = 0;
+  // A turn here (no environment) whose agent state the node keeps
+  // (agent_options::states): saved once the turn's process is retired or released.
+  struct saving {
+    session_id session;
+    std::int64_t generation = 0;
+    agent_dirs dirs;
+  };
+  std::optional<saving> save;
 };
 using link_ptr = std::shared_ptr<turn_link>;
 
@@ -149,6 +158,7 @@ class warm_runtime final : public session::runtime {
   session::task<void> stop() override { co_await registry_->stop(); }
   session::task<void> forget(session_id s) override {
     registry_->forget(s);
+    if (o_.states != nullptr) o_.states->forget(s);
     co_return;
   }
   session::task<turn_result> run_turn(session::turn_context ctx, std::shared_ptr<session::turn_host> host) override;
@@ -299,6 +309,7 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
   }
 
   auto l = std::make_shared<turn_link>(ex);
+  if (!place && o_.states != nullptr) l->save = turn_link::saving{ctx.session, ctx.generation, *dirs};
   const auto idle = std::chrono::milliseconds(o_.settings.idle_timeout_ms);
   const auto start_limit = std::chrono::milliseconds(o_.settings.start_timeout_ms);
   auto p = registry_->take(ctx.session, ctx.generation);
@@ -312,6 +323,12 @@ session::task<turn_result> warm_runtime::run_turn(session::turn_context ctx, std
     l->starting = true;
     p = co_await registry_->open(ctx.session, ctx.generation, host->stop_token());
     if (!p) co_return rec->interrupted();
+    // Another node may have run the agent session last: its state comes first.
+    if (!place && o_.states != nullptr && can_resume(ctx, kind)) {
+      const bool here =
+          co_await o_.states->prepare(ctx.session, kind, *ctx.binding, dirs->home, dirs->workspace, host);
+      if (!here) ctx.binding.reset();  // a new agent session, with the whole transcript
+    }
     std::optional<std::string> resume;
     if (can_resume(ctx, kind)) resume = ctx.binding->external_session_id;
     watch(ex, l, p, idle, start_limit);
@@ -453,10 +470,14 @@ asio::awaitable<turn_result> warm_runtime::end(link_ptr l, std::shared_ptr<turn_
     co_return w.err.tail();
   };
   auto tail = co_await on_process(p, std::move(retire));
+  const std::string agent_session = p->agent_session;
   if (replace || park)
     registry_->retire(p);
   else
     registry_->release(p);
+  if (l->save && !record_failed)
+    co_await o_.states->save(l->save->session, o_.kind, agent_session, l->save->generation, l->save->dirs.home,
+                             l->save->dirs.workspace, rec->host_ptr());
 
   if (l->interrupted || rec->host().stop_token().stop_requested()) co_return rec->interrupted();
   if (record_failed) co_return rec->failed_recording();

@@ -215,6 +215,27 @@ CREATE TABLE task_preparations(
     migration{2, R"sql(
 ALTER TABLE inputs ADD COLUMN returns INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    // SQLite's schema 13: agent programs' saved session state.
+    migration{3, R"sql(
+CREATE TABLE agent_chunks(
+  sha256    TEXT COLLATE "C" PRIMARY KEY,
+  size      BIGINT NOT NULL,
+  data      BYTEA NOT NULL,
+  stored_at BIGINT NOT NULL
+);
+CREATE TABLE agent_states(
+  session BIGINT NOT NULL,
+  seq     BIGINT NOT NULL,
+  PRIMARY KEY(session, seq)
+);
+CREATE TABLE agent_state_refs(
+  session BIGINT NOT NULL,
+  seq     BIGINT NOT NULL,
+  sha256  TEXT COLLATE "C" NOT NULL,
+  PRIMARY KEY(session, seq, sha256)
+);
+CREATE INDEX agent_state_refs_chunk ON agent_state_refs(sha256);
+)sql"},
 };
 
 error open_error(const error& e) { return {store_errc::open_failed, "migrating the schema: " + e.message}; }

@@ -67,6 +67,20 @@ std::string query::text(int col) const {
   return {p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))};
 }
 
+std::string query::bytes(int col) const {
+  const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+  if (p == nullptr) return {};
+  return {p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))};
+}
+
+void query::bind_one(int i, blob v) {
+  if (stmt_ == nullptr || error_) return;
+  // A zero-length blob (not NULL) for an empty view.
+  const int rc = v.bytes.empty() ? sqlite3_bind_zeroblob(stmt_, i, 0)
+                                 : sqlite3_bind_blob64(stmt_, i, v.bytes.data(), v.bytes.size(), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) error_ = conn_->failure(rc, "bind");
+}
+
 std::optional<std::string> query::optional_text(int col) const {
   if (is_null(col)) return std::nullopt;
   return text(col);

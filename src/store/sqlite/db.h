@@ -35,6 +35,11 @@ namespace tether::store::sqlite {
 
 class connection;
 
+// Bytes bound as a BLOB (text is bound as TEXT, which must be UTF-8).
+struct blob {
+  std::string_view bytes;
+};
+
 // One execution of a cached prepared statement. Binds, steps and reads
 // columns; resets the statement when destroyed. If preparing failed, every
 // step returns that error.
@@ -63,6 +68,7 @@ class query {
   [[nodiscard]] double real(int col) const;
   [[nodiscard]] std::string text(int col) const;
   [[nodiscard]] std::optional<std::string> optional_text(int col) const;
+  [[nodiscard]] std::string bytes(int col) const;  // a BLOB's (or TEXT's) bytes
   [[nodiscard]] bool is_null(int col) const;
 
  private:
@@ -73,6 +79,7 @@ class query {
   void bind_one(int i, const std::string& v) { bind_one(i, std::string_view(v)); }
   void bind_one(int i, const char* v) { bind_one(i, std::string_view(v)); }
   void bind_one(int i, std::nullopt_t);
+  void bind_one(int i, blob v);
   void bind_one(int i, event_seq v) { bind_one(i, v.value); }
   template <class Tag>
   void bind_one(int i, const strong_id<Tag>& v) {

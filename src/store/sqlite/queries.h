@@ -98,4 +98,10 @@ result<std::vector<revision_row>> list_revisions(connection& db, const task_id& 
 // In seq order.
 result<std::vector<preparation_row>> list_preparations(connection& db, const task_id& t);
 
+// Agent state (store/agent_state_store.h).
+result<std::vector<std::string>> missing_chunks(connection& db, const std::vector<std::string>& sha256s);
+result<std::vector<state_chunk>> get_chunks(connection& db, const std::vector<std::string>& sha256s);
+result<std::optional<model::event>> latest_agent_state(connection& db, const session_id& s, event_seq at);
+result<bool> agent_state_held(connection& db, const session_id& s, event_seq seq);
+
 }  // namespace tether::store::sqlite

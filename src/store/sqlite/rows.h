@@ -81,6 +81,14 @@ class sqlite_rows final : public write_rows {
   result<std::optional<project_id>> project_named(const std::string& name) override;
   result<void> put_project(const project_row& p) override;
 
+  result<bool> chunk_exists(std::string_view sha256) override;
+  result<bool> put_chunk(const state_chunk& c, time_ms at) override;
+  result<void> insert_state(std::int64_t session_key, std::int64_t seq) override;
+  result<void> insert_state_ref(std::int64_t session_key, std::int64_t seq, std::string_view sha256) override;
+  result<std::vector<state_ref>> state_refs(std::int64_t session_key) override;
+  result<std::size_t> release_states_before(std::int64_t session_key, std::int64_t seq) override;
+  result<std::pair<std::size_t, std::int64_t>> delete_unreferenced_chunks(time_ms before) override;
+
   result<std::optional<lease>> load_lease(const session_id& s) override;
   result<void> put_lease(const session_id& s, const lease& l) override;
   result<void> set_lease_expiry(const session_id& s, time_ms expires_at) override;

@@ -330,6 +330,32 @@ CREATE TABLE task_preparations(
     migration{12, R"sql(
 ALTER TABLE inputs ADD COLUMN returns INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    // Agent programs' saved session state (store/agent_state_store.h):
+    // each chunk once, deflated, by the SHA-256 of its raw bytes; which
+    // saved state (the session's key and the seq of its agent.state.saved)
+    // uses which chunk, looked up by chunk for garbage collection; and the
+    // seq of every agent.state.* event, so the newest is found without
+    // reading the log.
+    migration{13, R"sql(
+CREATE TABLE agent_chunks(
+  sha256    TEXT PRIMARY KEY,
+  size      INTEGER NOT NULL,
+  data      BLOB NOT NULL,
+  stored_at INTEGER NOT NULL
+);
+CREATE TABLE agent_states(
+  session INTEGER NOT NULL,
+  seq     INTEGER NOT NULL,
+  PRIMARY KEY(session, seq)
+) WITHOUT ROWID;
+CREATE TABLE agent_state_refs(
+  session INTEGER NOT NULL,
+  seq     INTEGER NOT NULL,
+  sha256  TEXT NOT NULL,
+  PRIMARY KEY(session, seq, sha256)
+) WITHOUT ROWID;
+CREATE INDEX agent_state_refs_chunk ON agent_state_refs(sha256);
+)sql"},
 };
 
 result<int> stored_version(connection& db) {

@@ -104,7 +104,8 @@ export const EVENT_TYPES = [
   "step.failed", "step.retry_scheduled", "text.delta", "text.ended", "reasoning.delta", "reasoning.ended", "tool.called",
   "tool.progress", "tool.succeeded", "tool.failed", "interaction.requested", "interaction.resolved",
   "runtime.bound", "synthetic", "compaction.ended", "env.lease.requested", "env.lease.acquired",
-  "env.lease.released", "env.workspace.synced", "task.created", "task.updated", "task.status_changed",
+  "env.lease.released", "env.workspace.synced", "agent.state.saved", "agent.state.unavailable", "task.created",
+  "task.updated", "task.status_changed",
   "task.commented", "document.revised", "document.accepted", "task.prepared",
 ];
 
