@@ -15,6 +15,11 @@
 // end; what the relay adds is the difference of the medians.
 // Every turn is "Reply with exactly: …" in one session, so turns after the
 // first resume the agent's session. Medians and maxima over --turns turns.
+// And the agent's own session state (runtime/agent/portable/keeper.h): the
+// bytes each turn's agent.state.saved held and stored (deflated, new chunks
+// only), then, on the home those turns left, the time to save it into a
+// fresh SQLite store (cold: every chunk new; warm: one line appended to its
+// newest file) and to restore it into an empty home (another node).
 //
 //   tether_agent_bench [--turns 5] [--relay-requests 400] [--out FILE.json]   (--turns 0: the relay alone)
 #include <algorithm>
@@ -35,13 +40,17 @@
 #include "runtime/agent/agent_runtime.h"
 #include "runtime/agent/dialect.h"
 #include "runtime/agent/programs.h"
+#include "runtime/agent/portable/files.h"
+#include "runtime/agent/portable/keeper.h"
 #include "runtime/agent/relay/model_relay.h"
 #include "server/harness.h"
+#include "store/sqlite/sqlite_store.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
+namespace asio = boost::asio;
 namespace agent = tether::runtime::agent;
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
@@ -153,6 +162,80 @@ void alone(const runtime_case& rc, const fs::path& program, const std::string& r
   }
 }
 
+// A turn host whose record() appends to a store, as the runner's does.
+class appending_host final : public tether::session::turn_host {
+ public:
+  appending_host(tether::store::event_store& s, tether::session_id id) : store_(s), session_(std::move(id)) {}
+  tether::session::task<tether::result<std::vector<tether::store::message_row>>> boundary() override {
+    co_return std::vector<tether::store::message_row>{};
+  }
+  tether::session::task<tether::result<tether::session::boundary_result>> boundary_after(
+      std::vector<tether::model::payload>) override {
+    co_return tether::session::boundary_result{};
+  }
+  tether::session::task<tether::result<std::vector<tether::model::event>>> record(
+      std::vector<tether::model::payload> events) override {
+    tether::store::append_request req{session_, std::move(events), {}, 0};
+    auto r = co_await store_.append(std::move(req));
+    if (!r) co_return r.error();
+    co_return r->events;
+  }
+  void record_soon(std::vector<tether::model::payload>) override {}
+  void publish(tether::model::payload) override {}
+  void wake() override {}
+  [[nodiscard]] std::stop_token stop_token() const override { return {}; }
+
+ private:
+  tether::store::event_store& store_;
+  tether::session_id session_;
+};
+
+// Save (cold, then warm after one appended line) and restore of the state in `home`.
+json::object time_state(const std::string& kind, const fs::path& home, const std::string& agent_session,
+                        const fs::path& dir) {
+  namespace portable = agent::portable;
+  tether::store::sqlite_options so;
+  so.path = (dir / "state-bench.db").string();
+  auto st = tether::store::open_sqlite_store(so);
+  if (!st) tether::bench::die("the state store", st.error());
+  auto& store = **st;
+  tether::bench::pool io(1);
+  const auto s = tether::session_id::generate();
+  tether::store::append_request created{s, {tether::model::session_created{"bench", "/w", "bench"}}, {}, 0};
+  if (auto r = io.run(store.append(std::move(created))); !r) tether::bench::die("a session", r.error());
+  auto host = std::make_shared<appending_host>(store, s);
+  portable::state_keeper keeper(store, tether::real_clock());
+  const auto workspace = (dir / "workspace").string();
+  auto timed_save = [&] {
+    const auto t0 = clock_type::now();
+    io.run([&]() -> asio::awaitable<int> {
+      co_await keeper.save(s, kind, agent_session, 0, home, workspace, host);
+      co_return 0;
+    }());
+    return ms_since(t0, clock_type::now());
+  };
+  const double cold = timed_save();
+  // The newest state file gets one more line, as a turn appends to a conversation.
+  auto files = portable::read_state(home, portable::family_of(kind), nullptr);
+  double warm = 0;
+  if (files && !files->files.empty()) {
+    std::ofstream(home / files->files.back().path, std::ios::app) << "{\"bench\":\"one more line\"}\n";
+    warm = timed_save();
+  }
+  const auto other = dir / "other-node" / "home";
+  fs::create_directories(other);
+  tether::store::runtime_binding b{kind, agent_session, 0, tether::event_seq{}, ""};
+  const auto t0 = clock_type::now();
+  const bool restored = io.run([&]() -> asio::awaitable<bool> {
+    co_return co_await keeper.prepare(s, kind, b, other, dir / "other-node" / "workspace", host);
+  }());
+  const double restore = ms_since(t0, clock_type::now());
+  store.stop();
+  return json::object{{"bytes", files ? files->bytes : 0}, {"files", files ? files->files.size() : 0},
+                      {"save_cold_ms", cold}, {"save_warm_ms", warm}, {"restore_ms", restore},
+                      {"restored", restored}};
+}
+
 json::object run_case(const runtime_case& rc, int turns) {
   json::object out{{"runtime", rc.kind}};
   auto found = agent::find(rc.program);
@@ -168,6 +251,21 @@ json::object run_case(const runtime_case& rc, int turns) {
   const std::string s(created.json.at("session").at("id").as_string());
   measured m;
   for (int i = 1; i <= turns; ++i) through_tether(c, s, i, m);
+  // What each turn saved of the agent's own state.
+  json::array saved;
+  std::string agent_session;
+  const auto events = c.call("GET", "/v1/sessions/" + s + "/events?limit=10000");
+  for (const auto& e : events.json.at("events").as_array())
+    if (e.at("type").as_string() == "agent.state.saved") {
+      const auto& d = e.at("data").as_object();
+      saved.push_back(json::object{{"bytes", d.at("bytes")}, {"stored", d.at("stored")}});
+      agent_session = std::string(d.at("agent_session").as_string());
+    }
+  json::object state{{"saved_per_turn", saved}};
+  if (!agent_session.empty()) {
+    const auto timed = time_state(rc.kind, c.dir() / "data" / "agents" / s / "home", agent_session, c.dir() / "state");
+    for (const auto& [k, v] : timed) state[k] = v;
+  }
   const std::string root = "http://127.0.0.1:" + std::to_string(c.mock_port());
   const auto dir = c.dir() / "alone";
   std::optional<std::string> resume;
@@ -186,6 +284,15 @@ json::object run_case(const runtime_case& rc, int turns) {
   out["agent_alone_ms_p50"] = own;
   out["agent_alone_ms_max"] = maximum(m.alone_ms);
   out["overhead_ms_p50"] = turn - own;
+  std::printf("%-14s state per turn (bytes, stored):", "");
+  for (const auto& v : saved)
+    std::printf(" %lld/%lld", static_cast<long long>(v.at("bytes").to_number<std::int64_t>()),
+                static_cast<long long>(v.at("stored").to_number<std::int64_t>()));
+  if (state.contains("save_cold_ms"))
+    std::printf("; save cold %.1f ms, warm %.1f ms; restore %.1f ms", state.at("save_cold_ms").as_double(),
+                state.at("save_warm_ms").as_double(), state.at("restore_ms").as_double());
+  std::printf("\n");
+  out["agent_state"] = std::move(state);
   return out;
 }
 

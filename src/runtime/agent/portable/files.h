@@ -21,9 +21,10 @@
 // special files are skipped.
 //
 // A SQLite database (a file starting with SQLite's header) is copied with
-// SQLite's backup API, which reads a consistent snapshot, write-ahead log
-// included, while the agent may still write it; its -wal and -shm are not
-// read. Restoring removes them before the database is written.
+// its write-ahead log into a private directory, opened there (SQLite applies
+// the log) and checkpointed, so the saved file is one consistent database
+// holding what only the log held; the -wal and -shm files are never saved.
+// Restoring removes them before the database is written.
 #pragma once
 
 #include <cstdint>

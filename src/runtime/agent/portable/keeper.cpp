@@ -153,14 +153,14 @@ asio::awaitable<bool> state_keeper::prepare(session_id s, std::string kind, stor
   if (saved == nullptr || saved->agent_session != binding.external_session_id) co_return true;
   if (family_of(saved->kind) != family_of(kind)) {
     auto why = "the state of " + saved->agent_session + " was saved by " + saved->kind + ", not " + kind;
-    co_await unavailable(s, kind, binding.external_session_id, std::move(why), home, host);
+    co_await unavailable(s, kind, binding.external_session_id, std::move(why), host);
     co_return false;
   }
   auto copy = *saved;
   const auto restored = co_await restore(s, kind, std::move(copy), seq, home, workspace);
   if (restored) co_return true;
   auto why = "restoring the state saved at seq " + std::to_string(seq) + " failed (see the node's log)";
-  co_await unavailable(s, kind, binding.external_session_id, std::move(why), home, host);
+  co_await unavailable(s, kind, binding.external_session_id, std::move(why), host);
   co_return false;
 }
 
@@ -196,7 +196,7 @@ asio::awaitable<bool> state_keeper::restore(session_id s, std::string kind, mode
 }
 
 asio::awaitable<void> state_keeper::unavailable(session_id s, std::string kind, std::string agent_session,
-                                                std::string reason, fs::path home,
+                                                std::string reason,
                                                 std::shared_ptr<session::turn_host> host) {
   spdlog::warn("agent state: {} ({}): {}", s.str(), agent_session, reason);
   auto events = unavailable_event(std::move(kind), std::move(agent_session), std::move(reason));
@@ -217,7 +217,7 @@ asio::awaitable<void> state_keeper::save(session_id s, std::string kind, std::st
   auto read = co_await on_pool(files_, std::move(reading));
   if (!read) {
     auto why = "reading its state: " + read.error().message;
-    co_await unavailable(s, kind, agent_session, std::move(why), home, host);
+    co_await unavailable(s, kind, agent_session, std::move(why), host);
     co_return;
   }
   if (read->files.empty()) co_return;  // the program kept nothing (yet)
@@ -228,7 +228,7 @@ asio::awaitable<void> state_keeper::save(session_id s, std::string kind, std::st
   auto missing = co_await store_->missing_chunks(unknown);
   if (!missing) {
     auto why = "asking the store for its chunks: " + missing.error().message;
-    co_await unavailable(s, kind, agent_session, std::move(why), home, host);
+    co_await unavailable(s, kind, agent_session, std::move(why), host);
     co_return;
   }
   // A chunk the cache answered for, but the store lost (collected), is read again next time.
@@ -246,13 +246,13 @@ asio::awaitable<void> state_keeper::save(session_id s, std::string kind, std::st
   if (!packed) {
     mem->cache = {};
     auto why = packed.error().message;
-    co_await unavailable(s, kind, agent_session, std::move(why), home, host);
+    co_await unavailable(s, kind, agent_session, std::move(why), host);
     co_return;
   }
   auto put = co_await store_->put_chunks(std::move(*packed));
   if (!put) {
     auto why = "storing its chunks: " + put.error().message;
-    co_await unavailable(s, kind, agent_session, std::move(why), home, host);
+    co_await unavailable(s, kind, agent_session, std::move(why), host);
     co_return;
   }
   auto events = saved_event(kind, agent_session, generation, workspace.string(), read->files, read->bytes, *put);

@@ -90,8 +90,7 @@ class state_keeper {
                                        std::int64_t seq, std::filesystem::path home,
                                        std::filesystem::path workspace);
   boost::asio::awaitable<void> unavailable(session_id s, std::string kind, std::string agent_session,
-                                           std::string reason, std::filesystem::path home,
-                                           std::shared_ptr<session::turn_host> host);
+                                           std::string reason, std::shared_ptr<session::turn_host> host);
 
   store::agent_state_store* store_ = nullptr;
   const tether::clock& clock_;
