@@ -194,6 +194,7 @@ class appending_host final : public tether::session::turn_host {
 json::object time_state(const std::string& kind, const fs::path& home, const std::string& agent_session,
                         const fs::path& dir) {
   namespace portable = agent::portable;
+  fs::create_directories(dir);
   tether::store::sqlite_options so;
   so.path = (dir / "state-bench.db").string();
   auto st = tether::store::open_sqlite_store(so);
