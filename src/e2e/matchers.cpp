@@ -301,13 +301,22 @@ std::string processes_seen(const observation& o, const std::vector<std::size_t>&
   return trim_for_display(fmt::format("{}", fmt::join(parts, ", ")));
 }
 
-matcher_result same_agent_process(const matcher_spec& spec, const observation& o) {
-  std::vector<std::size_t> which;  // 0-based
+// The runs a matcher with `runs` judges (0-based; all when it names none),
+// and its description: "KIND" or "KIND (runs 1, 2)".
+std::vector<std::size_t> judged_runs(const matcher_spec& spec, const observation& o) {
+  std::vector<std::size_t> which;
   if (spec.runs.empty())
     for (std::size_t i = 0; i < o.runs.size(); ++i) which.push_back(i);
   for (const auto n : spec.runs) which.push_back(static_cast<std::size_t>(n - 1));
-  auto r = start(spec, spec.runs.empty() ? std::string("same_agent_process")
-                                         : fmt::format("same_agent_process (runs {})", fmt::join(spec.runs, ", ")));
+  return which;
+}
+std::string described_with_runs(std::string_view kind, const matcher_spec& spec) {
+  return spec.runs.empty() ? std::string(kind) : fmt::format("{} (runs {})", kind, fmt::join(spec.runs, ", "));
+}
+
+matcher_result same_agent_process(const matcher_spec& spec, const observation& o) {
+  const auto which = judged_runs(spec, o);
+  auto r = start(spec, described_with_runs("same_agent_process", spec));
   r.expected = spec.runs.empty() ? "every run served by one agent process"
                                  : fmt::format("runs {} served by one agent process", fmt::join(spec.runs, ", "));
   r.actual = o.runs.empty() ? "no runs" : processes_seen(o, which);
@@ -327,12 +336,8 @@ matcher_result same_agent_process(const matcher_spec& spec, const observation& o
 }
 
 matcher_result agent_session_resumed(const matcher_spec& spec, const observation& o) {
-  std::vector<std::size_t> which;  // 0-based
-  if (spec.runs.empty())
-    for (std::size_t i = 0; i < o.runs.size(); ++i) which.push_back(i);
-  for (const auto n : spec.runs) which.push_back(static_cast<std::size_t>(n - 1));
-  auto r = start(spec, spec.runs.empty() ? std::string("agent_session_resumed")
-                                         : fmt::format("agent_session_resumed (runs {})", fmt::join(spec.runs, ", ")));
+  const auto which = judged_runs(spec, o);
+  auto r = start(spec, described_with_runs("agent_session_resumed", spec));
   r.expected = "one agent session of the program's own, resumed by every run, no transcript replayed";
   std::vector<std::string> seen;
   for (const auto i : which)

@@ -148,11 +148,14 @@ bool is_state_path(family f, std::string_view rel) {
   return false;
 }
 
-result<read_result> read_state(const fs::path& home, family f, read_cache* cache) {
+result<read_result> read_state(const fs::path& home, family f, read_cache* cache, read_limits limits) {
   auto root = beneath::open_root(home);
   if (!root) return root.error();
   auto paths = list_files(home, [f](const std::string& rel) { return is_state_path(f, rel); });
   if (!paths) return paths.error();
+  if (paths->size() > limits.max_files)
+    return make_error(agent_errc::io, "its state has " + std::to_string(paths->size()) + " files, more than " +
+                                          std::to_string(limits.max_files));
   read_result out;
   read_cache next;
   for (auto& rel : *paths) {
@@ -160,6 +163,8 @@ result<read_result> read_state(const fs::path& home, family f, read_cache* cache
     if (!fd) continue;  // gone, or replaced by a link, since it was listed
     struct stat st {};
     if (::fstat(fd->get(), &st) != 0) continue;
+    if (out.bytes + st.st_size > limits.max_bytes)
+      return make_error(agent_errc::io, "its state is larger than " + std::to_string(limits.max_bytes) + " bytes");
     const std::int64_t mtime = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
     const std::int64_t mode = st.st_mode & 0777;
     if (cache != nullptr) {

@@ -65,9 +65,18 @@ struct read_result {
   chunk_bytes read;                      // the chunks of the files read now (not those the cache answered)
 };
 
+// What read_state() reads at most: the agent writes its home, so a flood of
+// files or bytes there is refused (agent_errc::io, naming the limit) rather
+// than read into memory.
+struct read_limits {
+  std::size_t max_files = 10'000;
+  std::int64_t max_bytes = 256LL << 20;  // all files together
+};
+
 // Reads `f`'s state files from `home`, each cut into chunks of
 // model::state_file::chunk_bytes. `cache` may be null.
-result<read_result> read_state(const std::filesystem::path& home, family f, read_cache* cache);
+result<read_result> read_state(const std::filesystem::path& home, family f, read_cache* cache,
+                               read_limits limits = {});
 
 // The claude projects directory's name for a working directory: each
 // character outside [A-Za-z0-9-] becomes '-'.

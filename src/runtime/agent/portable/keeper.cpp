@@ -210,9 +210,10 @@ asio::awaitable<void> state_keeper::save(session_id s, std::string kind, std::st
   if (agent_session.empty() || store_ == nullptr) co_return;
   auto mem = memory(s);
   const auto f = family_of(kind);
-  auto reading = [mem, &home, f]() {
+  const auto budget = o_.budget_bytes;
+  auto reading = [mem, &home, f, budget]() {
     std::lock_guard lock(mem->mu);
-    return read_state(home, f, &mem->cache);
+    return read_state(home, f, &mem->cache, read_limits{.max_bytes = budget});
   };
   auto read = co_await on_pool(files_, std::move(reading));
   if (!read) {
@@ -222,8 +223,9 @@ asio::awaitable<void> state_keeper::save(session_id s, std::string kind, std::st
   }
   if (read->files.empty()) co_return;  // the program kept nothing (yet)
   if (read->files == mem->last) co_return;  // unchanged since the last save
+  const auto all_chunks = chunks_of(read->files);
   std::vector<std::string> unknown;
-  for (const auto& c : chunks_of(read->files))
+  for (const auto& c : all_chunks)
     if (!mem->stored.contains(c)) unknown.push_back(c);
   auto missing = co_await store_->missing_chunks(unknown);
   if (!missing) {
@@ -262,7 +264,7 @@ asio::awaitable<void> state_keeper::save(session_id s, std::string kind, std::st
     co_return;
   }
   if (!recorded->empty()) set_home_seq(home, recorded->back().seq.value);
-  for (auto& c : chunks_of(read->files)) mem->stored.insert(std::move(c));
+  mem->stored.insert(all_chunks.begin(), all_chunks.end());
   mem->last = std::move(read->files);
   auto released = co_await store_->release_states(s, o_.budget_bytes);
   if (released && *released > 0) {

@@ -96,6 +96,18 @@ TEST(portable_files, a_link_out_of_the_home_is_not_followed) {
   EXPECT_TRUE(r->files.empty());
 }
 
+TEST(portable_files, a_flood_of_files_or_bytes_in_the_home_is_refused_not_read) {
+  temp_dir dir;
+  for (int i = 0; i < 5; ++i) put(dir.path(), ".codex/sessions/r" + std::to_string(i) + ".jsonl", std::string(100, 'x'));
+  EXPECT_TRUE(read_state(dir.path(), family::codex, nullptr, read_limits{5, 500}));
+  auto files = read_state(dir.path(), family::codex, nullptr, read_limits{4, 500});
+  ASSERT_FALSE(files);
+  EXPECT_NE(files.error().message.find("more than 4"), std::string::npos) << files.error().message;
+  auto bytes = read_state(dir.path(), family::codex, nullptr, read_limits{5, 499});
+  ASSERT_FALSE(bytes);
+  EXPECT_NE(bytes.error().message.find("larger than 499"), std::string::npos) << bytes.error().message;
+}
+
 TEST(portable_files, a_file_is_cut_into_chunks_of_one_mib_and_an_unchanged_one_is_not_read_again) {
   temp_dir dir;
   const std::string big((1U << 20U) + 10, 'z');
