@@ -142,6 +142,9 @@ json::object encode_one(const session_created& p) {
 }
 json::object encode_one(const session_updated& p) { return {{"title", p.title}}; }
 json::object encode_one(const session_reset& p) { return {{"generation", p.generation}}; }
+json::object encode_one(const session_forked& p) {
+  return {{"from", p.from.str()}, {"fork", p.fork.str()}, {"at", p.at}, {"snapshot", p.snapshot}};
+}
 json::object encode_one(const input_admitted& p) {
   return {
       {"input_id", p.input.str()}, {"prompt", p.prompt}, {"delivery", to_string(p.delivery)}, {"resume", p.resume}};
@@ -287,6 +290,13 @@ void decode_one(reader& r, session_created& p) {
 }
 void decode_one(reader& r, session_updated& p) { p.title = r.str("title"); }
 void decode_one(reader& r, session_reset& p) { p.generation = r.i64("generation", false); }
+void decode_one(reader& r, session_forked& p) {
+  p.from = r.id<session_id>("from");
+  p.fork = r.id<session_id>("fork");
+  p.at = r.i64("at");
+  if (p.at < 1) r.fail("at", "not a seq");
+  p.snapshot = r.str("snapshot", false);
+}
 void decode_one(reader& r, input_admitted& p) {
   p.input = r.id<input_id>("input_id");
   p.prompt = r.str("prompt");

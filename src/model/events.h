@@ -160,6 +160,18 @@ struct session_updated { TETHER_EVENT("session.updated", 1, durable)
 struct session_reset { TETHER_EVENT("session.reset", 1, durable)
   std::int64_t generation = 0;  // filled by the store: the new context generation
 };
+// A session forked whole (session/fork.h): `fork` was made from `from`'s log
+// up to `at` (an execution.finished seq), a copy of `from`'s workspace as it
+// was then (the snapshot `snapshot`, a commit of the node's snapshot
+// repository) and the agent state saved by then. Recorded in both logs: in
+// the fork's after the copied events, in the source's when the fork is made.
+struct session_forked { TETHER_EVENT("session.forked", 1, durable)
+  session_id from;
+  session_id fork;
+  std::int64_t at = 0;
+  std::string snapshot;
+  bool operator==(const session_forked&) const = default;
+};
 struct input_admitted { TETHER_EVENT("input.admitted", 2, durable)
   input_id input;
   std::string prompt;
@@ -427,7 +439,7 @@ struct document_accepted { TETHER_EVENT("document.accepted", 1, durable)
 };
 #undef TETHER_EVENT
 
-using payload = std::variant<session_created, session_updated, session_reset, input_admitted, input_promoted,
+using payload = std::variant<session_created, session_updated, session_reset, session_forked, input_admitted, input_promoted,
                              input_cancelled, input_returned, execution_started, execution_recovered, execution_finished,
                              step_started, step_ended, step_failed, step_retry_scheduled, text_delta, text_ended,
                              reasoning_delta, reasoning_ended, tool_called, tool_progress, tool_succeeded,

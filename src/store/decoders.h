@@ -107,6 +107,7 @@ result<session_row> session_from(const Row& q) {
     if (!v->is_object()) return corrupt("session " + r.id.str() + " metadata is not an object");
     r.metadata = std::move(v->as_object());
   }
+  if (!q.is_null(22)) r.forked_from = session_row::origin{session_id::trusted(q.text(22)), q.int64(23)};
   return r;
 }
 

@@ -126,6 +126,14 @@ result<void> project(applying& a, model::session_reset& p) {
   return a.rows.reset_context(a.session, p.generation, a.seq);
 }
 
+result<void> project(applying& a, model::session_forked& p) {
+  if (p.from == p.fork) return reject("session.forked: a session cannot be its own fork");
+  if (p.fork != a.session && p.from != a.session)
+    return reject("session.forked: " + a.session.str() + " is neither the fork nor its source");
+  if (p.fork != a.session) return ok();  // the source's record of it
+  return a.rows.set_forked(a.session, p.from, p.at);
+}
+
 result<void> project(applying& a, model::input_admitted& p) {
   if (a.state.quarantined)
     return make_error(store_errc::quarantined, a.session.str() + " is quarantined; it takes no new inputs");

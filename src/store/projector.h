@@ -21,6 +21,9 @@
 // Projection rules (errors in parentheses; any error fails the request):
 //   session.created      inserts the session row (session_exists)
 //   session.updated      title
+//   session.forked       in the fork's log: the row's forked_from and
+//                        forked_at; in the source's: stored only (rejected
+//                        when the session is neither, or both)
 //   session.reset        generation + 1, written into the stored payload;
 //                        drops the runtime binding; the context starts
 //                        after it

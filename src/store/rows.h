@@ -111,6 +111,8 @@ class write_rows {
   // Inserts the session row; returns its key.
   virtual result<std::int64_t> insert_session(const session_id& s, const model::session_created& p, time_ms at) = 0;
   virtual result<void> set_title(const session_id& s, const std::string& title) = 0;
+  // session.forked in a fork's own log: where it was made from.
+  virtual result<void> set_forked(const session_id& s, const session_id& from, std::int64_t at) = 0;
   // session.reset: the new generation, the context starting at `from_seq`,
   // no summary, no runtime binding (the runtime of the last execution stays).
   virtual result<void> reset_context(const session_id& s, std::int64_t generation, std::int64_t from_seq) = 0;

@@ -103,6 +103,14 @@ struct session_row {
   std::string quarantine_reason;
   time_ms created_at = 0;
   time_ms updated_at = 0;
+  // A fork (session.forked in its own log): the session it was made from
+  // and the seq of that session's log it copies up to.
+  struct origin {
+    session_id session;
+    std::int64_t at = 0;
+    bool operator==(const origin&) const = default;
+  };
+  std::optional<origin> forked_from;
 };
 
 enum class execution_status { running, finished };

@@ -21,6 +21,7 @@ bool same(const session_created& a, const session_created& b) {
 }
 bool same(const session_updated& a, const session_updated& b) { return a.title == b.title; }
 bool same(const session_reset& a, const session_reset& b) { return a.generation == b.generation; }
+bool same(const session_forked& a, const session_forked& b) { return a == b; }
 bool same(const input_admitted& a, const input_admitted& b) {
   return a.input == b.input && a.prompt == b.prompt && a.delivery == b.delivery && a.resume == b.resume;
 }
@@ -176,6 +177,7 @@ std::vector<payload> full_samples() {
                         .bytes = (1 << 20) + 5,
                         .stored = 9000},
       agent_state_unavailable{.kind = "codex", .agent_session = "th_1", .reason = "restore failed"},
+      session_forked{.from = session_id::generate(), .fork = session_id::generate(), .at = 12, .snapshot = "abc"},
       task_created{.task = task_id::trusted("tsk_1"),
                    .title = "fix the build",
                    .description = "on arm64",

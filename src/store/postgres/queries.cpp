@@ -18,7 +18,7 @@ using namespace decode;
   "s.continuation_pending, s.runtime, s.bound_runtime, s.quarantined, s.quarantine_reason, s.created_at, "    \
   "COALESCE(s.last_time, s.created_at) AS updated_at, "                                                       \
   "l.owner, l.expires_at, l.attempts, s.metadata, s.bound_session_id, s.bound_generation, s.bound_seen_seq, " \
-  "s.bound_state FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
+  "s.bound_state, s.forked_from, s.forked_at FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
 
 // A session's usage as five columns: tokens summed (input, output, cached),
 // the priced cost summed, how many runs with usage were not priced.

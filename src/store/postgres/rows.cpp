@@ -70,6 +70,11 @@ result<void> pg_rows::set_title(const session_id& s, const std::string& title) {
   return db_->run("UPDATE sessions SET title = $1::text WHERE id = $2::text", title, s);
 }
 
+result<void> pg_rows::set_forked(const session_id& s, const session_id& from, std::int64_t at) {
+  return db_->run("UPDATE sessions SET forked_from = $1::text, forked_at = $2::bigint WHERE id = $3::text", from, at,
+                  s);
+}
+
 result<void> pg_rows::reset_context(const session_id& s, std::int64_t generation, std::int64_t from_seq) {
   return db_->run(
       "UPDATE sessions SET generation = $1::bigint, bound_runtime = '', bound_session_id = '', "

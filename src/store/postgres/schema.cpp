@@ -236,6 +236,11 @@ CREATE TABLE agent_state_refs(
 );
 CREATE INDEX agent_state_refs_chunk ON agent_state_refs(sha256);
 )sql"},
+    // Forks (session.forked), as SQLite's schema 14.
+    migration{4, R"sql(
+ALTER TABLE sessions ADD COLUMN forked_from TEXT COLLATE "C";
+ALTER TABLE sessions ADD COLUMN forked_at BIGINT;
+)sql"},
 };
 
 error open_error(const error& e) { return {store_errc::open_failed, "migrating the schema: " + e.message}; }

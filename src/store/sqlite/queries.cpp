@@ -18,7 +18,7 @@ using namespace decode;
   "s.continuation_pending, s.runtime, s.bound_runtime, s.quarantined, s.quarantine_reason, s.created_at, "    \
   "COALESCE((SELECT time FROM events e WHERE e.session = s.key ORDER BY seq DESC LIMIT 1), s.created_at), "   \
   "l.owner, l.expires_at, l.attempts, s.metadata, s.bound_session_id, s.bound_generation, s.bound_seen_seq, " \
-  "s.bound_state"
+  "s.bound_state, s.forked_from, s.forked_at"
 #define TETHER_SESSION_FROM " FROM sessions s LEFT JOIN leases l ON l.session_id = s.id "
 #define TETHER_SESSION_SELECT TETHER_SESSION_COLUMNS TETHER_SESSION_FROM
 

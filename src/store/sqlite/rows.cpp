@@ -67,6 +67,10 @@ result<void> sqlite_rows::set_title(const session_id& s, const std::string& titl
   return db_->prepare("UPDATE sessions SET title = ? WHERE id = ?").bind(title, s).run();
 }
 
+result<void> sqlite_rows::set_forked(const session_id& s, const session_id& from, std::int64_t at) {
+  return db_->prepare("UPDATE sessions SET forked_from = ?, forked_at = ? WHERE id = ?").bind(from, at, s).run();
+}
+
 result<void> sqlite_rows::reset_context(const session_id& s, std::int64_t generation, std::int64_t from_seq) {
   auto q = db_->prepare(
       "UPDATE sessions SET generation = ?, bound_runtime = '', bound_session_id = '', bound_generation = NULL, "

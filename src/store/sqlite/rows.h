@@ -22,6 +22,7 @@ class sqlite_rows final : public write_rows {
   result<bool> session_exists(const session_id& s) override;
   result<std::int64_t> insert_session(const session_id& s, const model::session_created& p, time_ms at) override;
   result<void> set_title(const session_id& s, const std::string& title) override;
+  result<void> set_forked(const session_id& s, const session_id& from, std::int64_t at) override;
   result<void> reset_context(const session_id& s, std::int64_t generation, std::int64_t from_seq) override;
   result<void> compact_context(const session_id& s, std::int64_t from_seq, const std::string& summary) override;
   result<void> open_execution(const session_id& s, const execution_id& e, const std::string& runtime) override;

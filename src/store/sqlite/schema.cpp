@@ -356,6 +356,12 @@ CREATE TABLE agent_state_refs(
 ) WITHOUT ROWID;
 CREATE INDEX agent_state_refs_chunk ON agent_state_refs(sha256);
 )sql"},
+    // Forks (session.forked): the session a fork was made from and the seq
+    // of its log the fork copies up to; NULL for a session made afresh.
+    migration{14, R"sql(
+ALTER TABLE sessions ADD COLUMN forked_from TEXT;
+ALTER TABLE sessions ADD COLUMN forked_at INTEGER;
+)sql"},
 };
 
 result<int> stored_version(connection& db) {

@@ -99,7 +99,7 @@ export async function signOut() {
 // Types of events a stream may carry (model/events.h). EventSource only
 // delivers named events to listeners of that name, so each is listened to.
 export const EVENT_TYPES = [
-  "session.created", "session.updated", "session.reset", "input.admitted", "input.promoted", "input.cancelled",
+  "session.created", "session.updated", "session.reset", "session.forked", "input.admitted", "input.promoted", "input.cancelled",
   "input.returned", "execution.started", "execution.recovered", "execution.finished", "step.started", "step.ended",
   "step.failed", "step.retry_scheduled", "text.delta", "text.ended", "reasoning.delta", "reasoning.ended", "tool.called",
   "tool.progress", "tool.succeeded", "tool.failed", "interaction.requested", "interaction.resolved",
