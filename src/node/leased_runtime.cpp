@@ -392,9 +392,30 @@ session::task<void> leased_runtime::forget(session_id s) { co_await inner_.forge
 
 session::task<turn_result> leased_runtime::run_turn(session::turn_context ctx,
                                                     std::shared_ptr<session::turn_host> host) {
+  const session_id s = ctx.session;
+  const execution_id e = ctx.execution;
+  const fs::path workspace = ctx.workspace.empty() ? data_dir_ / "workspaces" / s.str() : fs::path(ctx.workspace);
   const auto it = profiles_.find(ctx.profile.empty() ? std::string_view("default") : std::string_view(ctx.profile));
-  if (it == profiles_.end()) co_return co_await inner_.run_turn(std::move(ctx), std::move(host));
-  co_return co_await run_placed(it->second, std::move(ctx), std::move(host));
+  turn_result turn;
+  if (it == profiles_.end())
+    turn = co_await inner_.run_turn(std::move(ctx), std::move(host));
+  else
+    turn = co_await run_placed(it->second, std::move(ctx), std::move(host));
+  if (snapshots_ != nullptr) co_await snapshot(s, e, workspace);
+  co_return turn;
+}
+
+void leased_runtime::keep_snapshots(const git_snapshots& s, asio::thread_pool& pool) {
+  snapshots_ = &s;
+  snapshot_pool_ = &pool;
+}
+
+session::task<void> leased_runtime::snapshot(session_id s, execution_id e, fs::path workspace) {
+  auto take = [snaps = snapshots_, s, e, workspace] { return snaps->take(s, e, workspace); };
+  auto taken = co_await off_io<result<std::string>>(snapshot_pool_, std::move(take));
+  if (!taken)
+    spdlog::warn("session {}: no snapshot of the workspace after {} (a fork there is refused): {}", s.str(), e.str(),
+                 taken.error().message);
 }
 
 session::task<leased_runtime::recorded_lease> leased_runtime::recorded(session_id s, std::string environment) {

@@ -126,6 +126,11 @@ struct node::impl final : runtime::kind_host {
   std::unique_ptr<session::session_service> service;
   std::unique_ptr<work::work_service> work;
   asio::thread_pool work_pool{2};                       // git and the setup commands of task workspaces (they block)
+  // Each turn's workspace, so a session can be forked at it (snapshots.h);
+  // git blocks, on a pool of its own.
+  std::optional<git_snapshots> snapshots;
+  std::unique_ptr<session::workspace_snapshots> fork_snapshots;
+  asio::thread_pool snapshot_pool{4};
   std::unique_ptr<runtime::agent::tool_bridge> bridge;  // started with the first agent profile
   std::unique_ptr<runtime::agent::model_relay> relay;   // likewise
   bool closed = false;
@@ -314,11 +319,15 @@ result<std::unique_ptr<node>> node::open(node_options o) {
     if (e == i->settings.environments.end()) continue;  // config::load checked it
     if (auto r = i->leased->place_profile(name, e->second); !r) return r.error();
   }
+  i->snapshots.emplace(i->data);
+  i->leased->keep_snapshots(*i->snapshots, i->snapshot_pool);
+  i->fork_snapshots = i->snapshots->as_session(i->snapshot_pool.get_executor());
   i->guard.emplace(i->io.get_executor());
   for (int t = 0; t < std::max(1, o.threads); ++t) i->threads.emplace_back([io = &i->io] { io->run(); });
   session::session_options so;
   so.lease_ttl_ms = i->settings.leases.ttl_ms;
   so.lease_renew_ms = i->settings.leases.renew_ms;
+  so.snapshots = i->fork_snapshots.get();
   // On a shared store a dead node's sessions are looked for every second,
   // so they are taken over within the lease period and a second.
   so.recovery_interval_ms = i->settings.leases.scan_ms > 0 ? i->settings.leases.scan_ms
@@ -364,6 +373,7 @@ void node::close() {
   impl_->closed = true;
   run(impl_->service->stop());
   impl_->work_pool.join();
+  impl_->snapshot_pool.join();
   if (impl_->bridge) run(impl_->bridge->stop());
   if (impl_->relay) run(impl_->relay->stop());
   impl_->store->stop();
