@@ -104,6 +104,7 @@ http_error from_session(session::session_errc e) {
     case session_errc::input_not_pending:
     case session_errc::lease_lost:
     case session_errc::session_conflict:
+    case session_errc::cannot_fork:
       return conflict;
     case session_errc::invalid_input:
       return bad_request;

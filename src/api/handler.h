@@ -58,6 +58,7 @@ inline constexpr std::array<std::string_view, 5> create_session_fields{"id", "ti
                                                                        "metadata"};
 inline constexpr std::array<std::string_view, 4> create_input_fields{"id", "text", "delivery", "resume"};
 inline constexpr std::array<std::string_view, 1> answer_fields{"answers"};
+inline constexpr std::array<std::string_view, 3> fork_session_fields{"at", "id", "title"};
 
 // What the routes act on; owned by the server, outlives every handle().
 struct handler_context {

@@ -34,6 +34,7 @@ constexpr std::array table{
     route{"DELETE", "/v1/sessions/{id}/inputs/{iid}",              token,   &s::cancel},
     route{"POST",   "/v1/sessions/{id}/interrupt",                 token,   &s::interrupt},
     route{"POST",   "/v1/sessions/{id}/reset",                     token,   &s::reset},
+    route{"POST",   "/v1/sessions/{id}/fork",                      token,   &s::fork},
     route{"POST",   "/v1/sessions/{id}/resume",                    token,   &s::resume},
     route{"GET",    "/v1/sessions/{id}/messages",                  token,   &s::messages},
     route{"GET",    "/v1/sessions/{id}/events",                    token,   &s::events},

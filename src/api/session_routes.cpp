@@ -135,6 +135,41 @@ task<http_reply> reset_session(const handler_context* ctx, session_id id) {
   co_return json_reply(200, out);
 }
 
+// {at?: seq | "latest", id?, title?}; an empty body forks at the last turn.
+result<session::fork_request> parse_fork(const std::string& body) {
+  session::fork_request req;
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return req;
+  auto o = parse_body(body);
+  if (!o) return o.error();
+  if (auto known = only_fields(*o, fork_session_fields); !known) return known.error();
+  if (const auto* at = o->if_contains("at"); at != nullptr && !at->is_null()) {
+    if (at->is_string() && at->get_string() == "latest") {
+      // the last turn: req.at stays empty
+    } else if (at->is_int64() && at->get_int64() >= 1) {
+      req.at = at->get_int64();
+    } else if (at->is_uint64() && at->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) {
+      req.at = static_cast<std::int64_t>(at->get_uint64());
+    } else {
+      return make_error(api_errc::bad_request, "field 'at' must be a seq (an integer of 1 or more) or \"latest\"");
+    }
+  }
+  auto id = string_field(*o, "id");
+  if (!id) return id.error();
+  req.id = *id;
+  auto title = string_field(*o, "title");
+  if (!title) return title.error();
+  req.title = *title;
+  return req;
+}
+
+task<http_reply> fork_session(const handler_context* ctx, session_id id, std::string body) {
+  auto req = parse_fork(body);
+  if (!req) co_return error_reply(req.error());
+  auto made = co_await ctx->service->fork(std::move(id), std::move(req.value()));
+  if (!made) co_return error_reply(made.error());
+  co_return session_reply(ctx, 201, *made);
+}
+
 task<http_reply> resume_session(const handler_context* ctx, session_id id) {
   auto woken = co_await ctx->service->resume_if_work(std::move(id));
   if (!woken) co_return error_reply(woken.error());
@@ -310,6 +345,12 @@ task<http_reply> cancel(route_call c) {
 task<http_reply> interrupt(route_call c) { return of_session<&interrupt_session>(std::move(c)); }
 task<http_reply> reset(route_call c) { return of_session<&reset_session>(std::move(c)); }
 task<http_reply> resume(route_call c) { return of_session<&resume_session>(std::move(c)); }
+
+task<http_reply> fork(route_call c) {
+  auto id = path_session(c.params.at(0));
+  if (!id) co_return error_reply(id.error());
+  co_return co_await fork_session(c.ctx, std::move(*id), std::move(c.req.body));
+}
 task<http_reply> messages(route_call c) { return of_session<&transcript>(std::move(c)); }
 
 task<http_reply> events(route_call c) {

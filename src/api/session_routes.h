@@ -12,6 +12,7 @@
 //   DELETE /v1/sessions/{id}/inputs/{iid}                                                 {input}
 //   POST   /v1/sessions/{id}/interrupt                                                    {interrupted}
 //   POST   /v1/sessions/{id}/reset                                                        {generation}
+//   POST   /v1/sessions/{id}/fork           {at?: seq | "latest", id?, title?}            201 {session} (session/fork.h)
 //   POST   /v1/sessions/{id}/resume                                                       {started}
 //   GET    /v1/sessions/{id}/messages                                                     {messages}
 //   GET    /v1/sessions/{id}/events         ?after=&limit= (JSON), or a stream            {events, more}
@@ -42,6 +43,7 @@ reply inputs(route_call c);
 reply cancel(route_call c);
 reply interrupt(route_call c);
 reply reset(route_call c);
+reply fork(route_call c);
 reply resume(route_call c);
 reply messages(route_call c);
 reply events(route_call c);

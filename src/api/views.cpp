@@ -203,6 +203,10 @@ json::object session_view(const session::session_summary& s, const std::filesyst
   o["created_at"] = row.created_at;
   o["updated_at"] = row.updated_at;
   o["usage"] = usage_view(s.usage);
+  if (row.forked_from)
+    o["forked_from"] = json::object{{"session", row.forked_from->session.str()}, {"at", row.forked_from->at}};
+  else
+    o["forked_from"] = nullptr;
   return o;
 }
 

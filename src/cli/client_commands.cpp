@@ -1,8 +1,9 @@
-// The API client verbs: new, sessions, show, runs, send, attach, stop, reset, answer, events
+// The API client verbs: new, sessions, show, runs, send, attach, stop, reset, fork, answer, events
 // (commands.h lists them). Each builds a client from the common options,
 // makes its requests, and prints text or, with --json, the server's JSON.
 #include <unistd.h>
 
+#include <charconv>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -281,6 +282,42 @@ int run_reset(client& c, const common_args& args, const std::string& session) {
   return exit_ok;
 }
 
+// ---- fork ----
+
+struct fork_args {
+  common_args common;
+  std::string session;
+  std::string at;  // a seq, or "latest"
+  std::string id;
+  std::string title;
+};
+
+int run_fork(const fork_args& args) {
+  client c(resolve_client_options(args.common));
+  auto resolved = resolve_session(c, args.session);
+  if (!resolved) return report(resolved.error());
+  json::object body;
+  if (!args.at.empty() && args.at != "latest") {
+    std::int64_t seq = 0;
+    const auto* end = args.at.data() + args.at.size();
+    if (auto [p, ec] = std::from_chars(args.at.data(), end, seq); ec != std::errc{} || p != end || seq < 1) {
+      fmt::print(stderr, "tether: --at must be a seq (1 or more) or `latest`, not \"{}\"\n", args.at);
+      return exit_usage;
+    }
+    body["at"] = seq;
+  }
+  if (!args.id.empty()) body["id"] = args.id;
+  if (!args.title.empty()) body["title"] = args.title;
+  auto r = c.post(session_path(*resolved) + "/fork", body);
+  if (!r) return report(r.error());
+  if (args.common.json) {
+    print_json_line(*r);
+  } else {
+    fmt::print("{}\n", str_of(member(*r, "session"), "id"));  // alone, for f=$(tether fork s)
+  }
+  return exit_ok;
+}
+
 // ---- answer ----
 
 struct answer_args {
@@ -482,6 +519,17 @@ void add_client_commands(CLI::App& app, int& exit_code) {
     add_common_options(*cmd, *args);
     cmd->add_option("session", *session, "the session: its id, a unique prefix of it, or `last`")->required();
     cmd->callback([args, session, &exit_code] { exit_code = on_session(*args, *session, run_reset); });
+  }
+  {
+    auto args = std::make_shared<fork_args>();
+    auto* cmd = app.add_subcommand(
+        "fork", "Fork a session whole at the end of a turn: transcript, workspace and agent session; print its id");
+    add_common_options(*cmd, args->common);
+    cmd->add_option("session", args->session, "the session: its id, a unique prefix of it, or `last`")->required();
+    cmd->add_option("--at", args->at, "the seq of the turn's end (execution.finished); default: the last turn");
+    cmd->add_option("--id", args->id, "the fork's id (ses_…); generated when absent");
+    cmd->add_option("--title", args->title, "the fork's title; default: the source's with \" (fork)\"");
+    cmd->callback([args, &exit_code] { exit_code = run_fork(*args); });
   }
   {
     auto args = std::make_shared<answer_args>();

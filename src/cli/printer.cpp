@@ -129,6 +129,9 @@ void live_printer::on(const model::event& e, std::optional<std::int64_t> receive
   } else if (const auto* rs = e.as<model::session_reset>()) {
     end_stream(out);
     out += fmt::format("session reset (generation {})\n", rs->generation);
+  } else if (const auto* fk = e.as<model::session_forked>()) {
+    end_stream(out);
+    out += fmt::format("forked: {} from {} at seq {}\n", fk->fork.str(), fk->from.str(), fk->at);
   } else if (const auto* r = e.as<model::step_retry_scheduled>()) {
     end_stream(out);
     out += fmt::format("retry {} scheduled: {}\n", r->attempt, r->error);
@@ -270,6 +273,8 @@ std::string format_session(const json::value& session) {
   if (const auto t = str_of(v, "title"); !t.empty()) out += fmt::format("title: {}\n", t);
   if (const auto p = str_of(v, "profile"); !p.empty()) out += fmt::format("profile: {}\n", p);
   if (const auto w = str_of(v, "workspace"); !w.empty()) out += fmt::format("workspace: {}\n", w);
+  if (const auto& f = member(v, "forked_from"); f.is_object())
+    out += fmt::format("forked from: {} at seq {}\n", str_of(f, "session"), int_of(f, "at"));
   return out;
 }
 

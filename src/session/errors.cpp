@@ -39,6 +39,8 @@ class session_category_impl final : public std::error_category {
         return "the turn has ended";
       case session_errc::session_conflict:
         return "session id conflict";
+      case session_errc::cannot_fork:
+        return "the session cannot be forked there";
     }
     return "unknown session error";
   }

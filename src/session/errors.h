@@ -20,6 +20,7 @@ enum class session_errc {
   storage_failed,    // 503: the store cannot write now (full disk, I/O error); nothing was written
   turn_over,         // the turn this host served has ended
   session_conflict,  // 409: a session id reused with other attributes
+  cannot_fork,       // 409: no snapshot of the workspace at that turn here (session/fork.h)
 };
 
 const std::error_category& session_category();

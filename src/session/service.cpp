@@ -16,6 +16,8 @@
 #include "model/questions.h"
 #include "session/coordinator.h"
 #include "session/errors.h"
+#include "session/fork.h"
+#include "session/snapshots.h"
 #include "session/recovery.h"
 #include "session/runner.h"
 #include "util/errors.h"
@@ -205,6 +207,85 @@ task<result<session_summary>> session_service::describe(session_id s) {
   if (!snap) co_return impl::to_session_error(snap.error());
   const auto activity = active(s) ? drain_activity::draining : drain_activity::not_draining;
   co_return summarize(std::move(*snap), activity);
+}
+
+namespace {
+// The fork's whole log in one request: its session.created, then the copies.
+store::append_request fork_append(const fork_names& names, std::string title, std::string profile,
+                                  std::vector<model::payload> copied) {
+  store::append_request r;
+  r.session = names.fork;
+  model::session_created created;
+  created.title = std::move(title);
+  created.profile = std::move(profile);
+  r.events.emplace_back(std::move(created));
+  for (auto& p : copied) r.events.push_back(std::move(p));
+  return r;
+}
+model::payload fork_record(const fork_names& names, std::int64_t at) {
+  return model::session_forked{names.from, names.fork, at, names.snapshot};
+}
+}  // namespace
+
+task<result<session_summary>> session_service::fork(session_id source, fork_request req) {
+  auto row = co_await impl_->live_session(source);
+  if (!row) co_return row.error();
+  auto* snapshots = impl_->options.snapshots;
+  if (snapshots == nullptr)
+    co_return make_error(session_errc::cannot_fork, "this node keeps no workspace snapshots: nothing to fork from");
+  session_id id = session_id::generate();
+  if (req.id) {
+    auto parsed = session_id::parse(*req.id);
+    if (!parsed) co_return parsed.error();
+    id = *parsed;
+  }
+  if (id == source) co_return make_error(store::store_errc::session_exists, "a fork needs an id of its own");
+  std::string title = req.title.value_or(row->title.empty() ? "fork of " + source.str() : row->title + " (fork)");
+  TETHER_CO_TRY(check_text("title", title, 64 * 1024));
+
+  // The source's log up to `at` (all of it for the last turn).
+  std::vector<model::event> log;
+  event_seq after;
+  for (bool more = true; more;) {
+    auto page = co_await impl_->store.read(source, after, 1000);
+    if (!page) co_return impl::to_session_error(page.error());
+    for (auto& e : page->events) {
+      if (req.at && e.seq.value > *req.at) {
+        more = false;
+        break;
+      }
+      after = e.seq;
+      log.push_back(std::move(e));
+    }
+    more = more && page->more && !page->events.empty();
+  }
+  auto point = fork_point_of(log, req.at);
+  if (!point) co_return point.error();
+  fork_names names;
+  names.from = source;
+  names.fork = id;
+  if (const auto newest = newest_agent_state(log, *point); newest > 0) {
+    auto held = co_await impl_->store.agent_state_held(source, event_seq{newest});
+    if (!held) co_return held.error();
+    names.state_held = *held;
+  }
+
+  // An id in use is refused before anything is made in its name.
+  if (auto taken = co_await impl_->store.get_session(id); taken)
+    co_return make_error(store::store_errc::session_exists, "session " + id.str() + " exists");
+  auto snapshot = co_await snapshots->restore(source, point->execution, id);
+  if (!snapshot) co_return snapshot.error();
+  names.snapshot = *snapshot;
+  auto made = fork_append(names, std::move(title), row->profile, fork_log(log, *point, names));
+  if (auto r = co_await impl_->store.append(std::move(made)); !r) {
+    co_await snapshots->discard(id);
+    co_return impl::to_session_error(r.error());
+  }
+  auto mark = store::single_event(source, fork_record(names, point->seq));
+  if (auto r = co_await impl_->store.append(std::move(mark)); !r)
+    spdlog::warn("session {}: fork {} made, but its record in the source's log failed: {}", source.str(), id.str(),
+                 r.error().message);
+  co_return co_await describe(id);
 }
 
 task<result<std::vector<session_summary>>> session_service::list(std::size_t limit, std::string id_prefix) {

@@ -87,6 +87,16 @@ class session_service {
   task<result<store::session_row>> create_session(create_request req);
   // Errors: unknown_session.
   task<result<session_summary>> describe(session_id s);
+  // Forks `source` whole at a turn boundary (session/fork.h): the new
+  // session's workspace from the snapshot of that turn (the options'
+  // snapshots), its log copied up to that turn and session.forked recorded
+  // in both logs. The fork is idle until written to; the source is not
+  // touched but for its record. Errors: unknown_session, quarantined;
+  // util_errc::invalid_argument naming `at` (not the end of a turn, none
+  // yet); cannot_fork (no snapshot of that turn on this node, no snapshots
+  // kept here); store_errc::session_exists (the fork's id is taken); util_errc
+  // for a malformed id or title.
+  task<result<session_summary>> fork(session_id source, fork_request req);
   // The most recently updated sessions first, at most `limit`; with an
   // id_prefix, only those whose id starts with it.
   task<result<std::vector<session_summary>>> list(std::size_t limit, std::string id_prefix = {});

@@ -24,6 +24,8 @@ struct node_identity {
 };
 node_identity make_node_identity(std::string name);
 
+class workspace_snapshots;  // session/snapshots.h
+
 struct session_options {
   time_ms lease_ttl_ms = 30'000;
   time_ms lease_renew_ms = 10'000;
@@ -44,6 +46,14 @@ struct session_options {
   // An input given back to pending this many times by executions that could
   // not answer it (input.returned) is not given back again: it stays failed.
   std::int64_t input_return_limit = 3;
+  // Where forks get their workspace (session/fork.h); none: forks are refused.
+  workspace_snapshots* snapshots = nullptr;
+};
+
+struct fork_request {
+  std::optional<std::int64_t> at;    // an execution.finished seq of the source; absent: its last
+  std::optional<std::string> id;     // "ses_…" for the fork; generated when absent
+  std::optional<std::string> title;  // absent: the source's, with " (fork)"
 };
 
 struct create_request {

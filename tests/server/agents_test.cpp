@@ -201,6 +201,55 @@ TEST_P(AgentRuntime, RecallsAPhraseFromItsOwnResumedSession) {
   expect_no_agent_left(c, GetParam().warm);
 }
 
+// The seqs of the session's execution.finished events, in order.
+std::vector<std::int64_t> turn_ends(cluster& c, const std::string& s) {
+  const auto r = c.call("GET", "/v1/sessions/" + s + "/events?limit=10000");
+  std::vector<std::int64_t> out;
+  for (const auto& e : r.json.at("events").as_array())
+    if (e.at("type").as_string() == "execution.finished") out.push_back(e.at("seq").to_number<std::int64_t>());
+  return out;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A fork at the end of turn 2 of 3: its agent resumes the agent's own
+// session as saved then (turn 3's phrase is not in it), its workspace is
+// turn 2's, and the source goes on with turn 3's.
+TEST_P(AgentRuntime, AForkAtTurnTwoOfThreeResumesTheAgentSessionAndWorkspaceOfThen) {
+  TETHER_REQUIRE_AGENT(bin, GetParam().binary);
+  cluster c({}, profile_config(GetParam()));
+  const auto s = create(c);
+  say(c, s, "Remember the phrase: violet harbour");
+  say(c, s, "Write file notes.txt: two\nReply with exactly: WROTE");
+  const auto at_two = binding(c, s);
+  ASSERT_FALSE(at_two.empty());
+  say(c, s, "Write file notes.txt: three\nRemember the phrase: amber lantern");
+  const auto ends = turn_ends(c, s);
+  ASSERT_EQ(ends.size(), 3u);
+
+  const auto made = c.call("POST", "/v1/sessions/" + s + "/fork", json::object{{"at", ends[1]}});
+  ASSERT_EQ(made.status, 201u) << made.body;
+  const std::string f(made.json.at("session").at("id").as_string());
+  EXPECT_EQ(made.json.at("session").at("forked_from").at("session").as_string(), s);
+  EXPECT_EQ(binding(c, f), at_two);  // the agent session as it was at turn 2
+  const fs::path data = c.dir() / "data";
+  EXPECT_EQ(read_text(data / "workspaces" / f / "notes.txt"), "two");
+
+  say(c, f, "Recall the phrase.");
+  EXPECT_EQ(c.last_answer(f), "violet harbour");
+  // Resumed from the restored state, not a rendered transcript.
+  EXPECT_EQ(last_prompt(c).find("conversation so far"), std::string::npos);
+  EXPECT_EQ(binding(c, f), at_two);
+
+  say(c, s, "Recall the phrase.");
+  EXPECT_EQ(c.last_answer(s), "amber lantern");
+  EXPECT_EQ(read_text(data / "workspaces" / s / "notes.txt"), "three");
+  expect_no_agent_left(c, GetParam().warm);
+}
+
 TEST_P(AgentRuntime, RecallsAfterTheServerIsKilled) {
   TETHER_REQUIRE_AGENT(bin, GetParam().binary);
   cluster c({}, profile_config(GetParam()));

@@ -6,7 +6,9 @@
 // skipped; a gap is filled from the JSON pages before going on); deltas
 // (text.delta, reasoning.delta, tool.progress) are shown while they stream
 // and replaced by the durable event that ends them. Also: the composer
-// (steer or queue), stop, reset, pending inputs, questions and runs.
+// (steer or queue), stop, reset, fork (at the last turn, or at a run's end
+// from the runs list: POST …/fork, then the fork's own view), pending
+// inputs, questions and runs.
 
 import { get, post, del, enc, LiveStream } from "./api.js";
 import {
@@ -50,6 +52,9 @@ export async function renderSession(root, id) {
     "New context");
   const resetConfirm = h("button", { type: "button", class: "danger", "data-test": "reset-confirm" }, "Reset context");
   const resetCancel = h("button", { type: "button", class: "ghost" }, "Keep");
+  const forkButton = h("button", { type: "button", class: "ghost", "data-test": "fork", disabled: true,
+    title: "A new session with this conversation, workspace and agent session as they were at the end of the last run" },
+  "Fork");
   const resetBox = h("div", { class: "inline-confirm", role: "group", "aria-label": "Confirm reset", hidden: true },
     h("span", null, "Start a new context? The agent forgets this conversation; the history stays here."),
     resetConfirm, resetCancel);
@@ -87,7 +92,7 @@ export async function renderSession(root, id) {
         h("a", { href: "#/sessions", class: "back" }, "← Sessions"),
         h("div", { class: "title-line" }, titleEl, stateBadge),
         h("div", { class: "meta" }, h("span", { class: "mono" }, id), metaProfile, metaRuntime, metaUsage, metaCost, live)),
-      h("div", { class: "head-actions" }, stopButton, resetButton)),
+      h("div", { class: "head-actions" }, stopButton, forkButton, resetButton)),
     resetBox,
     h("div", { class: "session-layout" },
       h("div", { class: "session-main" }, transcript, waitingHint, pendingBox, composer),
@@ -107,6 +112,7 @@ export async function renderSession(root, id) {
     stateBadge.className = `badge status-${s}`;
     view.dataset.status = s;
     stopButton.disabled = s !== "running";
+    forkButton.disabled = ![...execs.values()].some((x) => x.finishedSeq);
     waitingHint.hidden = s !== "waiting";
     composerHint.textContent = s === "running"
       ? (delivery.value === "queue" ? "Queued: runs after this turn." : "Steers the running turn.")
@@ -133,6 +139,14 @@ export async function renderSession(root, id) {
 
   // After the request the button follows the state again (the run may have ended meanwhile).
   stopButton.addEventListener("click", () => act(stopButton, () => post(`/v1/sessions/${enc(id)}/interrupt`)).then(drawState));
+  // The fork opens in its own view; `at` absent: the last finished run.
+  async function forkAt(button, at) {
+    await act(button, async () => {
+      const made = await post(`/v1/sessions/${enc(id)}/fork`, at ? { at } : {});
+      location.hash = `#/sessions/${enc(made.session.id)}`;
+    });
+  }
+  forkButton.addEventListener("click", () => forkAt(forkButton));
   resetButton.addEventListener("click", () => {
     resetBox.hidden = !resetBox.hidden;
     resetButton.setAttribute("aria-expanded", String(!resetBox.hidden));
@@ -330,11 +344,14 @@ export async function renderSession(root, id) {
     x.tokEl = h("span", { "data-test": "run-tokens" }, x.usage ? fmtUsageTokens(x.usage) : "–");
     x.costEl = h("span", { "data-test": "run-cost" }, x.usage ? fmtCost(x.usage) : "–");
     x.noteEl = h("p", { class: "run-note small", hidden: true });
+    x.forkEl = h("button", { type: "button", class: "ghost small", "data-test": "fork-run", hidden: !x.finishedSeq,
+      title: "Fork the session as it was when this run ended" }, "Fork here");
+    x.forkEl.addEventListener("click", () => forkAt(x.forkEl, x.finishedSeq));
     x.el = h("li", { class: "run", "data-test": "run", "data-execution-id": x.id },
       h("div", { class: "run-head" }, x.outcomeEl, h("time", { class: "muted small", title: fmtTime(x.started) }, fmtTime(x.started))),
       h("div", { class: "run-figures small" }, x.durEl, x.tokEl, x.costEl),
       h("div", { class: "muted small" }, [x.runtime, x.model].filter(Boolean).join(" · ")),
-      x.noteEl);
+      x.noteEl, x.forkEl);
     return x.el;
   }
 
@@ -348,6 +365,7 @@ export async function renderSession(root, id) {
     x.costEl.textContent = x.usage ? fmtCost(x.usage) : "–";
     const note = [x.reason && `reason: ${x.reason}`, x.error].filter(Boolean).join(" — ");
     x.noteEl.textContent = note;
+    x.forkEl.hidden = !x.finishedSeq;
     x.noteEl.hidden = !note;
   }
 
@@ -362,6 +380,15 @@ export async function renderSession(root, id) {
         break;
       case "session.updated":
         title = String(d.title ?? "");
+        break;
+      case "session.forked":
+        if (d.fork === id) {
+          notice("fork", `Forked from ${d.from} at seq ${d.at}: the conversation above is a copy; the workspace is as it was then.`, ev.seq);
+        } else {
+          const link = h("a", { href: `#/sessions/${enc(String(d.fork))}`, "data-test": "fork-link" }, String(d.fork));
+          add(h("div", { class: "notice notice-fork", "data-test": "notice", "data-kind": "fork", "data-seq": ev.seq, role: "note" },
+            `Forked at seq ${d.at} into `, link, "."));
+        }
         break;
       case "session.reset":
         generation = Number(d.generation) || generation + 1;
@@ -416,6 +443,7 @@ export async function renderSession(root, id) {
           x.usage = d.usage || null;
           x.reason = String(d.reason || "");
           x.error = String(d.error || "");
+          x.finishedSeq = ev.seq;
           runUpdate(x);
         }
         if (d.outcome === "failed") notice("error", `The run failed${d.error ? `: ${d.error}` : ""}.`, ev.seq);
