@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <system_error>
+#include <utility>
 
 #include "runtime/agent/errors.h"
 #include "util/beneath.h"
@@ -21,6 +22,7 @@ namespace {
 
 constexpr std::size_t max_file_bytes = 1U << 30U;  // a state file past 1 GiB is not carried
 constexpr std::string_view sqlite_magic{"SQLite format 3\0", 16};
+constexpr std::string_view opencode_database = ".local/share/opencode/opencode.db";
 
 bool starts_with_part(std::string_view rel, std::string_view dir) {
   return rel.size() > dir.size() && rel.starts_with(dir) && rel[dir.size()] == '/';
@@ -73,42 +75,101 @@ result<std::vector<std::string>> list_files(const fs::path& home, Keep keep) {
   return out;
 }
 
+// A private directory for a copy of a database (0700, under /tmp), removed
+// with it.
+class private_dir {
+ public:
+  static result<private_dir> make(const std::string& what) {
+    char dir_template[] = "/tmp/tether-state-XXXXXX";
+    const char* dir = ::mkdtemp(dir_template);
+    if (dir == nullptr) return file_error("a directory for a copy of " + what, {errno, std::generic_category()});
+    return private_dir(dir);
+  }
+  private_dir(private_dir&& o) noexcept : path_(std::exchange(o.path_, {})) {}
+  private_dir& operator=(private_dir&&) = delete;
+  ~private_dir() {
+    std::error_code ignored;
+    if (!path_.empty()) fs::remove_all(path_, ignored);
+  }
+  [[nodiscard]] const fs::path& path() const { return path_; }
+
+  result<void> write(const std::string& name, const std::string& bytes) const {
+    auto fd = beneath::open_root(path_);
+    if (!fd) return fd.error();
+    return beneath::replace_file(fd->get(), name, bytes, 0600, (path_ / name).string());
+  }
+  result<std::string> read(const std::string& name, const std::string& what) const {
+    auto fd = beneath::open_root(path_);
+    if (!fd) return fd.error();
+    auto file = beneath::open_regular(fd->get(), name);
+    if (!file) return file.error();
+    return beneath::read_all(file->get(), max_file_bytes, what);
+  }
+
+ private:
+  explicit private_dir(fs::path p) : path_(std::move(p)) {}
+  fs::path path_;
+};
+
+// `sql` run on the database `db` of `dir`, each `?` bound to `params` in order.
+result<void> run_sql(const private_dir& dir, const std::string& what, const char* sql,
+                     const std::vector<std::string>& params = {}) {
+  sqlite3* db = nullptr;
+  const std::string file = (dir.path() / "db").string();
+  int rc = sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, nullptr);
+  sqlite3_stmt* st = nullptr;
+  if (rc == SQLITE_OK && params.empty()) rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+  if (rc == SQLITE_OK && !params.empty()) {
+    // Several statements: each prepared and stepped in turn, with its own parameters.
+    const char* rest = sql;
+    std::size_t next = 0;
+    while (rc == SQLITE_OK && rest != nullptr && *rest != '\0') {
+      rc = sqlite3_prepare_v2(db, rest, -1, &st, &rest);
+      if (rc != SQLITE_OK || st == nullptr) break;
+      for (int i = 1; i <= sqlite3_bind_parameter_count(st) && next < params.size(); ++i, ++next)
+        sqlite3_bind_text(st, i, params[next].c_str(), static_cast<int>(params[next].size()), SQLITE_TRANSIENT);
+      rc = sqlite3_step(st);
+      rc = rc == SQLITE_DONE || rc == SQLITE_ROW ? SQLITE_OK : rc;
+      sqlite3_finalize(st);
+      st = nullptr;
+    }
+  }
+  std::string why = rc == SQLITE_OK ? std::string() : std::string(db != nullptr ? sqlite3_errmsg(db) : "out of memory");
+  sqlite3_close(db);
+  if (rc != SQLITE_OK) return make_error(agent_errc::io, what + ": " + why);
+  return ok();
+}
+
 // A database copied with its write-ahead log into a private directory,
 // opened there (which applies the log) and checkpointed: one consistent file.
 result<std::string> database_snapshot(int root, const std::string& rel, std::string main) {
-  char dir_template[] = "/tmp/tether-state-XXXXXX";
-  const char* dir = ::mkdtemp(dir_template);
-  if (dir == nullptr) return file_error("a directory for a copy of " + rel, {errno, std::generic_category()});
-  const fs::path copy = fs::path(dir) / "db";
-  struct cleanup {
-    fs::path d;
-    ~cleanup() {
-      std::error_code ignored;
-      fs::remove_all(d, ignored);
-    }
-  } gone{dir};
-  auto write = [](const fs::path& p, const std::string& bytes) -> result<void> {
-    auto fd = beneath::open_root(p.parent_path());
-    if (!fd) return fd.error();
-    return beneath::replace_file(fd->get(), p.filename().string(), bytes, 0600, p.string());
-  };
-  TETHER_TRY(write(copy, main));
+  auto dir = private_dir::make(rel);
+  if (!dir) return dir.error();
+  TETHER_TRY(dir->write("db", main));
   if (auto wal = beneath::open_regular(root, rel + "-wal")) {
     auto bytes = beneath::read_all(wal->get(), max_file_bytes, rel + "-wal");
     if (!bytes) return bytes.error();
-    TETHER_TRY(write(fs::path(copy.string() + "-wal"), *bytes));
+    TETHER_TRY(dir->write("db-wal", *bytes));
   }
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(copy.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
-  if (rc == SQLITE_OK) rc = sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr);
-  std::string why = rc == SQLITE_OK ? std::string() : std::string(db != nullptr ? sqlite3_errmsg(db) : "out of memory");
-  sqlite3_close(db);
-  if (rc != SQLITE_OK) return make_error(agent_errc::io, "copying the database " + rel + ": " + why);
-  auto fd = beneath::open_root(copy.parent_path());
-  if (!fd) return fd.error();
-  auto file = beneath::open_regular(fd->get(), "db");
-  if (!file) return file.error();
-  return beneath::read_all(file->get(), max_file_bytes, rel);
+  TETHER_TRY(run_sql(*dir, "copying the database " + rel, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE"));
+  return dir->read("db", rel);
+}
+
+// OpenCode's database names each session's directory (and its path under
+// the project's worktree, "/" for a workspace outside git): a session
+// restored for another workspace would be run in the old one, so they are
+// moved to `to` in a private copy before the file is written.
+result<std::string> opencode_moved(const std::string& bytes, std::string_view from, std::string_view to,
+                                   const std::string& rel) {
+  auto dir = private_dir::make(rel);
+  if (!dir) return dir.error();
+  TETHER_TRY(dir->write("db", bytes));
+  auto relative = [](std::string_view p) { return std::string(p.starts_with('/') ? p.substr(1) : p); };
+  TETHER_TRY(run_sql(*dir, "moving the sessions of " + rel + " to the workspace",
+                     "UPDATE session SET directory = ? WHERE directory = ?; "
+                     "UPDATE session SET path = ? WHERE path = ?;",
+                     {std::string(to), std::string(from), relative(to), relative(from)}));
+  return dir->read("db", rel);
 }
 
 model::state_file chunked(std::string path, const std::string& bytes, std::int64_t mode, chunk_bytes& read) {
@@ -139,7 +200,7 @@ bool is_state_path(family f, std::string_view rel) {
     case family::codex:
       return starts_with_part(rel, ".codex/sessions");
     case family::opencode:
-      return rel == ".local/share/opencode/opencode.db" || starts_with_part(rel, ".local/share/opencode/storage");
+      return rel == opencode_database || starts_with_part(rel, ".local/share/opencode/storage");
     case family::any:
       for (const std::string_view skip : {"tmp", ".cache", ".npm"})
         if (rel == skip || starts_with_part(rel, skip)) return false;
@@ -237,6 +298,12 @@ result<void> write_state(const fs::path& home, family f, const model::agent_stat
                                                       " bytes, not " + std::to_string(file.size));
     const auto rel = restored_path(f, saved, workspace, file.path);
     if (!is_state_path(f, rel)) continue;  // not this program's: never written into its home
+    if (f == family::opencode && rel == opencode_database && !saved.workspace.empty() && saved.workspace != workspace &&
+        !workspace.empty()) {
+      auto moved = opencode_moved(bytes, saved.workspace, workspace, rel);
+      if (!moved) return moved.error();
+      bytes = std::move(*moved);
+    }
     const auto mode = static_cast<mode_t>((file.mode & 0700) | 0600);
     TETHER_TRY(beneath::write_file(root->get(), rel, bytes, mode));
   }

@@ -24,7 +24,10 @@
 // its write-ahead log into a private directory, opened there (SQLite applies
 // the log) and checkpointed, so the saved file is one consistent database
 // holding what only the log held; the -wal and -shm files are never saved.
-// Restoring removes them before the database is written.
+// Restoring removes them before the database is written. OpenCode's
+// database names each session's directory: restored for another workspace
+// (a fork, another node's path), its sessions are moved to that workspace
+// in a private copy first, or OpenCode would run the session in the old one.
 #pragma once
 
 #include <cstdint>

@@ -212,5 +212,44 @@ TEST(portable_files, a_database_is_carried_whole_with_what_only_its_log_held_and
   EXPECT_EQ(rows_of(b.path() / rel), (std::vector<std::string>{"said in turn 1", "said in turn 2"}));
 }
 
+// OpenCode runs a resumed session in the directory its database names: a
+// restore for another workspace (a fork, another node) moves its sessions
+// there, and leaves other directories and the rest of the file alone.
+TEST(portable_files, opencodes_sessions_follow_the_workspace_on_restore) {
+  temp_dir a;
+  temp_dir b;
+  const std::string rel = ".local/share/opencode/opencode.db";
+  {
+    wal_database db(a.path() / rel);
+    db.exec("CREATE TABLE session(id TEXT, directory TEXT, path TEXT);"
+            "INSERT INTO session VALUES('s1', '/old/ws', 'old/ws'), ('s2', '/elsewhere', 'elsewhere');"
+            "INSERT INTO m VALUES('kept');");
+  }
+  auto got = read_state(a.path(), family::opencode, nullptr);
+  ASSERT_TRUE(got) << got.error().describe();
+  auto w = write_state(b.path(), family::opencode, saved_of(*got, "opencode-run", "/old/ws"), all_chunks(*got),
+                       "/data/workspaces/ses_fork");
+  ASSERT_TRUE(w) << w.error().describe();
+  sqlite3* db = nullptr;
+  std::vector<std::string> rows;
+  ASSERT_EQ(sqlite3_open_v2((b.path() / rel).c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_exec(
+      db, "SELECT id || ' ' || directory || ' ' || path FROM session ORDER BY id",
+      [](void* o, int, char** v, char**) {
+        static_cast<std::vector<std::string>*>(o)->emplace_back(v[0]);
+        return 0;
+      },
+      &rows, nullptr);
+  sqlite3_close(db);
+  EXPECT_EQ(rows, (std::vector<std::string>{"s1 /data/workspaces/ses_fork data/workspaces/ses_fork",
+                                            "s2 /elsewhere elsewhere"}));
+  EXPECT_EQ(rows_of(b.path() / rel), (std::vector<std::string>{"kept"}));
+  // The same workspace: the file as saved.
+  temp_dir c;
+  ASSERT_TRUE(write_state(c.path(), family::opencode, saved_of(*got, "opencode-run", "/old/ws"), all_chunks(*got),
+                          "/old/ws"));
+  EXPECT_EQ(rows_of(c.path() / rel), (std::vector<std::string>{"kept"}));
+}
+
 }  // namespace
 }  // namespace tether::runtime::agent::portable
