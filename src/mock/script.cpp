@@ -281,25 +281,47 @@ std::optional<std::string> latest_answer(const conversation& c) {
   return latest;
 }
 
-std::optional<std::string> recall_phrase(const conversation& c, std::size_t end) {
+// The phrase of the last line of `text` containing "Remember the phrase:".
+std::optional<std::string> last_phrase_in(std::string_view text) {
   static constexpr std::string_view marker = "remember the phrase:";
-  for (std::size_t i = std::min(end, c.messages.size()); i-- > 0;) {
+  std::optional<std::string> found;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const auto line = text.substr(0, nl);
+    for (std::size_t k = 0; k + marker.size() <= line.size(); ++k)
+      if (starts_with_nocase(line.substr(k), marker)) {
+        if (auto phrase = trim(line.substr(k + marker.size())); !phrase.empty()) found = std::string(phrase);
+        break;
+      }
+    if (nl == std::string_view::npos) break;
+    text.remove_prefix(nl + 1);
+  }
+  return found;
+}
+
+// The instruction's text above its "Recall the phrase." line: a conversation
+// a runner rendered into the instruction itself (Tether's transcript for a
+// new agent session) comes before it.
+std::string_view above_recall(std::string_view text) {
+  std::size_t line_start = 0;
+  std::size_t above = 0;
+  while (line_start < text.size()) {
+    const auto nl = text.find('\n', line_start);
+    const auto line = trim(text.substr(line_start, nl == std::string_view::npos ? std::string_view::npos : nl - line_start));
+    if (starts_with_nocase(line, "recall the phrase")) above = line_start;
+    if (nl == std::string_view::npos) break;
+    line_start = nl + 1;
+  }
+  return text.substr(0, above);
+}
+
+std::optional<std::string> recall_phrase(const conversation& c, std::size_t instruction) {
+  if (instruction < c.messages.size())
+    if (auto found = last_phrase_in(above_recall(c.messages[instruction].text))) return found;
+  for (std::size_t i = std::min(instruction, c.messages.size()); i-- > 0;) {
     const auto& m = c.messages[i];
     if (m.role == role::tool_result) continue;
-    std::string_view text = m.text;
-    std::optional<std::string> found;
-    while (!text.empty()) {
-      const auto nl = text.find('\n');
-      const auto line = text.substr(0, nl);
-      for (std::size_t k = 0; k + marker.size() <= line.size(); ++k)
-        if (starts_with_nocase(line.substr(k), marker)) {
-          if (auto phrase = trim(line.substr(k + marker.size())); !phrase.empty()) found = std::string(phrase);
-          break;
-        }
-      if (nl == std::string_view::npos) break;
-      text.remove_prefix(nl + 1);
-    }
-    if (found) return found;
+    if (auto found = last_phrase_in(m.text)) return found;
   }
   return std::nullopt;
 }

@@ -99,11 +99,20 @@ TEST(script, a_new_instruction_starts_from_its_first_action) {
   EXPECT_EQ(d.output.call->arguments, R"({"command":"echo again"})");
 }
 
-TEST(script, recall_finds_the_phrase_in_earlier_messages_only) {
+TEST(script, recall_finds_the_phrase_above_it_in_the_instruction_or_in_earlier_messages) {
   EXPECT_EQ(convo().user("Remember the phrase: red kite").assistant("Noted.").user("Recall the phrase.").text(),
             "red kite");
   EXPECT_EQ(convo().user("Recall the phrase.").text(), "NO_PHRASE");
-  EXPECT_EQ(convo().user("Remember the phrase: same\nRecall the phrase.").text(), "NO_PHRASE");
+  // A conversation rendered into the instruction (a runner's transcript for
+  // a new agent session): the last phrase above the recall line.
+  EXPECT_EQ(convo()
+                .user("Remember the phrase: older message")
+                .user("The conversation so far:\n\nuser: Remember the phrase: first\n\nassistant: Noted.\n\n"
+                      "user: Remember the phrase: rendered\n\n---\n\nRecall the phrase.")
+                .text(),
+            "rendered");
+  // Below the recall line is not "before" it.
+  EXPECT_EQ(convo().user("Recall the phrase.\nRemember the phrase: after").text(), "NO_PHRASE");
   EXPECT_EQ(convo()
                 .system("Summary of the conversation so far: - Remember the phrase: kept in summary")
                 .user("Recall the phrase.")
