@@ -484,6 +484,21 @@ session::task<turn_result> leased_runtime::run_placed(placed* p, session::turn_c
   model::payload acquired_event = std::move(acquired);
   if (auto r = co_await record(host, std::move(acquired_event)); !r) co_return not_recorded(r.error());
 
+  // A lease made anew (created: a fork's first turn, say; or made again for
+  // one that was gone) has an empty home: the agent session the binding
+  // names is not there. The turn starts a new one with the transcript
+  // rather than asking the agent for a session it cannot find, and says so.
+  if (!held->warm() && held->outcome() != env::lease_outcome::resumed && ctx.binding) {
+    model::agent_state_unavailable gone;
+    gone.kind = ctx.binding->runtime;
+    gone.agent_session = ctx.binding->external_session_id;
+    gone.reason = "the lease in " + p->name + " was " + std::string(env::to_string(held->outcome())) +
+                  ": its home holds no state of this agent session, so a new one starts with the transcript";
+    model::payload gone_event = std::move(gone);
+    if (auto r = co_await record(host, std::move(gone_event)); !r) co_return not_recorded(r.error());
+    ctx.binding.reset();
+  }
+
   // A program an earlier Tether left running there (a SIGKILL mid-turn) is
   // stopped, never run again, and the turn is told.
   if (!held->warm()) {

@@ -11,6 +11,9 @@
 //      from another node), made (created), or made again when the provider
 //      id the session's log recorded is gone (replaced) — and
 //      env.lease.acquired {provider_id, outcome, warm}.
+//      A lease made anew (created, replaced) holds no agent state: a turn
+//      with a binding records agent.state.unavailable and starts a new agent
+//      session with the transcript.
 //   2. The host copy of the workspace (the session's, or
 //      DATA/workspaces/<session>) goes up when the lease's copy may differ:
 //      a lease just acquired, or a host copy changed since the last sync
