@@ -31,6 +31,8 @@ key_list step_keys(step_kind k) {
       return {"do", "mode"};
     case step_kind::sleep:
       return {"do", "ms"};
+    case step_kind::fork:
+      return {"do", "run"};
     case step_kind::create_project:
     case step_kind::update_project:
       return {"do", "name", "repositories", "setup"};
@@ -131,6 +133,8 @@ result<void> read_step_fields(const table_reader& r, step& s) {
       s.mode = mode == "kill" ? restart_mode::kill : restart_mode::graceful;
       return ok();
     }
+    case step_kind::fork:
+      return assign(s.run, r.integer_or("run", 0, 0));
     case step_kind::sleep: {
       std::int64_t ms = 0;
       TETHER_TRY(assign(ms, r.integer("ms", 0)));

@@ -27,6 +27,9 @@
 //   restart mode = graceful | kill SIGTERM (wait for exit) or SIGKILL, then
 //                                  start the server again on the same data
 //   sleep ms
+//   fork run?                      POST …/fork at the end of run `run` (1-based;
+//                                  absent: the last); the later steps and the
+//                                  matchers act on the fork and its workspace
 //
 // Templates: `{marker}`, `{nonce}`, `{phrase}`, `{marker1}`…`{marker9}`,
 // `{cell}`, `{runtime}`, `{environment}` expand per cell in every string of a step or a
@@ -87,6 +90,7 @@ enum class step_kind {
   answer,
   restart,
   sleep,
+  fork,
   // the work layer (docs/architecture.md §6)
   create_project,
   create_task,
@@ -124,6 +128,9 @@ struct step {
   restart_mode mode = restart_mode::graceful;
   // sleep
   std::chrono::milliseconds duration{0};
+  // fork: the session is forked at the end of its run `run` (1-based; 0:
+  // its last), and the later steps and the matchers act on the fork
+  std::int64_t run = 0;
   // create_project, update_project: the project's name (a template); its
   // repositories and setup commands (update: each only when given)
   std::string name;

@@ -44,6 +44,9 @@ json::object step_json(const step& s) {
     case step_kind::sleep:
       o["ms"] = s.duration.count();
       break;
+    case step_kind::fork:
+      o["run"] = s.run;
+      break;
     case step_kind::create_project:
     case step_kind::update_project: {
       o["name"] = s.name;

@@ -26,7 +26,7 @@ namespace tether::e2e::detail {
 template <class E>
 using names = std::pair<E, std::string_view>;
 
-inline constexpr std::array<names<step_kind>, 15> step_names{{{step_kind::create_session, "create_session"},
+inline constexpr std::array<names<step_kind>, 16> step_names{{{step_kind::create_session, "create_session"},
                                                               {step_kind::send, "send"},
                                                               {step_kind::wait, "wait"},
                                                               {step_kind::stop, "stop"},
@@ -34,6 +34,7 @@ inline constexpr std::array<names<step_kind>, 15> step_names{{{step_kind::create
                                                               {step_kind::answer, "answer"},
                                                               {step_kind::restart, "restart"},
                                                               {step_kind::sleep, "sleep"},
+                                                              {step_kind::fork, "fork"},
                                                               {step_kind::create_project, "create_project"},
                                                               {step_kind::create_task, "create_task"},
                                                               {step_kind::approve, "approve"},

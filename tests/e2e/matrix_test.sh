@@ -48,16 +48,16 @@ camp_dir = out / "campaigns" / latest
 camp = json.loads((camp_dir / "campaign.json").read_text())
 assert camp["schema"] == "tether.e2e.campaign/v1"
 t = camp["totals"]
-# 4 suites with 3 + 2 + 7 + 7 cases on 3 profiles, the 2 + 7 of session-integrity
+# 4 suites with 3 + 2 + 7 + 8 cases on 3 profiles, the 2 + 8 of session-integrity
 # and persistent-chat also on postgres-2node (two nodes on one database);
 # warm-continuity and the two agent-session cases do not apply to native (no
-# agent process, no agent session of its own): 66 cells run, 18 (9 per
-# environment) are not applicable. The 19 cases and daytona-warm-continuity's
-# 2 also on ssh (a real sshd per cell: the turns run in a lease there): 54
-# more run, 9 not applicable; on daytona the same 54 are skipped without
+# agent process, no agent session of its own): 72 cells run, 18 (9 per
+# environment) are not applicable. The 20 cases and daytona-warm-continuity's
+# 2 also on ssh (a real sshd per cell: the turns run in a lease there): 57
+# more run, 9 not applicable; on daytona the same 57 are skipped without
 # $DAYTONA_API_KEY, 9 not applicable.
-assert t["selected"] == 120 and t["passed"] == 120 and t["notApplicable"] == 36, t
-assert t.get("skipped", 0) == 54, t
+assert t["selected"] == 129 and t["passed"] == 129 and t["notApplicable"] == 36, t
+assert t.get("skipped", 0) == 57, t
 suites = {s["suiteId"] for s in camp["suites"]}
 assert suites == {"core-compatibility", "session-integrity", "persistent-chat", "task-work",
                   "daytona-warm-continuity"}, suites

@@ -212,6 +212,42 @@ result<void> restart(cell_env& env, const step& s) {
   return start_server(env);
 }
 
+// The seq at which run `run` (1-based) of the session ended: its execution.finished.
+result<std::int64_t> end_of_run(cell_env& env, std::int64_t run) {
+  auto page = env.api->get(session_path(env, "events") + "?limit=10000");
+  if (!page) return api_error("GET " + session_path(env, "events"), page.error());
+  const auto* events = page->is_object() ? page->as_object().if_contains("events") : nullptr;
+  std::int64_t seen = 0;
+  if (events != nullptr && events->is_array())
+    for (const auto& e : events->as_array())
+      if (e.is_object() && str(e.as_object().if_contains("type")) == "execution.finished" && ++seen == run)
+        return num(e.as_object().if_contains("seq"));
+  return make_error(e2e_errc::api, "fork: the session has " + std::to_string(seen) + " finished run(s), not " +
+                                       std::to_string(run));
+}
+
+// The session forked at the end of run s.run (0: its last); the cell goes on
+// with the fork: its id, and its workspace for the file matchers.
+result<void> fork(cell_env& env, const step& s) {
+  json::object body;
+  if (s.run > 0) {
+    auto at = end_of_run(env, s.run);
+    if (!at) return at.error();
+    body["at"] = *at;
+  }
+  auto r = env.api->post(session_path(env, "fork"), body);
+  if (!r) return api_error("POST " + session_path(env, "fork"), r.error());
+  const auto* made = r->is_object() ? r->as_object().if_contains("session") : nullptr;
+  const auto* view = made != nullptr && made->is_object() ? &made->as_object() : nullptr;
+  const auto id = view != nullptr ? str(view->if_contains("id")) : "";
+  const auto workspace = view != nullptr ? str(view->if_contains("workspace")) : "";
+  if (id.empty() || workspace.empty())
+    return make_error(e2e_errc::api, "POST " + session_path(env, "fork") + ": no session id or workspace in the answer");
+  env.session = id;
+  env.workspace = workspace;
+  return ok();
+}
+
 result<void> sleep_for(cell_env& env, std::chrono::milliseconds d) {
   const auto until = std::chrono::steady_clock::now() + d;
   while (std::chrono::steady_clock::now() < until) {
@@ -257,6 +293,8 @@ result<void> run_step(cell_env& env, const step& raw) {
       return restart(env, s);
     case step_kind::sleep:
       return sleep_for(env, s.duration);
+    case step_kind::fork:
+      return fork(env, s);
     default:
       return ok();  // the work steps went to run_work_step
   }
