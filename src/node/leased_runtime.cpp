@@ -396,26 +396,39 @@ session::task<turn_result> leased_runtime::run_turn(session::turn_context ctx,
   const execution_id e = ctx.execution;
   const fs::path workspace = ctx.workspace.empty() ? data_dir_ / "workspaces" / s.str() : fs::path(ctx.workspace);
   const auto it = profiles_.find(ctx.profile.empty() ? std::string_view("default") : std::string_view(ctx.profile));
+  if (snapshots_ != nullptr && snapshots_->pending(s)) {
+    // The last turn's snapshot is still being taken: this turn may change the workspace only after.
+    auto wait = [snaps = snapshots_, s] {
+      snaps->wait_taken(s);
+      return 0;
+    };
+    (void)co_await off_io<int>(snapshot_waits_, std::move(wait));
+  }
   turn_result turn;
   if (it == profiles_.end())
     turn = co_await inner_.run_turn(std::move(ctx), std::move(host));
   else
     turn = co_await run_placed(it->second, std::move(ctx), std::move(host));
-  if (snapshots_ != nullptr) co_await snapshot(s, e, workspace);
+  if (snapshots_ != nullptr) snapshot_later(s, e, workspace);
   co_return turn;
 }
 
-void leased_runtime::keep_snapshots(const git_snapshots& s, asio::thread_pool& pool) {
+void leased_runtime::keep_snapshots(const git_snapshots& s, asio::thread_pool& takes, asio::thread_pool& waits) {
   snapshots_ = &s;
-  snapshot_pool_ = &pool;
+  snapshot_takes_ = &takes;
+  snapshot_waits_ = &waits;
 }
 
-session::task<void> leased_runtime::snapshot(session_id s, execution_id e, fs::path workspace) {
-  auto take = [snaps = snapshots_, s, e, workspace] { return snaps->take(s, e, workspace); };
-  auto taken = co_await off_io<result<std::string>>(snapshot_pool_, std::move(take));
-  if (!taken)
-    spdlog::warn("session {}: no snapshot of the workspace after {} (a fork there is refused): {}", s.str(), e.str(),
-                 taken.error().message);
+// Marked pending now, before the turn's end is recorded; taken on the pool.
+void leased_runtime::snapshot_later(session_id s, execution_id e, fs::path workspace) {
+  snapshots_->begin(s);
+  asio::post(*snapshot_takes_, [snaps = snapshots_, s = std::move(s), e = std::move(e), w = std::move(workspace)] {
+    auto taken = snaps->take(s, e, w);
+    snaps->end(s);
+    if (!taken)
+      spdlog::warn("session {}: no snapshot of the workspace after {} (a fork there is refused): {}", s.str(), e.str(),
+                   taken.error().message);
+  });
 }
 
 session::task<leased_runtime::recorded_lease> leased_runtime::recorded(session_id s, std::string environment) {

@@ -33,10 +33,11 @@
 //      stops every lease (shutdown).
 //
 // After every turn, placed or not, the workspace's host copy is snapshotted
-// (node/snapshots.h) when keep_snapshots() was called, before the turn's
-// end is recorded: a fork at that turn gets the workspace as it was then.
-// A snapshot that fails is logged and the turn goes on; a fork there is
-// refused with the reason.
+// (node/snapshots.h) when keep_snapshots() was called: marked pending before
+// the turn's end is recorded, taken in the background on `takes` (so the
+// end is not delayed), and waited for by the session's next turn and by a
+// fork of it. A snapshot that fails is logged; a fork there is refused with
+// the reason.
 //
 // Every runtime kind runs there (session::turn_place). The kinds' calls
 // block: they run on a pool of this runtime's own (eight threads: they wait
@@ -73,8 +74,10 @@ class leased_runtime final : public session::runtime {
   // The turns of `profile` run in `e` (made by env::make_environment from
   // its settings). Errors: util_errc::invalid_argument when the kind cannot be made.
   result<void> place_profile(const std::string& profile, const config::environment_settings& e);
-  // Snapshots every turn's workspace into `s`, on `pool` (both outlive it).
-  void keep_snapshots(const git_snapshots& s, boost::asio::thread_pool& pool);
+  // Snapshots every turn's workspace into `s` on `takes`; the next turn
+  // waits for it on `waits` (all outlive it; two pools, so a wait never
+  // holds the thread a take needs).
+  void keep_snapshots(const git_snapshots& s, boost::asio::thread_pool& takes, boost::asio::thread_pool& waits);
 
   [[nodiscard]] std::string name(std::string_view profile) const override { return inner_.name(profile); }
   [[nodiscard]] std::string model(std::string_view profile) const override { return inner_.model(profile); }
@@ -99,7 +102,7 @@ class leased_runtime final : public session::runtime {
   };
   session::task<recorded_lease> recorded(session_id s, std::string environment);
   session::task<void> give_back(std::optional<env::keeper::held> h);
-  session::task<void> snapshot(session_id s, execution_id e, std::filesystem::path workspace);
+  void snapshot_later(session_id s, execution_id e, std::filesystem::path workspace);
   void record_release(const std::string& environment, const std::string& key, const std::string& provider_id,
                       std::string_view reason);
 
@@ -114,7 +117,8 @@ class leased_runtime final : public session::runtime {
   std::map<std::string, placed*, std::less<>> profiles_;                      // profile -> its environment
   bool stopped_ = false;
   const git_snapshots* snapshots_ = nullptr;
-  boost::asio::thread_pool* snapshot_pool_ = nullptr;
+  boost::asio::thread_pool* snapshot_takes_ = nullptr;
+  boost::asio::thread_pool* snapshot_waits_ = nullptr;
 };
 
 }  // namespace tether::node

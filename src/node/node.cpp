@@ -130,7 +130,8 @@ struct node::impl final : runtime::kind_host {
   // git blocks, on a pool of its own.
   std::optional<git_snapshots> snapshots;
   std::unique_ptr<session::workspace_snapshots> fork_snapshots;
-  asio::thread_pool snapshot_pool{4};
+  asio::thread_pool snapshot_takes{2};
+  asio::thread_pool snapshot_pool{2};  // forks' restores, and turns waiting for their session's last snapshot
   std::unique_ptr<runtime::agent::tool_bridge> bridge;  // started with the first agent profile
   std::unique_ptr<runtime::agent::model_relay> relay;   // likewise
   bool closed = false;
@@ -320,7 +321,7 @@ result<std::unique_ptr<node>> node::open(node_options o) {
     if (auto r = i->leased->place_profile(name, e->second); !r) return r.error();
   }
   i->snapshots.emplace(i->data);
-  i->leased->keep_snapshots(*i->snapshots, i->snapshot_pool);
+  i->leased->keep_snapshots(*i->snapshots, i->snapshot_takes, i->snapshot_pool);
   i->fork_snapshots = i->snapshots->as_session(i->snapshot_pool.get_executor());
   i->guard.emplace(i->io.get_executor());
   for (int t = 0; t < std::max(1, o.threads); ++t) i->threads.emplace_back([io = &i->io] { io->run(); });
@@ -373,6 +374,7 @@ void node::close() {
   impl_->closed = true;
   run(impl_->service->stop());
   impl_->work_pool.join();
+  impl_->snapshot_takes.join();
   impl_->snapshot_pool.join();
   if (impl_->bridge) run(impl_->bridge->stop());
   if (impl_->relay) run(impl_->relay->stop());

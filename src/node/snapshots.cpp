@@ -46,13 +46,18 @@ struct git_call {
   fs::path git_dir;
   fs::path work_tree;
   fs::path index;
+  int compression = 1;
 
   result<std::string> operator()(std::vector<std::string> args, bool quiet_failure = false) const {
     static const auto program = process::find_program("git");
     if (!program) return io("git is not installed (not on PATH)");
     process::spawn_options o;
-    o.argv = {program->string(), "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c",
-              "core.looseCompression=1", "-c", "core.autocrlf=false", "-c", "core.symlinks=true"};
+    // A checkout writes with every core (checkout.workers 0); objects are
+    // deflated at `compression` (1: fast, a third of text's size; 0 for
+    // what is deflated already, a repository's own objects).
+    o.argv = {program->string(), "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+              "-c", "core.looseCompression=" + std::to_string(compression), "-c", "core.autocrlf=false",
+              "-c", "core.symlinks=true", "-c", "checkout.workers=0", "-c", "checkout.thresholdForParallelism=64"};
     o.argv.insert(o.argv.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
     o.env = {"PATH=/usr/bin:/bin", "HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
              "GIT_TERMINAL_PROMPT=0", "GIT_DIR=" + git_dir.string(), "LC_ALL=C"};
@@ -106,7 +111,8 @@ result<void> within(const fs::path& workspace, const snapshot_budget& b) {
 
 // A tree of `work` in `repo` through its index `index`: git add -A, write-tree.
 result<std::string> tree_of(const fs::path& repo, const fs::path& work, const fs::path& index, bool all) {
-  git_call git{repo, work, index};
+  // A repository's own objects are deflated already: stored as they are.
+  git_call git{repo, work, index, all ? 0 : 1};
   std::vector<std::string> add{"add", "-A", "--ignore-errors"};
   if (all) add.emplace_back("-f");
   add.emplace_back("--");
@@ -207,6 +213,7 @@ result<std::string> git_snapshots::restore_now(const session_id& source, const e
                                                const session_id& fork) const {
   if (!ref_safe(source.str()) || !ref_safe(e.str()) || !ref_safe(fork.str()))
     return make_error(util_errc::invalid_argument, "not a ref name");
+  wait_taken(source);  // a turn's snapshot still being taken is waited for
   const fs::path from = repository(source);
   std::error_code ec;
   if (!fs::exists(from / "HEAD", ec))
@@ -244,6 +251,30 @@ result<std::string> git_snapshots::restore_now(const session_id& source, const e
     TETHER_TRY(check_out(repo, *tree + ":git", ws / ".git", repo / "git.index"));
   }
   return *tree;
+}
+
+void git_snapshots::begin(const session_id& s) const {
+  std::lock_guard lock(pending_->m);
+  ++pending_->by_session[s.str()];
+}
+
+void git_snapshots::end(const session_id& s) const {
+  {
+    std::lock_guard lock(pending_->m);
+    auto it = pending_->by_session.find(s.str());
+    if (it != pending_->by_session.end() && --it->second <= 0) pending_->by_session.erase(it);
+  }
+  pending_->done.notify_all();
+}
+
+bool git_snapshots::pending(const session_id& s) const {
+  std::lock_guard lock(pending_->m);
+  return pending_->by_session.contains(s.str());
+}
+
+void git_snapshots::wait_taken(const session_id& s) const {
+  std::unique_lock lock(pending_->m);
+  pending_->done.wait(lock, [&] { return !pending_->by_session.contains(s.str()); });
 }
 
 void git_snapshots::discard_now(const session_id& fork) const {

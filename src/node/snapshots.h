@@ -28,6 +28,12 @@
 // entries, counted before anything is hashed): that turn has no snapshot
 // and cannot be forked, which restore() says.
 //
+// A node takes a turn's snapshot after the turn's end is recorded, in the
+// background (node/leased_runtime.h): begin() marks the session's snapshot
+// pending, end() clears it; restore_now() of that session and wait_taken()
+// (the session's next turn) wait for a pending one, so neither sees a
+// workspace half snapshotted. take() alone neither marks nor waits.
+//
 // restore_now() makes DATA/snapshots/<fork>.git borrowing the source's
 // objects (objects/info/alternates), reads the tree into the fork's own
 // index and checks it out into the fork's workspace, which must not exist
@@ -41,9 +47,12 @@
 // that is no ref name).
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -69,6 +78,11 @@ class git_snapshots {
   result<std::string> restore_now(const session_id& source, const execution_id& e, const session_id& fork) const;
   void discard_now(const session_id& fork) const;
 
+  void begin(const session_id& s) const;
+  void end(const session_id& s) const;
+  [[nodiscard]] bool pending(const session_id& s) const;
+  void wait_taken(const session_id& s) const;
+
   [[nodiscard]] std::filesystem::path repository(const session_id& s) const;
   [[nodiscard]] std::filesystem::path workspace(const session_id& s) const;
 
@@ -78,6 +92,12 @@ class git_snapshots {
  private:
   std::filesystem::path data_;
   snapshot_budget budget_;
+  struct pending_takes {
+    std::mutex m;
+    std::condition_variable done;
+    std::map<std::string, int, std::less<>> by_session;
+  };
+  std::shared_ptr<pending_takes> pending_ = std::make_shared<pending_takes>();
 };
 
 }  // namespace tether::node

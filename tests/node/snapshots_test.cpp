@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <future>
 
 #include <gtest/gtest.h>
 
@@ -146,6 +147,24 @@ TEST_F(Snapshots, refuses_what_it_cannot_give_with_the_reason) {
   auto over = small.take(source, execution_id::generate(), ws);
   ASSERT_FALSE(over);
   EXPECT_NE(over.error().message.find("budget"), std::string::npos) << over.error().message;
+}
+
+// A turn's snapshot is taken after its end is recorded: a fork of that
+// turn arriving meanwhile waits for it rather than finding none.
+TEST_F(Snapshots, a_restore_waits_for_the_snapshot_still_being_taken) {
+  git_snapshots snaps(data);
+  write(ws / "a.txt", "taken late");
+  const auto x = execution_id::generate();
+  snaps.begin(source);
+  EXPECT_TRUE(snaps.pending(source));
+  auto forked = std::async(std::launch::async, [&] { return snaps.restore_now(source, x, fork); });
+  ASSERT_TRUE(snaps.take(source, x, ws));
+  snaps.end(source);
+  auto made = forked.get();
+  ASSERT_TRUE(made) << made.error().message;
+  EXPECT_EQ(read(snaps.workspace(fork) / "a.txt"), "taken late");
+  EXPECT_FALSE(snaps.pending(source));
+  snaps.wait_taken(source);  // nothing pending: returns at once
 }
 
 TEST_F(Snapshots, discard_removes_what_a_restore_made) {

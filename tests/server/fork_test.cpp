@@ -170,14 +170,20 @@ TEST(Fork, RefusesWhatIsNotATurnBoundaryOrHasNoSnapshotAndWritesNothing) {
   EXPECT_EQ(c.call("POST", "/v1/sessions/ses_nosuchsession/fork").status, 404u);
   EXPECT_EQ(c.call("POST", "/v1/sessions/" + s + "/fork", json::object{{"id", s}}).status, 409u);
 
+  EXPECT_EQ(c.call("GET", "/v1/sessions").json.at("sessions").as_array().size(), sessions_before);
+  for (const auto& e : events(c, s)) EXPECT_NE(e.at("type").as_string(), "session.forked");
+
   // A snapshot lost (taken on another node, say): refused with the reason.
+  // A fork first, which waits for the turn's snapshot to be taken (in the
+  // background, after the turn's end), so nothing writes the repository
+  // while it is removed.
+  ASSERT_EQ(c.call("POST", "/v1/sessions/" + s + "/fork").status, 201u);
+  const auto forks_before = c.call("GET", "/v1/sessions").json.at("sessions").as_array().size();
   fs::remove_all(c.dir() / "data" / "snapshots" / (s + ".git"));
   auto gone = c.call("POST", "/v1/sessions/" + s + "/fork");
   EXPECT_EQ(gone.status, 409u) << gone.body;
   EXPECT_NE(gone.body.find("no snapshot"), std::string::npos) << gone.body;
-
-  EXPECT_EQ(c.call("GET", "/v1/sessions").json.at("sessions").as_array().size(), sessions_before);
-  for (const auto& e : events(c, s)) EXPECT_NE(e.at("type").as_string(), "session.forked");
+  EXPECT_EQ(c.call("GET", "/v1/sessions").json.at("sessions").as_array().size(), forks_before);
   say(c, s, "Reply with exactly: TWO");  // the source is unharmed
   EXPECT_EQ(c.last_answer(s), "TWO");
 }
