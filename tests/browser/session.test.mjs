@@ -1,5 +1,5 @@
 // A session driven from the browser: created from the UI, streamed answers,
-// stop, questions, steering, reset, a reload mid-turn, agent text that tries
+// stop, questions, steering, reset, fork, a reload mid-turn, agent text that tries
 // to inject markup, and the view at phone width and in the dark theme. The
 // built-in scripted model answers (its grammar: "Reply with exactly: X",
 // "Stream slowly: MS", "Ask: Q | A | B", "Wait for file F").
@@ -161,6 +161,43 @@ h.test("reset starts a new generation, keeps the history and shows a notice", as
   await wait_assistant_text(page, "NO_PHRASE");
   const msgs = await api.messages(s.id);
   assert.equal(msgs.filter((m) => m.role === "assistant").at(-1).generation, 1);
+});
+
+h.test("Fork opens the fork at the last run; Fork here on a run forks at its end", async (ctx) => {
+  const { page } = ctx;
+  const s = await signed_in_session(ctx, "to fork");
+  assert.ok(await page.$eval("button[data-test=fork]", (b) => b.disabled), "no run yet: nothing to fork");
+  await send(page, "Remember the phrase: FIRST-KITE");
+  await wait_assistant_text(page, "Noted.");
+  await api.wait_idle(s.id);
+  await send(page, "Remember the phrase: SECOND-KITE");
+  await eventually("two runs listed", async () => (await page.$$("[data-test=run]")).length === 2);
+  await api.wait_idle(s.id);
+
+  // The runs list is newest first: its last entry is the first run.
+  await page.waitForFunction(() => document.querySelectorAll("[data-test=fork-run]:not([hidden])").length === 2);
+  const buttons = await page.$$("[data-test=fork-run]");
+  await buttons[1].click();
+  await page.waitForFunction((from) => /^#\/sessions\/ses_/.test(location.hash) && !location.hash.includes(from), {}, s.id);
+  const fork = decodeURIComponent(new URL(page.url()).hash.slice("#/sessions/".length));
+  await page.waitForSelector(`[data-test=session-view][data-session-id="${fork}"]`, { visible: true });
+  await page.waitForSelector("[data-test=notice][data-kind=fork] [data-test=forked-from-link]", { visible: true });
+  const view = await api.session(fork);
+  assert.equal(view.forked_from.session, s.id);
+  await send(page, "Recall the phrase.");
+  await wait_assistant_text(page, "FIRST-KITE");
+
+  // Back in the source: its log links the fork; Fork takes the last run.
+  await open_session(page, s.id);
+  await page.waitForSelector(`[data-test=fork-link]`, { visible: true });
+  await page.waitForFunction(() => !document.querySelector("button[data-test=fork]").disabled);
+  await page.click("button[data-test=fork]");
+  await page.waitForFunction((from, first) => /^#\/sessions\/ses_/.test(location.hash) && !location.hash.includes(from) &&
+    !location.hash.includes(first), {}, s.id, fork);
+  const latest = decodeURIComponent(new URL(page.url()).hash.slice("#/sessions/".length));
+  await page.waitForSelector(`[data-test=session-view][data-session-id="${latest}"]`, { visible: true });
+  await send(page, "Recall the phrase.");
+  await wait_assistant_text(page, "SECOND-KITE");
 });
 
 h.test("a reload mid-turn resumes the stream without duplicated text", async (ctx) => {

@@ -383,7 +383,9 @@ export async function renderSession(root, id) {
         break;
       case "session.forked":
         if (d.fork === id) {
-          notice("fork", `Forked from ${d.from} at seq ${d.at}: the conversation above is a copy; the workspace is as it was then.`, ev.seq);
+          const from = h("a", { href: `#/sessions/${enc(String(d.from))}`, "data-test": "forked-from-link" }, String(d.from));
+          add(h("div", { class: "notice notice-fork", "data-test": "notice", "data-kind": "fork", "data-seq": ev.seq, role: "note" },
+            "Forked from ", from, ` at seq ${d.at}: the conversation above is a copy; the workspace is as it was then.`));
         } else {
           const link = h("a", { href: `#/sessions/${enc(String(d.fork))}`, "data-test": "fork-link" }, String(d.fork));
           add(h("div", { class: "notice notice-fork", "data-test": "notice", "data-kind": "fork", "data-seq": ev.seq, role: "note" },
