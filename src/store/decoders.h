@@ -75,6 +75,9 @@ result<E> parse_name(const std::array<named<E>, N>& table, std::string_view s, c
   return corrupt(what + ": unknown value '" + std::string(s) + "'");
 }
 
+// How many columns session_from reads (0..23): a query's columns after them start here.
+inline constexpr int session_columns = 24;
+
 template <class Row>
 result<session_row> session_from(const Row& q) {
   session_row r;

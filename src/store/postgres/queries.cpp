@@ -121,8 +121,9 @@ result<std::vector<session_overview>> list_overviews(connection& db, std::size_t
   return collect<session_overview>(std::move(q), [](const rows& row) -> result<session_overview> {
     auto session = session_from(row);
     if (!session) return session.error();
-    return session_overview{std::move(*session), static_cast<std::size_t>(row.int64(22)),
-                            static_cast<std::size_t>(row.int64(23)), usage_from(row, 24)};
+    return session_overview{std::move(*session), static_cast<std::size_t>(row.int64(session_columns)),
+                            static_cast<std::size_t>(row.int64(session_columns + 1)),
+                            usage_from(row, session_columns + 2)};
   });
 }
 
