@@ -71,6 +71,53 @@ result<void> write_config(const cell_env& env) {
 
 namespace {
 
+// Each run's start and finish, and which run each input went into, for one
+// session (the cell's own, or one a fork step moved it from).
+struct session_runs {
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> times;  // run → started_at, finished_at
+  std::map<std::string, std::string> run_of;                           // input → execution
+};
+
+json::array executions_of(cell_env& env, const std::string& session) {
+  if (auto x = env.api->get("/v1/sessions/" + session + "/executions"); x && x->is_object())
+    if (const auto* a = x->as_object().if_contains("executions"); a != nullptr && a->is_array()) return a->as_array();
+  return {};
+}
+
+// The sessions inputs were sent to before a fork step moved the cell on.
+std::vector<std::string> earlier_sessions(const cell_env& env) {
+  std::vector<std::string> out;
+  for (const auto& in : env.inputs)
+    if (!in.session.empty() && in.session != env.session &&
+        std::find(out.begin(), out.end(), in.session) == out.end())
+      out.push_back(in.session);
+  return out;
+}
+
+session_runs runs_of(cell_env& env, const std::string& session, json::array executions) {
+  session_runs out;
+  if (session != env.session) executions = executions_of(env, session);
+  for (const auto& x : executions) {
+    if (!x.is_object()) continue;
+    const auto& xo = x.as_object();
+    const auto* s = xo.if_contains("started_at");
+    const auto* f = xo.if_contains("finished_at");
+    out.times[xo.contains("id") ? std::string(xo.at("id").as_string()) : ""] = {
+        s != nullptr && s->is_int64() ? s->as_int64() : 0, f != nullptr && f->is_int64() ? f->as_int64() : 0};
+  }
+  if (auto inputs = env.api->get("/v1/sessions/" + session + "/inputs"); inputs && inputs->is_object())
+    if (const auto* a = inputs->as_object().if_contains("inputs"); a != nullptr && a->is_array())
+      for (const auto& in : a->as_array())
+        if (in.is_object() && in.as_object().contains("execution"))
+          out.run_of[std::string(in.as_object().at("id").as_string())] =
+              std::string(in.as_object().at("execution").as_string());
+  return out;
+}
+
+}  // namespace
+
+namespace {
+
 result<void> start_mock(cell_env& env) {
   auto p = child_process::start({env.plan->tether_binary, "mock-llm", "--listen", "127.0.0.1:0", "--record",
                                  (env.dir / "model-requests.jsonl").string()},
@@ -228,10 +275,16 @@ result<void> drive(cell_env& env, cell_result& r) {
   for (const auto& u : r.usage) r.run_ids.push_back(u.run_id);
   auto seen = observe(env, *env.plan->kase, *runs);
   if (!seen) return seen.error();
-  auto leases = observe_leases(env, *runs);
+  auto leases = observe_leases(env, env.session, *runs);
   if (!leases) return leases.error();
-  seen->leases = std::move(*leases);
-  for (const auto& l : seen->leases) {
+  seen->leases = *leases;  // the matchers judge the cell's session
+  // The turns sent before a fork step ran in the session it forked.
+  for (const auto& s : earlier_sessions(env)) {
+    auto more = observe_leases(env, s, executions_of(env, s));
+    if (!more) return more.error();
+    leases->insert(leases->end(), more->begin(), more->end());
+  }
+  for (const auto& l : *leases) {
     const auto ms = l.done_ms > l.acquired_ms ? l.done_ms - l.acquired_ms : 0;
     r.leases.push_back({l.run_id, l.outcome, ms});
     for (auto& t : r.turns)
@@ -393,23 +446,13 @@ bool stop_server(cell_env& env, restart_mode mode) {
   return exited || mode == restart_mode::kill;
 }
 
+
 std::vector<turn_timing> turn_timings(cell_env& env, const json::array& executions) {
-  std::map<std::string, std::pair<std::int64_t, std::int64_t>> times;  // run → started_at, finished_at
-  for (const auto& x : executions) {
-    if (!x.is_object()) continue;
-    const auto& xo = x.as_object();
-    const auto* s = xo.if_contains("started_at");
-    const auto* f = xo.if_contains("finished_at");
-    times[xo.contains("id") ? std::string(xo.at("id").as_string()) : ""] = {
-        s != nullptr && s->is_int64() ? s->as_int64() : 0, f != nullptr && f->is_int64() ? f->as_int64() : 0};
+  std::map<std::string, session_runs> by_session;
+  for (const auto& in : env.inputs) {
+    const std::string& s = in.session.empty() ? env.session : in.session;
+    if (!by_session.contains(s)) by_session.emplace(s, runs_of(env, s, executions));
   }
-  std::map<std::string, std::string> run_of;  // input → execution
-  if (auto inputs = env.api->get("/v1/sessions/" + env.session + "/inputs"); inputs && inputs->is_object())
-    if (const auto* a = inputs->as_object().if_contains("inputs"); a != nullptr && a->is_array())
-      for (const auto& in : a->as_array())
-        if (in.is_object() && in.as_object().contains("execution"))
-          run_of[std::string(in.as_object().at("id").as_string())] =
-              std::string(in.as_object().at("execution").as_string());
   json::array requests;
   if (!env.mock_url.empty()) {
     client::client_options o;
@@ -423,8 +466,10 @@ std::vector<turn_timing> turn_timings(cell_env& env, const json::array& executio
   for (const auto& in : env.inputs) {
     turn_timing t;
     t.input_id = in.id;
-    if (auto it = run_of.find(in.id); it != run_of.end()) t.run_id = it->second;
-    if (auto it = times.find(t.run_id); it != times.end() && it->second.first > 0 && it->second.second > 0) {
+    const auto& runs = by_session.at(in.session.empty() ? env.session : in.session);
+    if (auto it = runs.run_of.find(in.id); it != runs.run_of.end()) t.run_id = it->second;
+    if (auto it = runs.times.find(t.run_id);
+        it != runs.times.end() && it->second.first > 0 && it->second.second > 0) {
       t.run_duration_ms = static_cast<double>(it->second.second - it->second.first);
       t.response_ms = static_cast<double>(it->second.second - in.sent_unix_ms);
     }

@@ -24,6 +24,7 @@ namespace tether::e2e {
 
 struct sent_input {
   std::string id;
+  std::string session;  // where it was sent (a fork step moves the cell to another session)
   std::string text;
   std::int64_t sent_unix_ms = 0;        // just before the POST
   std::int64_t admitted_steady_us = 0;  // when the 202 came back (CLOCK_MONOTONIC, as the scripted model records)
@@ -114,7 +115,9 @@ std::string environment_config(const cell_env& env);
 std::map<std::string, std::string> environment_variables(const cell_env& env);
 // The session's leases (env.lease.* and env.workspace.synced events), each
 // with the run it served (the last run started before it).
-result<std::vector<observed_lease>> observe_leases(cell_env& env, const boost::json::array& executions);
+// Of `session` (the cell's, or one a fork step moved it from), whose runs are `executions`.
+result<std::vector<observed_lease>> observe_leases(cell_env& env, const std::string& session,
+                                                   const boost::json::array& executions);
 
 // steps.cpp
 // Runs one step with every template of it expanded (expand_step).

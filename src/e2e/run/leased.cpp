@@ -92,10 +92,11 @@ std::map<std::string, std::string> environment_variables(const cell_env& env) {
   return vars;
 }
 
-result<std::vector<observed_lease>> observe_leases(cell_env& env, const json::array& executions) {
+result<std::vector<observed_lease>> observe_leases(cell_env& env, const std::string& session,
+                                                   const json::array& executions) {
   std::vector<observed_lease> out;
-  if (env.session.empty() || !leased(env)) return out;
-  auto page = env.api->get("/v1/sessions/" + env.session + "/events?limit=10000");
+  if (session.empty() || !leased(env)) return out;
+  auto page = env.api->get("/v1/sessions/" + session + "/events?limit=10000");
   if (!page) return make_error(e2e_errc::api, "GET the session's events: " + page.error().message);
   const auto* events = page->is_object() ? page->as_object().if_contains("events") : nullptr;
   if (events == nullptr || !events->is_array()) return out;

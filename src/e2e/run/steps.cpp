@@ -69,6 +69,7 @@ result<void> send(cell_env& env, const step& s) {
   body["text"] = s.text;
   body["delivery"] = s.delivery;
   sent_input in;
+  in.session = env.session;
   in.text = s.text;
   in.sent_unix_ms = real_clock().now();
   auto r = env.api->post(session_path(env, "inputs"), body);
