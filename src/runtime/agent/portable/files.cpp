@@ -117,6 +117,14 @@ result<void> run_sql(const private_dir& dir, const std::string& what, const char
   sqlite3* db = nullptr;
   const std::string file = (dir.path() / "db").string();
   int rc = sqlite3_open_v2(file.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, nullptr);
+  if (rc == SQLITE_OK) {
+    // The agent wrote this database: none of its triggers or views run here,
+    // its schema is not trusted, and no statement can corrupt the file.
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  }
   sqlite3_stmt* st = nullptr;
   if (rc == SQLITE_OK && params.empty()) rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
   if (rc == SQLITE_OK && !params.empty()) {

@@ -176,12 +176,13 @@ class wal_database {
   sqlite3* db_ = nullptr;
 };
 
-std::vector<std::string> rows_of(const fs::path& path) {
+// The first column of each row `sql` selects from the database at `path`.
+std::vector<std::string> rows_of(const fs::path& path, const char* sql = "SELECT t FROM m ORDER BY rowid") {
   sqlite3* db = nullptr;
   std::vector<std::string> out;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK)
     sqlite3_exec(
-        db, "SELECT t FROM m ORDER BY rowid",
+        db, sql,
         [](void* o, int, char** v, char**) {
           static_cast<std::vector<std::string>*>(o)->emplace_back(v[0]);
           return 0;
@@ -223,24 +224,16 @@ TEST(portable_files, opencodes_sessions_follow_the_workspace_on_restore) {
     wal_database db(a.path() / rel);
     db.exec("CREATE TABLE session(id TEXT, directory TEXT, path TEXT);"
             "INSERT INTO session VALUES('s1', '/old/ws', 'old/ws'), ('s2', '/elsewhere', 'elsewhere');"
-            "INSERT INTO m VALUES('kept');");
+            "INSERT INTO m VALUES('kept');"
+            // The agent's own trigger: never run by the move.
+            "CREATE TRIGGER planted AFTER UPDATE ON session BEGIN INSERT INTO m VALUES('trigger ran'); END;");
   }
   auto got = read_state(a.path(), family::opencode, nullptr);
   ASSERT_TRUE(got) << got.error().describe();
   auto w = write_state(b.path(), family::opencode, saved_of(*got, "opencode-run", "/old/ws"), all_chunks(*got),
                        "/data/workspaces/ses_fork");
   ASSERT_TRUE(w) << w.error().describe();
-  sqlite3* db = nullptr;
-  std::vector<std::string> rows;
-  ASSERT_EQ(sqlite3_open_v2((b.path() / rel).c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_exec(
-      db, "SELECT id || ' ' || directory || ' ' || path FROM session ORDER BY id",
-      [](void* o, int, char** v, char**) {
-        static_cast<std::vector<std::string>*>(o)->emplace_back(v[0]);
-        return 0;
-      },
-      &rows, nullptr);
-  sqlite3_close(db);
+  const auto rows = rows_of(b.path() / rel, "SELECT id || ' ' || directory || ' ' || path FROM session ORDER BY id");
   EXPECT_EQ(rows, (std::vector<std::string>{"s1 /data/workspaces/ses_fork data/workspaces/ses_fork",
                                             "s2 /elsewhere elsewhere"}));
   EXPECT_EQ(rows_of(b.path() / rel), (std::vector<std::string>{"kept"}));
