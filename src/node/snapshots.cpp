@@ -15,6 +15,7 @@
 #include "session/errors.h"
 #include "store/async.h"
 #include "util/errors.h"
+#include "util/text.h"
 
 namespace tether::node {
 
@@ -34,30 +35,33 @@ bool ref_safe(std::string_view id) {
   });
 }
 
-std::string last_line(std::string_view out) {
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.remove_suffix(1);
-  const auto nl = out.rfind('\n');
-  return std::string(nl == std::string_view::npos ? out : out.substr(nl + 1));
-}
-
 // git with only what Tether sets: no system or global configuration, no
 // hooks, no prompt; `git_dir`, and the work tree and index when given.
+// `stdin_file` becomes git's stdin (run_to_end keeps a child's null): sh
+// redirects it, the path passed as $0, never parsed as a command.
 struct git_call {
   fs::path git_dir;
   fs::path work_tree;
   fs::path index;
   int compression = 1;
+  fs::path stdin_file;
 
   result<std::string> operator()(std::vector<std::string> args, bool quiet_failure = false) const {
     static const auto program = process::find_program("git");
     if (!program) return io("git is not installed (not on PATH)");
     process::spawn_options o;
+    if (!stdin_file.empty()) {
+      static const auto sh = process::find_program("sh");
+      if (!sh) return io("sh is not installed (not on PATH)");
+      o.argv = {sh->string(), "-c", "exec \"$@\" < \"$0\"", stdin_file.string()};
+    }
     // A checkout writes with every core (checkout.workers 0); objects are
     // deflated at `compression` (1: fast, a third of text's size; 0 for
     // what is deflated already, a repository's own objects).
-    o.argv = {program->string(), "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
+    const std::vector<std::string> git{program->string(), "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
               "-c", "core.looseCompression=" + std::to_string(compression), "-c", "core.autocrlf=false",
               "-c", "core.symlinks=true", "-c", "checkout.workers=0", "-c", "checkout.thresholdForParallelism=64"};
+    o.argv.insert(o.argv.end(), git.begin(), git.end());
     o.argv.insert(o.argv.end(), std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
     o.env = {"PATH=/usr/bin:/bin", "HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
              "GIT_TERMINAL_PROMPT=0", "GIT_DIR=" + git_dir.string(), "LC_ALL=C"};
@@ -191,22 +195,10 @@ result<std::string> git_snapshots::take(const session_id& s, const execution_id&
     out << listing;
     if (!out) return io("cannot write " + listing_file.string());
   }
-  // git mktree reads the listing on stdin, which run_to_end keeps null: sh
-  // redirects it from the file (the path is $0, never parsed as a command).
-  git_call git{repo};
-  auto sh = process::find_program("sh");
-  if (!sh) return io("sh is not installed");
-  process::spawn_options o;
-  o.argv = {sh->string(), "-c", "exec git -c core.hooksPath=/dev/null mktree < \"$0\"", listing_file.string()};
-  o.env = {"PATH=/usr/bin:/bin", "HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
-           "GIT_DIR=" + repo.string(), "LC_ALL=C"};
-  auto made = process::run_to_end(std::move(o), {.limit = git_limit});
-  if (!made || made->timed_out || !made->status.success())
-    return io("git mktree failed: " + (made ? last_line(made->output) : made.error().message));
-  std::string id = made->output;
-  while (!id.empty() && (id.back() == '\n' || id.back() == '\r')) id.pop_back();
-  if (auto r = git({"update-ref", "refs/turns/" + e.str(), id}); !r) return r.error();
-  return id;
+  auto id = git_call{.git_dir = repo, .stdin_file = listing_file}({"mktree"});
+  if (!id) return id.error();
+  if (auto r = git_call{.git_dir = repo}({"update-ref", "refs/turns/" + e.str(), *id}); !r) return r.error();
+  return *id;
 }
 
 result<std::string> git_snapshots::restore_now(const session_id& source, const execution_id& e,
