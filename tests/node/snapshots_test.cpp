@@ -11,20 +11,15 @@
 #include <gtest/gtest.h>
 
 #include "session/errors.h"
+#include "support/files.h"
 
 namespace tether::node {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
+using test::put;
+using test::slurp;
 // git in a test's own repository (never the snapshots' environment).
 std::string git_in(const fs::path& dir, const std::string& args) {
   const std::string cmd = "cd '" + dir.string() + "' && GIT_CONFIG_NOSYSTEM=1 HOME=/nonexistent git -c user.name=t -c "
@@ -41,66 +36,61 @@ std::string git_in(const fs::path& dir, const std::string& args) {
 
 class Snapshots : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/tether-snapshots-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root = tmpl;
-    data = root / "data";
-    ws = data / "workspaces" / source.str();
-    fs::create_directories(ws);
-  }
-  void TearDown() override { fs::remove_all(root); }
+  void SetUp() override { fs::create_directories(ws); }
 
-  fs::path root, data, ws;
+  test::temp_dir dir{"tether-snapshots"};
+  fs::path root = dir.path;
+  fs::path data = root / "data";
   session_id source = session_id::generate();
   session_id fork = session_id::generate();
+  fs::path ws = data / "workspaces" / source.str();
 };
 
 TEST_F(Snapshots, a_fork_gets_the_workspace_of_the_turn_it_names_not_a_later_one) {
   git_snapshots snaps(data);
-  write(ws / "notes.txt", "one");
-  write(ws / "src" / "deep" / "a.c", "int a;");
-  write(ws / "run.sh", "#!/bin/sh\n");
+  put(ws / "notes.txt", "one");
+  put(ws / "src" / "deep" / "a.c", "int a;");
+  put(ws / "run.sh", "#!/bin/sh\n");
   fs::permissions(ws / "run.sh", fs::perms::owner_all);
   fs::create_symlink("/etc/passwd", ws / "link");
   const auto first = execution_id::generate();
   ASSERT_TRUE(snaps.take(source, first, ws));
-  write(ws / "notes.txt", "two");
+  put(ws / "notes.txt", "two");
   fs::remove(ws / "src" / "deep" / "a.c");
-  write(ws / "added.txt", "later");
+  put(ws / "added.txt", "later");
   ASSERT_TRUE(snaps.take(source, execution_id::generate(), ws));
 
   auto made = snaps.restore_now(source, first, fork);
   ASSERT_TRUE(made) << made.error().message;
   const fs::path f = snaps.workspace(fork);
-  EXPECT_EQ(read(f / "notes.txt"), "one");
-  EXPECT_EQ(read(f / "src" / "deep" / "a.c"), "int a;");
+  EXPECT_EQ(slurp(f / "notes.txt"), "one");
+  EXPECT_EQ(slurp(f / "src" / "deep" / "a.c"), "int a;");
   EXPECT_FALSE(fs::exists(f / "added.txt"));
   EXPECT_NE(fs::status(f / "run.sh").permissions() & fs::perms::owner_exec, fs::perms::none);
   ASSERT_TRUE(fs::is_symlink(f / "link"));  // a link stays a link; nothing is read through it
   EXPECT_EQ(fs::read_symlink(f / "link"), "/etc/passwd");
   // The source's workspace is as the last turn left it.
-  EXPECT_EQ(read(ws / "notes.txt"), "two");
+  EXPECT_EQ(slurp(ws / "notes.txt"), "two");
   // The fork's own next snapshot works from its repository.
-  write(f / "notes.txt", "fork's");
+  put(f / "notes.txt", "fork's");
   ASSERT_TRUE(snaps.take(fork, execution_id::generate(), f));
 }
 
 TEST_F(Snapshots, the_workspace_repository_comes_whole_with_uncommitted_changes_on_top) {
   git_snapshots snaps(data);
-  write(ws / "tracked.txt", "committed");
+  put(ws / "tracked.txt", "committed");
   git_in(ws, "init -q . && git add tracked.txt && git -c user.name=t -c user.email=t@t commit -qm first");
   const auto head = git_in(ws, "rev-parse HEAD");
   ASSERT_EQ(head.size(), 40u) << head;
-  write(ws / "tracked.txt", "changed, not committed");
-  write(ws / ".gitignore", "build/\n");
-  write(ws / "build" / "out.o", "ignored");
+  put(ws / "tracked.txt", "changed, not committed");
+  put(ws / ".gitignore", "build/\n");
+  put(ws / "build" / "out.o", "ignored");
   const auto x = execution_id::generate();
   ASSERT_TRUE(snaps.take(source, x, ws));
   ASSERT_TRUE(snaps.restore_now(source, x, fork));
   const fs::path f = snaps.workspace(fork);
   EXPECT_EQ(git_in(f, "rev-parse HEAD"), head);
-  EXPECT_EQ(read(f / "tracked.txt"), "changed, not committed");
+  EXPECT_EQ(slurp(f / "tracked.txt"), "changed, not committed");
   EXPECT_EQ(git_in(f, "status --porcelain -- tracked.txt"), " M tracked.txt");
   EXPECT_FALSE(fs::exists(f / "build" / "out.o"));  // ignored by the workspace's own .gitignore
 }
@@ -113,13 +103,13 @@ TEST_F(Snapshots, nothing_the_agent_wrote_into_its_repository_configuration_runs
   std::ofstream(ws / ".git" / "config", std::ios::app)
       << "[core]\n\tfsmonitor = touch " << marker.string() << "\n[filter \"x\"]\n\tclean = touch " << marker.string()
       << "\n";
-  write(ws / ".gitattributes", "* filter=x\n");
-  write(ws / "a.txt", "a");
+  put(ws / ".gitattributes", "* filter=x\n");
+  put(ws / "a.txt", "a");
   const auto x = execution_id::generate();
   ASSERT_TRUE(snaps.take(source, x, ws));
   ASSERT_TRUE(snaps.restore_now(source, x, fork));
   EXPECT_FALSE(fs::exists(marker));
-  EXPECT_EQ(read(snaps.workspace(fork) / "a.txt"), "a");
+  EXPECT_EQ(slurp(snaps.workspace(fork) / "a.txt"), "a");
 }
 
 TEST_F(Snapshots, refuses_what_it_cannot_give_with_the_reason) {
@@ -129,21 +119,21 @@ TEST_F(Snapshots, refuses_what_it_cannot_give_with_the_reason) {
   EXPECT_EQ(none.error(), session::session_errc::cannot_fork);
   EXPECT_NE(none.error().message.find("no snapshot"), std::string::npos) << none.error().message;
 
-  write(ws / "a.txt", "a");
+  put(ws / "a.txt", "a");
   const auto x = execution_id::generate();
   ASSERT_TRUE(snaps.take(source, x, ws));
   auto other = snaps.restore_now(source, execution_id::generate(), fork);
   ASSERT_FALSE(other);
   EXPECT_EQ(other.error(), session::session_errc::cannot_fork);
 
-  write(snaps.workspace(fork) / "mine.txt", "in use");
+  put(snaps.workspace(fork) / "mine.txt", "in use");
   auto busy = snaps.restore_now(source, x, fork);
   ASSERT_FALSE(busy);
   EXPECT_EQ(busy.error(), session::session_errc::cannot_fork);
-  EXPECT_EQ(read(snaps.workspace(fork) / "mine.txt"), "in use");  // untouched
+  EXPECT_EQ(slurp(snaps.workspace(fork) / "mine.txt"), "in use");  // untouched
 
   git_snapshots small(data, snapshot_budget{.bytes = 4, .entries = 100});
-  write(ws / "big.txt", "more than four bytes");
+  put(ws / "big.txt", "more than four bytes");
   auto over = small.take(source, execution_id::generate(), ws);
   ASSERT_FALSE(over);
   EXPECT_NE(over.error().message.find("budget"), std::string::npos) << over.error().message;
@@ -153,7 +143,7 @@ TEST_F(Snapshots, refuses_what_it_cannot_give_with_the_reason) {
 // turn arriving meanwhile waits for it rather than finding none.
 TEST_F(Snapshots, a_restore_waits_for_the_snapshot_still_being_taken) {
   git_snapshots snaps(data);
-  write(ws / "a.txt", "taken late");
+  put(ws / "a.txt", "taken late");
   const auto x = execution_id::generate();
   snaps.begin(source);
   EXPECT_TRUE(snaps.pending(source));
@@ -162,14 +152,14 @@ TEST_F(Snapshots, a_restore_waits_for_the_snapshot_still_being_taken) {
   snaps.end(source);
   auto made = forked.get();
   ASSERT_TRUE(made) << made.error().message;
-  EXPECT_EQ(read(snaps.workspace(fork) / "a.txt"), "taken late");
+  EXPECT_EQ(slurp(snaps.workspace(fork) / "a.txt"), "taken late");
   EXPECT_FALSE(snaps.pending(source));
   snaps.wait_taken(source);  // nothing pending: returns at once
 }
 
 TEST_F(Snapshots, discard_removes_what_a_restore_made) {
   git_snapshots snaps(data);
-  write(ws / "a.txt", "a");
+  put(ws / "a.txt", "a");
   const auto x = execution_id::generate();
   ASSERT_TRUE(snaps.take(source, x, ws));
   ASSERT_TRUE(snaps.restore_now(source, x, fork));

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "server/harness.h"
+#include "support/files.h"
 #include "support/agents.h"
 
 namespace tether::e2e {
@@ -210,11 +211,6 @@ std::vector<std::int64_t> turn_ends(cluster& c, const std::string& s) {
   return out;
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // A fork at the end of turn 2 of 3: its agent resumes the agent's own
 // session as saved then (turn 3's phrase is not in it), its workspace is
 // turn 2's, and the source goes on with turn 3's.
@@ -236,7 +232,7 @@ TEST_P(AgentRuntime, AForkAtTurnTwoOfThreeResumesTheAgentSessionAndWorkspaceOfTh
   EXPECT_EQ(made.json.at("session").at("forked_from").at("session").as_string(), s);
   EXPECT_EQ(binding(c, f), at_two);  // the agent session as it was at turn 2
   const fs::path data = c.dir() / "data";
-  EXPECT_EQ(read_text(data / "workspaces" / f / "notes.txt"), "two");
+  EXPECT_EQ(test::slurp(data / "workspaces" / f / "notes.txt"), "two");
 
   say(c, f, "Recall the phrase.");
   EXPECT_EQ(c.last_answer(f), "violet harbour");
@@ -246,7 +242,7 @@ TEST_P(AgentRuntime, AForkAtTurnTwoOfThreeResumesTheAgentSessionAndWorkspaceOfTh
 
   say(c, s, "Recall the phrase.");
   EXPECT_EQ(c.last_answer(s), "amber lantern");
-  EXPECT_EQ(read_text(data / "workspaces" / s / "notes.txt"), "three");
+  EXPECT_EQ(test::slurp(data / "workspaces" / s / "notes.txt"), "three");
   expect_no_agent_left(c, GetParam().warm);
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "server/harness.h"
+#include "support/files.h"
 
 namespace tether::e2e {
 namespace {
@@ -17,11 +18,6 @@ using namespace std::chrono_literals;
 void say(cluster& c, const std::string& s, const std::string& text) {
   c.send(s, text);
   c.wait_idle(s, 60s);
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 json::array events(cluster& c, const std::string& s) {
@@ -82,8 +78,8 @@ TEST(Fork, AtTurnTwoOfThreeRecallsWhatCameBeforeAndHasThatTurnsWorkspace) {
   for (const auto& m : copied) EXPECT_EQ(m.find("amber lantern"), std::string::npos) << m;
 
   const fs::path data = c.dir() / "data";
-  EXPECT_EQ(read_text(data / "workspaces" / f / "notes.txt"), "two");
-  EXPECT_EQ(read_text(data / "workspaces" / t.s / "notes.txt"), "three");
+  EXPECT_EQ(test::slurp(data / "workspaces" / f / "notes.txt"), "two");
+  EXPECT_EQ(test::slurp(data / "workspaces" / t.s / "notes.txt"), "three");
 
   say(c, f, "Recall the phrase.");
   EXPECT_EQ(c.last_answer(f), "violet harbour");
@@ -92,7 +88,7 @@ TEST(Fork, AtTurnTwoOfThreeRecallsWhatCameBeforeAndHasThatTurnsWorkspace) {
   // The source goes on as if nothing happened, but for its record.
   say(c, t.s, "Recall the phrase.");
   EXPECT_EQ(c.last_answer(t.s), "amber lantern");
-  EXPECT_EQ(read_text(data / "workspaces" / t.s / "notes.txt"), "three");
+  EXPECT_EQ(test::slurp(data / "workspaces" / t.s / "notes.txt"), "three");
   bool recorded = false;
   for (const auto& e : events(c, t.s)) {
     if (e.at("type").as_string() != "session.forked") continue;
@@ -126,16 +122,16 @@ TEST(Fork, TheLatestTurnByDefaultAForkOfAForkAndAGitWorkspaceWhole) {
   ASSERT_EQ(made.status, 201u) << made.body;
   const std::string f(made.json.at("session").at("id").as_string());
   const fs::path fws = c.dir() / "data" / "workspaces" / f;
-  EXPECT_EQ(read_text(fws / "tracked.txt"), "changed");
+  EXPECT_EQ(test::slurp(fws / "tracked.txt"), "changed");
   EXPECT_TRUE(fs::is_regular_file(fws / ".git" / "HEAD"));
-  EXPECT_EQ(read_text(fws / ".git" / "HEAD"), read_text(ws / ".git" / "HEAD"));
+  EXPECT_EQ(test::slurp(fws / ".git" / "HEAD"), test::slurp(ws / ".git" / "HEAD"));
 
   // A fork of the fork, through the CLI: empty body, the last turn.
   say(c, f, "Reply with exactly: FIRST OF THE FORK");
   const auto out = run_to_exit({tether_binary(), "fork", f, "--title", "grandchild", "--json", "--server",
                                 "http://127.0.0.1:" + std::to_string(c.port()), "--token", c.token()},
                                c.dir() / "fork-cli.log");
-  ASSERT_EQ(out.status, 0) << read_text(c.dir() / "fork-cli.log");
+  ASSERT_EQ(out.status, 0) << test::slurp(c.dir() / "fork-cli.log");
   const auto sessions = c.call("GET", "/v1/sessions").json.at("sessions").as_array();
   std::string grandchild;
   for (const auto& v : sessions)
@@ -144,7 +140,7 @@ TEST(Fork, TheLatestTurnByDefaultAForkOfAForkAndAGitWorkspaceWhole) {
   EXPECT_EQ(c.session(grandchild).at("forked_from").at("session").as_string(), f);
   say(c, grandchild, "Recall the phrase.");
   EXPECT_EQ(c.last_answer(grandchild), "copper kettle");
-  EXPECT_EQ(read_text(c.dir() / "data" / "workspaces" / grandchild / "tracked.txt"), "changed");
+  EXPECT_EQ(test::slurp(c.dir() / "data" / "workspaces" / grandchild / "tracked.txt"), "changed");
 }
 
 TEST(Fork, RefusesWhatIsNotATurnBoundaryOrHasNoSnapshotAndWritesNothing) {
